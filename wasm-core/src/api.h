@@ -1,0 +1,25 @@
+/* api.h — the WASM boundary: the one list of functions JavaScript calls.
+ * Handles are small positive ints; errors are negative BLAB_E* codes with
+ * the message in blab_last_error(). 64-bit values are u64 (BigInt in JS,
+ * built with WASM_BIGINT). Returned strings and pages are owned by the core:
+ * copy them out before the next call (memory growth moves them). */
+#ifndef BTRFSLAB_API_H
+#define BTRFSLAB_API_H
+#include "ondisk.h"
+
+int blab_mkfs(u64 size, u32 nodesize, const char *label, u64 seed, u64 now);
+/* Opens an image from len bytes at data (copied; the caller frees data). */
+int blab_open(const u8 *data, u64 len);
+void blab_close(int h);
+const char *blab_last_error(void);
+/* Every tree as JSON, or NULL on error. */
+const char *blab_dump_json(int h);
+/* The trace as a JSON array of events, or NULL on error. */
+const char *blab_trace_json(int h);
+u64 blab_image_size(int h);
+u32 blab_page_size(void);
+/* The page_index-th page of the image, or NULL for a hole (all zeros). */
+const u8 *blab_image_page(int h, u64 page_index);
+void *blab_alloc(u32 n);
+void blab_free(void *p);
+#endif

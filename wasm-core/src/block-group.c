@@ -1,0 +1,168 @@
+#include "block-group.h"
+#include <stdlib.h>
+
+struct btrfs_block_group *btrfs_lookup_block_group(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	size_t lo = 0, hi = fs->nbgs;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct btrfs_block_group *bg = &fs->bgs[mid];
+		if (bytenr < bg->start)
+			hi = mid;
+		else if (bytenr >= bg->start + bg->length)
+			lo = mid + 1;
+		else
+			return bg;
+	}
+	return NULL;
+}
+
+static int ranges_reserve(struct btrfs_block_group *bg, size_t need)
+{
+	if (bg->nfree + need <= bg->capfree)
+		return 0;
+	size_t cap = bg->capfree ? bg->capfree * 2 : 8;
+	while (cap < bg->nfree + need)
+		cap *= 2;
+	struct free_range *n = realloc(bg->free, cap * sizeof(*n));
+	if (!n)
+		return BLAB_ENOMEM;
+	bg->free = n;
+	bg->capfree = cap;
+	return 0;
+}
+
+int btrfs_add_block_group(struct btrfs_fs_info *fs, u64 start, u64 length, u64 flags, u64 used)
+{
+	size_t i = 0;
+	if (fs->nbgs == fs->capbgs) {
+		size_t cap = fs->capbgs ? fs->capbgs * 2 : 16;
+		struct btrfs_block_group *n = realloc(fs->bgs, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "block groups");
+		fs->bgs = n;
+		fs->capbgs = cap;
+	}
+	while (i < fs->nbgs && fs->bgs[i].start < start)
+		i++;
+	memmove(&fs->bgs[i + 1], &fs->bgs[i], (fs->nbgs - i) * sizeof(fs->bgs[0]));
+	struct btrfs_block_group *bg = &fs->bgs[i];
+	memset(bg, 0, sizeof(*bg));
+	bg->start = start;
+	bg->length = length;
+	bg->flags = flags;
+	bg->used = used;
+	bg->pending = 1;
+	fs->nbgs++;
+	if (ranges_reserve(bg, 1))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "block group free space");
+	bg->free[0] = (struct free_range){start, length};
+	bg->nfree = 1;
+	return 0;
+}
+
+/* Removes [start, start+len) from the free ranges of bg; it must lie inside one. */
+static int take_range(struct btrfs_block_group *bg, u64 start, u64 len)
+{
+	for (size_t i = 0; i < bg->nfree; i++) {
+		struct free_range *r = &bg->free[i];
+		if (start < r->start || start + len > r->start + r->len)
+			continue;
+		u64 tail_start = start + len, tail_len = r->start + r->len - tail_start;
+		if (start == r->start && !tail_len) {
+			memmove(r, r + 1, (bg->nfree - i - 1) * sizeof(*r));
+			bg->nfree--;
+		} else if (start == r->start) {
+			r->start = tail_start;
+			r->len = tail_len;
+		} else if (!tail_len) {
+			r->len = start - r->start;
+		} else {
+			if (ranges_reserve(bg, 1))
+				return BLAB_ENOMEM;
+			r = &bg->free[i];
+			r->len = start - r->start;
+			memmove(r + 2, r + 1, (bg->nfree - i - 1) * sizeof(*r));
+			r[1] = (struct free_range){tail_start, tail_len};
+			bg->nfree++;
+		}
+		return 0;
+	}
+	return BLAB_ENOENT;
+}
+
+static int give_range(struct btrfs_block_group *bg, u64 start, u64 len)
+{
+	size_t i = 0;
+	while (i < bg->nfree && bg->free[i].start < start)
+		i++;
+	if ((i < bg->nfree && start + len > bg->free[i].start) ||
+	    (i > 0 && bg->free[i - 1].start + bg->free[i - 1].len > start))
+		return BLAB_EEXIST;
+	int merge_prev = i > 0 && bg->free[i - 1].start + bg->free[i - 1].len == start;
+	int merge_next = i < bg->nfree && start + len == bg->free[i].start;
+	if (merge_prev && merge_next) {
+		bg->free[i - 1].len += len + bg->free[i].len;
+		memmove(&bg->free[i], &bg->free[i + 1], (bg->nfree - i - 1) * sizeof(bg->free[0]));
+		bg->nfree--;
+	} else if (merge_prev) {
+		bg->free[i - 1].len += len;
+	} else if (merge_next) {
+		bg->free[i].start = start;
+		bg->free[i].len += len;
+	} else {
+		if (ranges_reserve(bg, 1))
+			return BLAB_ENOMEM;
+		memmove(&bg->free[i + 1], &bg->free[i], (bg->nfree - i) * sizeof(bg->free[0]));
+		bg->free[i] = (struct free_range){start, len};
+		bg->nfree++;
+	}
+	return 0;
+}
+
+int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out)
+{
+	for (size_t b = 0; b < fs->nbgs; b++) {
+		struct btrfs_block_group *bg = &fs->bgs[b];
+		if ((bg->flags & BTRFS_BLOCK_GROUP_TYPE_MASK) != type)
+			continue;
+		for (size_t i = 0; i < bg->nfree; i++) {
+			u64 s = (bg->free[i].start + align - 1) / align * align;
+			if (s + len <= bg->free[i].start + bg->free[i].len) {
+				int ret = take_range(bg, s, len);
+				if (ret)
+					return blab_fail(&fs->err, ret, "free space of block group %llu", (unsigned long long)bg->start);
+				bg->used += len;
+				bg->dirty = 1;
+				*out = s;
+				return 0;
+			}
+		}
+	}
+	return BLAB_ENOSPC;
+}
+
+int btrfs_mark_used(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, start);
+	if (!bg || start + len > bg->start + bg->length)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu len %llu is outside every block group",
+				 (unsigned long long)start, (unsigned long long)len);
+	if (take_range(bg, start, len))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu len %llu overlaps another extent",
+				 (unsigned long long)start, (unsigned long long)len);
+	bg->used += len;
+	bg->dirty = 1;
+	return 0;
+}
+
+int btrfs_mark_free(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, start);
+	if (!bg || give_range(bg, start, len))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "freeing extent %llu len %llu that is not allocated",
+				 (unsigned long long)start, (unsigned long long)len);
+	bg->used -= len;
+	bg->dirty = 1;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* crc32c.c — slicing-by-8 CRC-32C, tables built once on first use. */
+#include "crc32c.h"
+
+static uint32_t table[8][256];
+static int table_ready;
+
+static void crc32c_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+		table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+	table_ready = 1;
+}
+
+uint32_t crc32c_raw(uint32_t crc, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	if (!table_ready)
+		crc32c_init();
+	while (len && ((uintptr_t)p & 7)) {
+		crc = table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		len--;
+	}
+	while (len >= 8) {
+		uint32_t lo = crc ^ ((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+		uint32_t hi = (uint32_t)p[4] | ((uint32_t)p[5] << 8) | ((uint32_t)p[6] << 16) | ((uint32_t)p[7] << 24);
+		crc = table[7][lo & 0xff] ^ table[6][(lo >> 8) & 0xff] ^ table[5][(lo >> 16) & 0xff] ^
+		      table[4][lo >> 24] ^ table[3][hi & 0xff] ^ table[2][(hi >> 8) & 0xff] ^
+		      table[1][(hi >> 16) & 0xff] ^ table[0][hi >> 24];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+uint64_t btrfs_extref_hash(uint64_t parent_objectid, const char *name, size_t len)
+{
+	return crc32c_raw((uint32_t)parent_objectid, name, len);
+}

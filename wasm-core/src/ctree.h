@@ -1,0 +1,77 @@
+/* ctree.h — the B-tree: keys, items, search, insert, delete, the path. */
+#ifndef BTRFSLAB_CTREE_H
+#define BTRFSLAB_CTREE_H
+#include "fs.h"
+
+struct btrfs_path {
+	struct extent_buffer *nodes[BTRFS_MAX_LEVEL];
+	int slots[BTRFS_MAX_LEVEL];
+	int lowest_level;
+};
+
+/* ---- items of a leaf (slot-indexed) ---- */
+static inline u8 *btrfs_item_nr(const struct extent_buffer *eb, int slot)
+{
+	return eb->data + BTRFS_HEADER_SIZE + (size_t)slot * BTRFS_ITEM_SIZE;
+}
+static inline void btrfs_item_key(const struct extent_buffer *eb, int slot, struct btrfs_key *k)
+{
+	btrfs_disk_key_to_cpu(k, btrfs_item_nr(eb, slot));
+}
+static inline u32 btrfs_item_size_nr(const struct extent_buffer *eb, int slot)
+{
+	return btrfs_item_size(btrfs_item_nr(eb, slot));
+}
+static inline u32 btrfs_item_offset_nr(const struct extent_buffer *eb, int slot)
+{
+	return btrfs_item_offset(btrfs_item_nr(eb, slot));
+}
+/* Pointer to the data of item slot (valid while eb lives). */
+static inline u8 *btrfs_item_ptr(const struct extent_buffer *eb, int slot)
+{
+	return eb->data + BTRFS_HEADER_SIZE + btrfs_item_offset_nr(eb, slot);
+}
+/* ---- key pointers of a node ---- */
+static inline u8 *btrfs_key_ptr_nr(const struct extent_buffer *eb, int slot)
+{
+	return eb->data + BTRFS_HEADER_SIZE + (size_t)slot * BTRFS_KEY_PTR_SIZE;
+}
+static inline void btrfs_node_key(const struct extent_buffer *eb, int slot, struct btrfs_key *k)
+{
+	btrfs_disk_key_to_cpu(k, btrfs_key_ptr_nr(eb, slot));
+}
+static inline u64 btrfs_node_blockptr(const struct extent_buffer *eb, int slot)
+{
+	return btrfs_key_blockptr(btrfs_key_ptr_nr(eb, slot));
+}
+static inline u32 btrfs_nritems(const struct extent_buffer *eb) { return btrfs_header_nritems(eb->data); }
+static inline int btrfs_level(const struct extent_buffer *eb) { return btrfs_header_level(eb->data); }
+
+/* Bytes free between the item headers and the item data of a leaf. */
+u32 btrfs_leaf_free_space(const struct btrfs_fs_info *fs, const struct extent_buffer *leaf);
+/* Binary search of one block: 0 with *slot at key, or 1 with *slot where
+ * key would be inserted. */
+int btrfs_bin_search(const struct extent_buffer *eb, const struct btrfs_key *key, int *slot);
+/* Fills a new empty tree block's header for root at level. */
+void btrfs_init_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, u64 owner, int level);
+/* Searches root for key. Returns 0 found (path at the item), 1 not found
+ * (path at the insert slot; may equal nritems), negative on error.
+ * ins_len > 0 asks for room for an item of that size; cow asks for the
+ * path to be made writable in the running transaction. */
+int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
+		      struct btrfs_path *path, int ins_len, int cow);
+/* Moves path to the next item if path->slots[0] is past the end of its
+ * leaf. Returns 0 when the path is at an item, 1 at the end of the tree. */
+int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path);
+/* Inserts an item of size bytes (copied from data when not NULL, zeroed
+ * otherwise). EEXIST if key is there; EOVERFLOW if it cannot fit. */
+int btrfs_insert_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
+		      const void *data, u32 size);
+/* Looks up key exactly; 0 with *ptr and *size, ENOENT otherwise. With
+ * for_update the leaf is made writable (and dirty) first, so the caller may
+ * change the item in place. */
+int btrfs_lookup_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
+		      u8 **ptr, u32 *size, int for_update);
+/* Reads the chunk tree into the chunk map (chunks not in sys_chunk_array). */
+int btrfs_load_chunk_tree(struct btrfs_fs_info *fs);
+#endif

@@ -1,0 +1,391 @@
+#include "disk-io.h"
+#include "crc32c.h"
+#include "ctree.h"
+#include "volumes.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static size_t eb_hash(u64 bytenr) { return (size_t)((bytenr >> 12) * 0x9E3779B97F4A7C15ULL >> 52) % EB_HASH_SIZE; }
+
+struct extent_buffer *btrfs_find_eb(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	for (struct extent_buffer *eb = fs->eb_hash[eb_hash(bytenr)]; eb; eb = eb->hnext)
+		if (eb->start == bytenr)
+			return eb;
+	return NULL;
+}
+
+static struct extent_buffer *eb_alloc(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	struct extent_buffer *eb = calloc(1, sizeof(*eb));
+	if (!eb || !(eb->data = calloc(1, fs->nodesize))) {
+		free(eb);
+		blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)bytenr);
+		return NULL;
+	}
+	eb->start = bytenr;
+	eb->len = fs->nodesize;
+	size_t h = eb_hash(bytenr);
+	eb->hnext = fs->eb_hash[h];
+	fs->eb_hash[h] = eb;
+	return eb;
+}
+
+struct extent_buffer *btrfs_new_eb(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	struct extent_buffer *eb = btrfs_find_eb(fs, bytenr);
+	if (eb)
+		memset(eb->data, 0, eb->len);
+	else if (!(eb = eb_alloc(fs, bytenr)))
+		return NULL;
+	eb->dirty = 1;
+	return eb;
+}
+
+void btrfs_csum_tree_block(struct btrfs_fs_info *fs, u8 *data)
+{
+	u32 c = crc32c(data + BTRFS_CSUM_SIZE, fs->nodesize - BTRFS_CSUM_SIZE);
+	memset(data, 0, BTRFS_CSUM_SIZE);
+	put_le32(data, c);
+}
+
+static const char *tree_name(u64 owner, char *buf, size_t n)
+{
+	snprintf(buf, n, "%lld", (long long)owner);
+	return buf;
+}
+
+int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner)
+{
+	const u8 *d = eb->data;
+	u32 nr = btrfs_header_nritems(d);
+	int level = btrfs_header_level(d);
+	char tn[24];
+	const char *what = level ? "node" : "leaf";
+	tree_name(owner, tn, sizeof(tn));
+	if (level >= BTRFS_MAX_LEVEL)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt %s: root=%s block=%llu, invalid level %d, must be < %d",
+				 what, tn, (unsigned long long)eb->start, level, BTRFS_MAX_LEVEL);
+	if (level) {
+		u32 max = (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE;
+		if (nr == 0 || nr > max)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt node: root=%s block=%llu, invalid nritems %u, expect 1..%u",
+					 tn, (unsigned long long)eb->start, nr, max);
+		struct btrfs_key prev = {0}, k;
+		for (u32 i = 0; i < nr; i++) {
+			const u8 *kp = d + BTRFS_HEADER_SIZE + i * BTRFS_KEY_PTR_SIZE;
+			btrfs_disk_key_to_cpu(&k, kp);
+			if (i && btrfs_comp_keys(&prev, &k) >= 0)
+				return blab_fail(&fs->err, BLAB_ECORRUPT,
+						 "corrupt node: root=%s block=%llu slot=%u, key out of order, have (%llu %u %llu) expect > (%llu %u %llu)",
+						 tn, (unsigned long long)eb->start, i, (unsigned long long)k.objectid, k.type,
+						 (unsigned long long)k.offset, (unsigned long long)prev.objectid, prev.type,
+						 (unsigned long long)prev.offset);
+			u64 ptr = btrfs_key_blockptr(kp);
+			if (!ptr || (ptr & (fs->sectorsize - 1)))
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt node: root=%s block=%llu slot=%u, invalid block pointer %llu",
+						 tn, (unsigned long long)eb->start, i, (unsigned long long)ptr);
+			prev = k;
+		}
+		return 0;
+	}
+	u32 space = fs->nodesize - BTRFS_HEADER_SIZE;
+	if (nr > space / BTRFS_ITEM_SIZE)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt leaf: root=%s block=%llu, invalid nritems %u",
+				 tn, (unsigned long long)eb->start, nr);
+	struct btrfs_key prev = {0}, k;
+	u32 prev_off = space;
+	for (u32 i = 0; i < nr; i++) {
+		const u8 *it = d + BTRFS_HEADER_SIZE + i * BTRFS_ITEM_SIZE;
+		btrfs_disk_key_to_cpu(&k, it);
+		u32 off = btrfs_item_offset(it), sz = btrfs_item_size(it);
+		if (i && btrfs_comp_keys(&prev, &k) >= 0)
+			return blab_fail(&fs->err, BLAB_ECORRUPT,
+					 "corrupt leaf: root=%s block=%llu slot=%u, key out of order, have (%llu %u %llu) expect > (%llu %u %llu)",
+					 tn, (unsigned long long)eb->start, i, (unsigned long long)k.objectid, k.type,
+					 (unsigned long long)k.offset, (unsigned long long)prev.objectid, prev.type,
+					 (unsigned long long)prev.offset);
+		if (off + sz != prev_off)
+			return blab_fail(&fs->err, BLAB_ECORRUPT,
+					 "corrupt leaf: root=%s block=%llu slot=%u, unexpected item end, have %u expect %u",
+					 tn, (unsigned long long)eb->start, i, off + sz, prev_off);
+		if ((u64)off + sz > space || off < (i + 1) * BTRFS_ITEM_SIZE)
+			return blab_fail(&fs->err, BLAB_ECORRUPT,
+					 "corrupt leaf: root=%s block=%llu slot=%u, item data [%u, %u) overlaps the item headers or leaf end",
+					 tn, (unsigned long long)eb->start, i, off, off + sz);
+		prev = k;
+		prev_off = off;
+	}
+	return 0;
+}
+
+struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 owner)
+{
+	struct extent_buffer *eb = btrfs_find_eb(fs, bytenr);
+	char tn[24];
+	if (eb)
+		return eb;
+	tree_name(owner, tn, sizeof(tn));
+	if (bytenr & (fs->sectorsize - 1)) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu of root %s is not sector aligned", (unsigned long long)bytenr, tn);
+		return NULL;
+	}
+	eb = eb_alloc(fs, bytenr);
+	if (!eb)
+		return NULL;
+	if (btrfs_read_logical(fs, bytenr, eb->data, fs->nodesize))
+		goto bad;
+	u32 want = get_le32(eb->data), have = crc32c(eb->data + BTRFS_CSUM_SIZE, fs->nodesize - BTRFS_CSUM_SIZE);
+	if (want != have) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "checksum verify failed on logical %llu (root %s): found 0x%08x wanted 0x%08x",
+			  (unsigned long long)bytenr, tn, have, want);
+		goto bad;
+	}
+	if (btrfs_header_bytenr(eb->data) != bytenr) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "bad tree block start, mirror 1 want %llu have %llu (root %s)",
+			  (unsigned long long)bytenr, (unsigned long long)btrfs_header_bytenr(eb->data), tn);
+		goto bad;
+	}
+	if (memcmp(eb->data + BTRFS_HEADER_FSID_OFF, fs->fsid, BTRFS_FSID_SIZE)) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu (root %s) has a foreign fsid", (unsigned long long)bytenr, tn);
+		goto bad;
+	}
+	if (level >= 0 && btrfs_header_level(eb->data) != level) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu (root %s) has level %u, expect %d",
+			  (unsigned long long)bytenr, tn, btrfs_header_level(eb->data), level);
+		goto bad;
+	}
+	if (btrfs_check_block(fs, eb, owner))
+		goto bad;
+	return eb;
+bad:
+	/* Leave nothing half-valid in the cache. */
+	{
+		size_t h = eb_hash(bytenr);
+		struct extent_buffer **pp = &fs->eb_hash[h];
+		while (*pp != eb)
+			pp = &(*pp)->hnext;
+		*pp = eb->hnext;
+		free(eb->data);
+		free(eb);
+	}
+	return NULL;
+}
+
+int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs)
+{
+	for (size_t h = 0; h < EB_HASH_SIZE; h++) {
+		for (struct extent_buffer *eb = fs->eb_hash[h]; eb; eb = eb->hnext) {
+			if (!eb->dirty)
+				continue;
+			btrfs_set_header_flags(eb->data, btrfs_header_flags(eb->data) | BTRFS_HEADER_FLAG_WRITTEN);
+			btrfs_csum_tree_block(fs, eb->data);
+			int ret = btrfs_write_logical(fs, eb->start, eb->data, eb->len);
+			if (ret)
+				return ret;
+			eb->dirty = 0;
+			struct btrfs_chunk_map *m = btrfs_find_chunk(fs, eb->start);
+			fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_WRITE, .tree = btrfs_header_owner(eb->data),
+							  .bytenr = eb->start, .level = btrfs_header_level(eb->data),
+							  .a = m->stripes[0].physical + (eb->start - m->logical),
+							  .b = btrfs_header_generation(eb->data)});
+		}
+	}
+	return 0;
+}
+
+int btrfs_write_super(struct btrfs_fs_info *fs)
+{
+	u8 buf[BTRFS_SUPER_INFO_SIZE];
+	for (int i = 0; i < BTRFS_SUPER_MIRROR_MAX; i++) {
+		u64 off = btrfs_sb_offset(i);
+		if (off + BTRFS_SUPER_INFO_SIZE > fs->dev.size)
+			break;
+		memcpy(buf, fs->super, sizeof(buf));
+		btrfs_set_super_bytenr(buf, off);
+		u32 c = crc32c(buf + BTRFS_CSUM_SIZE, BTRFS_SUPER_INFO_SIZE - BTRFS_CSUM_SIZE);
+		memset(buf, 0, BTRFS_CSUM_SIZE);
+		put_le32(buf, c);
+		int ret = device_write(&fs->dev, off, buf, sizeof(buf));
+		if (ret)
+			return blab_fail(&fs->err, ret, "writing superblock mirror %d at %llu", i, (unsigned long long)off);
+		fs_trace(fs, (struct trace_event){.kind = TRACE_SUPER_WRITE, .bytenr = off,
+						  .a = btrfs_super_generation(fs->super), .b = (u64)i});
+	}
+	return 0;
+}
+
+static int read_super(struct btrfs_fs_info *fs)
+{
+	u8 *s = fs->super;
+	if (fs->dev.size < BTRFS_SUPER_INFO_OFFSET + BTRFS_SUPER_INFO_SIZE)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "image is %llu bytes: too small to hold a superblock at 64 KiB",
+				 (unsigned long long)fs->dev.size);
+	device_read(&fs->dev, BTRFS_SUPER_INFO_OFFSET, s, BTRFS_SUPER_INFO_SIZE);
+	if (btrfs_super_magic(s) != BTRFS_MAGIC)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock at 65536: no btrfs magic (not a btrfs image)");
+	if (btrfs_super_csum_type(s) != BTRFS_CSUM_TYPE_CRC32)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "superblock: checksum type %u is not supported, only crc32c (0)",
+				 btrfs_super_csum_type(s));
+	u32 want = get_le32(s), have = crc32c(s + BTRFS_CSUM_SIZE, BTRFS_SUPER_INFO_SIZE - BTRFS_CSUM_SIZE);
+	if (want != have)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock checksum mismatch: found 0x%08x wanted 0x%08x", have, want);
+	fs->nodesize = btrfs_super_nodesize(s);
+	fs->sectorsize = btrfs_super_sectorsize(s);
+	if (fs->sectorsize != 4096)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "superblock: sectorsize %u is not supported, only 4096", fs->sectorsize);
+	if (fs->nodesize < 4096 || fs->nodesize > 65536 || (fs->nodesize & (fs->nodesize - 1)))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock: invalid nodesize %u", fs->nodesize);
+	if (btrfs_super_num_devices(s) != 1)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "filesystem has %llu devices: only single-device filesystems are supported",
+				 (unsigned long long)btrfs_super_num_devices(s));
+	if (btrfs_super_incompat_flags(s) & BTRFS_FEATURE_INCOMPAT_METADATA_UUID)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "superblock: the metadata_uuid feature is not supported");
+	if (btrfs_super_incompat_flags(s) & BTRFS_FEATURE_INCOMPAT_EXTENT_TREE_V2)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "superblock: extent tree v2 is not supported");
+	memcpy(fs->fsid, s + BTRFS_SUPER_FSID_OFF, BTRFS_FSID_SIZE);
+	memcpy(fs->dev_uuid, s + BTRFS_SUPER_DEV_ITEM_OFF + BTRFS_DEV_UUID_OFF, BTRFS_UUID_SIZE);
+	fs->generation = btrfs_super_generation(s);
+	return 0;
+}
+
+/* Loads every ROOT_ITEM of the root tree into a struct btrfs_root. */
+static int load_roots(struct btrfs_fs_info *fs)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {0, BTRFS_ROOT_ITEM_KEY, 0};
+	int ret = btrfs_search_slot(fs, fs->tree_root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		ret = btrfs_path_next_item(fs, &path);
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			return 0;
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.type != BTRFS_ROOT_ITEM_KEY)
+			goto next;
+		if (btrfs_item_size_nr(path.nodes[0], path.slots[0]) < BTRFS_ROOT_ITEM_V1_SIZE)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "root item (%llu ROOT_ITEM %llu) too small",
+					 (unsigned long long)k.objectid, (unsigned long long)k.offset);
+		if (k.objectid == BTRFS_TREE_RELOC_OBJECTID || k.objectid == BTRFS_TREE_LOG_OBJECTID)
+			goto next;
+		struct btrfs_root *r = btrfs_get_root(fs, k.objectid);
+		if (!r && !(r = btrfs_add_root(fs, k.objectid)))
+			return fs->err.code;
+		u32 sz = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
+		memset(r->item, 0, sizeof(r->item));
+		memcpy(r->item, btrfs_item_ptr(path.nodes[0], path.slots[0]), sz < BTRFS_ROOT_ITEM_SIZE ? sz : BTRFS_ROOT_ITEM_SIZE);
+		r->in_root_tree = 1;
+		r->node = btrfs_read_tree_block(fs, btrfs_root_bytenr(r->item), btrfs_root_level(r->item), k.objectid);
+		if (!r->node)
+			return fs->err.code;
+	next:
+		path.slots[0]++;
+	}
+}
+
+struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err)
+{
+	struct btrfs_fs_info *fs = btrfs_fs_alloc();
+	if (!fs) {
+		device_free(dev);
+		blab_fail(err, BLAB_ENOMEM, "opening image");
+		return NULL;
+	}
+	fs->dev = *dev;
+	memset(dev, 0, sizeof(*dev));
+	if (read_super(fs) || btrfs_read_sys_array(fs))
+		goto fail;
+	fs->chunk_root = btrfs_add_root(fs, BTRFS_CHUNK_TREE_OBJECTID);
+	fs->tree_root = btrfs_add_root(fs, BTRFS_ROOT_TREE_OBJECTID);
+	if (!fs->chunk_root || !fs->tree_root)
+		goto fail;
+	fs->chunk_root->node = btrfs_read_tree_block(fs, btrfs_super_chunk_root(fs->super),
+						     btrfs_super_chunk_root_level(fs->super), BTRFS_CHUNK_TREE_OBJECTID);
+	if (!fs->chunk_root->node)
+		goto fail;
+	memcpy(fs->chunk_tree_uuid, fs->chunk_root->node->data + BTRFS_HEADER_CHUNK_UUID_OFF, BTRFS_UUID_SIZE);
+	if (btrfs_load_chunk_tree(fs))
+		goto fail;
+	fs->tree_root->node = btrfs_read_tree_block(fs, btrfs_super_root(fs->super), btrfs_super_root_level(fs->super),
+						    BTRFS_ROOT_TREE_OBJECTID);
+	if (!fs->tree_root->node || load_roots(fs))
+		goto fail;
+	fs->extent_root = btrfs_get_root(fs, BTRFS_EXTENT_TREE_OBJECTID);
+	fs->dev_root = btrfs_get_root(fs, BTRFS_DEV_TREE_OBJECTID);
+	fs->fs_root = btrfs_get_root(fs, BTRFS_FS_TREE_OBJECTID);
+	fs->csum_root = btrfs_get_root(fs, BTRFS_CSUM_TREE_OBJECTID);
+	fs->fst_root = btrfs_get_root(fs, BTRFS_FREE_SPACE_TREE_OBJECTID);
+	fs->uuid_root = btrfs_get_root(fs, BTRFS_UUID_TREE_OBJECTID);
+	fs->data_reloc_root = btrfs_get_root(fs, BTRFS_DATA_RELOC_TREE_OBJECTID);
+	if (!fs->extent_root || !fs->fs_root) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "root tree has no %s root item", fs->extent_root ? "FS_TREE" : "EXTENT_TREE");
+		goto fail;
+	}
+	return fs;
+fail:
+	if (err)
+		*err = fs->err;
+	btrfs_fs_free(fs);
+	return NULL;
+}
+
+struct btrfs_fs_info *btrfs_fs_alloc(void)
+{
+	struct btrfs_fs_info *fs = calloc(1, sizeof(*fs));
+	if (fs)
+		fs->trace.enabled = 1;
+	return fs;
+}
+
+struct btrfs_root *btrfs_get_root(struct btrfs_fs_info *fs, u64 objectid)
+{
+	for (size_t i = 0; i < fs->nroots; i++)
+		if (fs->roots[i]->objectid == objectid)
+			return fs->roots[i];
+	return NULL;
+}
+
+struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid)
+{
+	if (fs->nroots == BLAB_MAX_ROOTS) {
+		blab_fail(&fs->err, BLAB_ENOSPC, "more than %d trees", BLAB_MAX_ROOTS);
+		return NULL;
+	}
+	struct btrfs_root *r = calloc(1, sizeof(*r));
+	if (!r) {
+		blab_fail(&fs->err, BLAB_ENOMEM, "root %llu", (unsigned long long)objectid);
+		return NULL;
+	}
+	r->objectid = objectid;
+	fs->roots[fs->nroots++] = r;
+	return r;
+}
+
+void btrfs_fs_free(struct btrfs_fs_info *fs)
+{
+	if (!fs)
+		return;
+	for (size_t h = 0; h < EB_HASH_SIZE; h++) {
+		struct extent_buffer *eb = fs->eb_hash[h];
+		while (eb) {
+			struct extent_buffer *n = eb->hnext;
+			free(eb->data);
+			free(eb);
+			eb = n;
+		}
+	}
+	for (size_t i = 0; i < fs->nroots; i++)
+		free(fs->roots[i]);
+	for (size_t i = 0; i < fs->nbgs; i++)
+		free(fs->bgs[i].free);
+	free(fs->bgs);
+	free(fs->chunks);
+	free(fs->refs);
+	trace_free(&fs->trace);
+	device_free(&fs->dev);
+	free(fs);
+}

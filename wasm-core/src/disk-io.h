@@ -1,0 +1,29 @@
+/* disk-io.h — tree blocks and the superblock: reading with checksum and
+ * tree-checker verification, writing with checksums, opening an image. */
+#ifndef BTRFSLAB_DISK_IO_H
+#define BTRFSLAB_DISK_IO_H
+#include "fs.h"
+
+/* The cached block at bytenr, or NULL. */
+struct extent_buffer *btrfs_find_eb(struct btrfs_fs_info *fs, u64 bytenr);
+/* A zeroed, dirty block at bytenr added to the cache; the caller fills the
+ * header. NULL on ENOMEM (fs->err set). Owned by fs. */
+struct extent_buffer *btrfs_new_eb(struct btrfs_fs_info *fs, u64 bytenr);
+/* Reads and verifies the tree block at bytenr: checksum, bytenr, fsid,
+ * level (when level >= 0) and the tree checker. Owned by fs; valid until
+ * fs is freed. On error returns NULL with fs->err set. */
+struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 owner);
+/* Tree checker: item/key-pointer layout of a block. 0 or ECORRUPT with a
+ * message naming tree, block, slot and the problem. */
+int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner);
+/* Fills the csum field of a tree block. */
+void btrfs_csum_tree_block(struct btrfs_fs_info *fs, u8 *data);
+/* Writes every dirty block (checksummed) to the device. */
+int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs);
+/* Writes the in-memory superblock to every mirror that fits on the device. */
+int btrfs_write_super(struct btrfs_fs_info *fs);
+/* Opens the image held by dev (taken over by the new fs, even on error):
+ * superblock, chunk tree, root tree and every root in it. Returns NULL with
+ * *err filled on failure. */
+struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err);
+#endif

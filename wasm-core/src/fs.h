@@ -1,0 +1,109 @@
+/* fs.h — the in-memory filesystem: what the kernel keeps in btrfs_fs_info,
+ * btrfs_root, btrfs_block_group and the chunk map. Every module works on a
+ * struct btrfs_fs_info; none of them knows the UI exists. */
+#ifndef BTRFSLAB_FS_H
+#define BTRFSLAB_FS_H
+#include "device.h"
+#include "errors.h"
+#include "ondisk.h"
+#include "trace.h"
+
+struct extent_buffer {
+	u64 start;            /* logical address */
+	u32 len;              /* nodesize */
+	int dirty;            /* changed in the running transaction */
+	u8 *data;             /* len bytes */
+	struct extent_buffer *hnext;
+};
+
+struct btrfs_stripe_map {
+	u64 devid;
+	u64 physical;
+};
+
+struct btrfs_chunk_map {
+	u64 logical;
+	u64 length;
+	u64 type;
+	u64 stripe_len;
+	u32 io_align, io_width, sector_size;
+	u16 num_stripes, sub_stripes;
+	struct btrfs_stripe_map stripes[2];
+	int pending; /* CHUNK and DEV_EXTENT items not yet in their trees */
+};
+
+struct free_range {
+	u64 start, len;
+};
+
+struct btrfs_block_group {
+	u64 start, length, flags, used;
+	struct free_range *free; /* sorted, non-overlapping, coalesced */
+	size_t nfree, capfree;
+	int pending; /* BLOCK_GROUP_ITEM not yet in the extent tree */
+	int dirty;   /* used changed since the last commit */
+};
+
+struct btrfs_root {
+	u64 objectid;
+	struct extent_buffer *node;
+	u8 item[BTRFS_ROOT_ITEM_SIZE]; /* the ROOT_ITEM as it is in the root tree */
+	int in_root_tree;              /* has a ROOT_ITEM (root and chunk trees do not) */
+	u64 bytes_used;                /* tree blocks owned, for the root item */
+};
+
+/* A tree block reference change waiting for commit (the kernel's delayed refs). */
+struct delayed_tree_ref {
+	u64 bytenr;
+	u64 owner;
+	u64 generation;
+	int level;
+	int action; /* +1 add, -1 drop */
+};
+
+#define BLAB_MAX_ROOTS 64
+#define EB_HASH_SIZE 4096
+
+struct btrfs_fs_info {
+	struct blab_device dev;
+	u8 super[BTRFS_SUPER_INFO_SIZE];
+	u32 nodesize, sectorsize;
+	u8 fsid[BTRFS_FSID_SIZE];
+	u8 chunk_tree_uuid[BTRFS_UUID_SIZE];
+	u8 dev_uuid[BTRFS_UUID_SIZE];
+	u64 generation;      /* of the running (or last committed) transaction */
+	int trans_running;
+
+	struct btrfs_chunk_map *chunks; /* sorted by logical */
+	size_t nchunks, capchunks;
+	struct btrfs_block_group *bgs;  /* sorted by start */
+	size_t nbgs, capbgs;
+
+	struct btrfs_root *roots[BLAB_MAX_ROOTS];
+	size_t nroots;
+	struct btrfs_root *tree_root, *chunk_root, *extent_root, *dev_root, *fs_root, *csum_root,
+		*fst_root, *uuid_root, *data_reloc_root;
+
+	struct delayed_tree_ref *refs;
+	size_t nrefs, caprefs;
+
+	struct extent_buffer *eb_hash[EB_HASH_SIZE];
+	struct blab_trace trace;
+	struct blab_err err;
+	u64 now; /* seconds, for inode times */
+};
+
+/* Returns the root with this objectid, or NULL. */
+struct btrfs_root *btrfs_get_root(struct btrfs_fs_info *fs, u64 objectid);
+/* Frees everything the fs owns, including fs itself. NULL is allowed. */
+void btrfs_fs_free(struct btrfs_fs_info *fs);
+/* A new, empty fs_info (no device yet). Returns NULL on ENOMEM. */
+struct btrfs_fs_info *btrfs_fs_alloc(void);
+/* Adds a root object (not yet in any tree). Returns NULL on ENOMEM/too many. */
+struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid);
+
+static inline void fs_trace(struct btrfs_fs_info *fs, struct trace_event e)
+{
+	trace_emit(&fs->trace, &e);
+}
+#endif

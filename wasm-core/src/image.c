@@ -1,0 +1,131 @@
+#define _GNU_SOURCE
+#include "image.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#endif
+
+static int write_all(int fd, const u8 *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+int image_write_file(const struct blab_device *dev, const char *path, struct blab_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", path);
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 32);
+	if (!tmp)
+		return blab_fail(err, BLAB_ENOMEM, "path");
+	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		free(tmp);
+		return blab_fail(err, BLAB_EIO, "cannot create %s: %s", path, strerror(e));
+	}
+	int ret = 0;
+	if (ftruncate(fd, (off_t)dev->size) < 0) {
+		ret = blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", path, (unsigned long long)dev->size,
+				strerror(errno));
+		goto out;
+	}
+	for (u64 i = 0; i < dev->npages; i++) {
+		const u8 *pg = dev->pages[i];
+		if (!pg)
+			continue;
+		u64 off = i << DEVICE_PAGE_SHIFT;
+		size_t len = (size_t)(dev->size - off < DEVICE_PAGE_SIZE ? dev->size - off : DEVICE_PAGE_SIZE);
+		if (write_all(fd, pg, len, (off_t)off) < 0) {
+			ret = blab_fail(err, BLAB_EIO, "writing %s at offset %llu: %s", path, (unsigned long long)off,
+					strerror(errno));
+			goto out;
+		}
+	}
+	if (fsync(fd) < 0)
+		ret = blab_fail(err, BLAB_EIO, "fsync %s: %s", path, strerror(errno));
+out:
+	if (close(fd) < 0 && !ret)
+		ret = blab_fail(err, BLAB_EIO, "close %s: %s", path, strerror(errno));
+	if (!ret && rename(tmp, path) < 0)
+		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", path, strerror(errno));
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+int image_read_file(struct blab_device *dev, const char *path, struct blab_err *err)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return blab_fail(err, BLAB_ENOENT, "cannot open %s: %s", path, strerror(errno));
+	struct stat st;
+	u64 size = 0;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return blab_fail(err, BLAB_EIO, "stat %s: %s", path, strerror(errno));
+	}
+	if (S_ISREG(st.st_mode))
+		size = (u64)st.st_size;
+#ifdef __linux__
+	else if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size) < 0)
+		size = 0;
+#endif
+	if (!size) {
+		close(fd);
+		return blab_fail(err, BLAB_EINVAL, "%s is empty or not a regular file or block device", path);
+	}
+	if (device_init(dev, size)) {
+		close(fd);
+		return blab_fail(err, BLAB_ENOMEM, "image of %llu bytes", (unsigned long long)size);
+	}
+	u8 *buf = malloc(DEVICE_PAGE_SIZE);
+	int ret = buf ? 0 : blab_fail(err, BLAB_ENOMEM, "read buffer");
+	for (u64 off = 0; !ret && off < size; off += DEVICE_PAGE_SIZE) {
+		size_t want = (size_t)(size - off < DEVICE_PAGE_SIZE ? size - off : DEVICE_PAGE_SIZE), got = 0;
+		while (got < want) {
+			ssize_t r = pread(fd, buf + got, want - got, (off_t)(off + got));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				ret = blab_fail(err, BLAB_EIO, "reading %s at %llu: %s", path, (unsigned long long)(off + got),
+						r < 0 ? strerror(errno) : "unexpected end of file");
+				break;
+			}
+			got += (size_t)r;
+		}
+		if (ret)
+			break;
+		size_t z = 0;
+		while (z < want && !buf[z])
+			z++;
+		if (z < want && device_write(dev, off, buf, want))
+			ret = blab_fail(err, BLAB_ENOMEM, "image of %llu bytes", (unsigned long long)size);
+	}
+	free(buf);
+	close(fd);
+	if (ret)
+		device_free(dev);
+	return ret;
+}

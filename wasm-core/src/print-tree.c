@@ -1,0 +1,471 @@
+#include "print-tree.h"
+#include "ctree.h"
+#include "disk-io.h"
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->oom)
+		return;
+	for (;;) {
+		size_t room = b->cap - b->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		while (cap - b->len <= (size_t)n)
+			cap *= 2;
+		char *s = realloc(b->s, cap);
+		if (!s) {
+			b->oom = 1;
+			return;
+		}
+		b->s = s;
+		b->cap = cap;
+	}
+}
+
+void sb_free(struct strbuf *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof(*b));
+}
+
+static const struct {
+	u8 type;
+	const char *name;
+} key_types[] = {
+	{BTRFS_INODE_ITEM_KEY, "INODE_ITEM"}, {BTRFS_INODE_REF_KEY, "INODE_REF"},
+	{BTRFS_INODE_EXTREF_KEY, "INODE_EXTREF"}, {BTRFS_XATTR_ITEM_KEY, "XATTR_ITEM"},
+	{BTRFS_VERITY_DESC_ITEM_KEY, "VERITY_DESC_ITEM"}, {BTRFS_VERITY_MERKLE_ITEM_KEY, "VERITY_MERKLE_ITEM"},
+	{BTRFS_ORPHAN_ITEM_KEY, "ORPHAN_ITEM"}, {BTRFS_DIR_LOG_ITEM_KEY, "DIR_LOG_ITEM"},
+	{BTRFS_DIR_LOG_INDEX_KEY, "DIR_LOG_INDEX"}, {BTRFS_DIR_ITEM_KEY, "DIR_ITEM"},
+	{BTRFS_DIR_INDEX_KEY, "DIR_INDEX"}, {BTRFS_EXTENT_DATA_KEY, "EXTENT_DATA"},
+	{BTRFS_EXTENT_CSUM_KEY, "EXTENT_CSUM"}, {BTRFS_ROOT_ITEM_KEY, "ROOT_ITEM"},
+	{BTRFS_ROOT_BACKREF_KEY, "ROOT_BACKREF"}, {BTRFS_ROOT_REF_KEY, "ROOT_REF"},
+	{BTRFS_EXTENT_ITEM_KEY, "EXTENT_ITEM"}, {BTRFS_METADATA_ITEM_KEY, "METADATA_ITEM"},
+	{BTRFS_EXTENT_OWNER_REF_KEY, "EXTENT_OWNER_REF"},
+	{BTRFS_TREE_BLOCK_REF_KEY, "TREE_BLOCK_REF"}, {BTRFS_EXTENT_DATA_REF_KEY, "EXTENT_DATA_REF"},
+	{BTRFS_SHARED_BLOCK_REF_KEY, "SHARED_BLOCK_REF"}, {BTRFS_SHARED_DATA_REF_KEY, "SHARED_DATA_REF"},
+	{BTRFS_BLOCK_GROUP_ITEM_KEY, "BLOCK_GROUP_ITEM"}, {BTRFS_FREE_SPACE_INFO_KEY, "FREE_SPACE_INFO"},
+	{BTRFS_FREE_SPACE_EXTENT_KEY, "FREE_SPACE_EXTENT"}, {BTRFS_FREE_SPACE_BITMAP_KEY, "FREE_SPACE_BITMAP"},
+	{BTRFS_DEV_EXTENT_KEY, "DEV_EXTENT"}, {BTRFS_DEV_ITEM_KEY, "DEV_ITEM"},
+	{BTRFS_CHUNK_ITEM_KEY, "CHUNK_ITEM"}, {BTRFS_RAID_STRIPE_KEY, "RAID_STRIPE"},
+	{BTRFS_QGROUP_STATUS_KEY, "QGROUP_STATUS"}, {BTRFS_QGROUP_INFO_KEY, "QGROUP_INFO"},
+	{BTRFS_QGROUP_LIMIT_KEY, "QGROUP_LIMIT"}, {BTRFS_QGROUP_RELATION_KEY, "QGROUP_RELATION"},
+	{BTRFS_TEMPORARY_ITEM_KEY, "TEMPORARY_ITEM"}, {BTRFS_PERSISTENT_ITEM_KEY, "PERSISTENT_ITEM"},
+	{BTRFS_DEV_REPLACE_KEY, "DEV_REPLACE"}, {BTRFS_UUID_KEY_SUBVOL, "UUID_KEY_SUBVOL"},
+	{BTRFS_UUID_KEY_RECEIVED_SUBVOL, "UUID_KEY_RECEIVED_SUBVOL"}, {BTRFS_STRING_ITEM_KEY, "STRING_ITEM"},
+};
+
+const char *btrfs_key_type_name(u8 type, char *buf, size_t n)
+{
+	for (size_t i = 0; i < sizeof(key_types) / sizeof(key_types[0]); i++)
+		if (key_types[i].type == type)
+			return key_types[i].name;
+	snprintf(buf, n, "UNKNOWN.%u", type);
+	return buf;
+}
+
+static const struct {
+	u64 id;
+	const char *name;
+} objectid_names[] = {
+	{BTRFS_ROOT_TREE_OBJECTID, "ROOT_TREE"}, {BTRFS_EXTENT_TREE_OBJECTID, "EXTENT_TREE"},
+	{BTRFS_CHUNK_TREE_OBJECTID, "CHUNK_TREE"}, {BTRFS_DEV_TREE_OBJECTID, "DEV_TREE"},
+	{BTRFS_FS_TREE_OBJECTID, "FS_TREE"}, {BTRFS_ROOT_TREE_DIR_OBJECTID, "ROOT_TREE_DIR"},
+	{BTRFS_CSUM_TREE_OBJECTID, "CSUM_TREE"}, {BTRFS_QUOTA_TREE_OBJECTID, "QUOTA_TREE"},
+	{BTRFS_UUID_TREE_OBJECTID, "UUID_TREE"}, {BTRFS_FREE_SPACE_TREE_OBJECTID, "FREE_SPACE_TREE"},
+	{BTRFS_BLOCK_GROUP_TREE_OBJECTID, "BLOCK_GROUP_TREE"}, {BTRFS_BALANCE_OBJECTID, "BALANCE"},
+	{BTRFS_ORPHAN_OBJECTID, "ORPHAN"}, {BTRFS_TREE_LOG_OBJECTID, "TREE_LOG"},
+	{BTRFS_TREE_LOG_FIXUP_OBJECTID, "LOG_FIXUP"}, {BTRFS_TREE_RELOC_OBJECTID, "TREE_RELOC"},
+	{BTRFS_DATA_RELOC_TREE_OBJECTID, "DATA_RELOC_TREE"}, {BTRFS_EXTENT_CSUM_OBJECTID, "EXTENT_CSUM"},
+	{BTRFS_FREE_SPACE_OBJECTID, "FREE_SPACE"}, {BTRFS_FREE_INO_OBJECTID, "FREE_INO"},
+	{BTRFS_MULTIPLE_OBJECTIDS, "MULTIPLE"},
+};
+
+static void format_objectid(u64 id, u8 type, char *buf, size_t n)
+{
+	if (type == BTRFS_UUID_KEY_SUBVOL || type == BTRFS_UUID_KEY_RECEIVED_SUBVOL) {
+		snprintf(buf, n, "0x%016" PRIx64, id);
+		return;
+	}
+	if (type == BTRFS_DEV_EXTENT_KEY || (type >= BTRFS_EXTENT_ITEM_KEY && type <= BTRFS_BLOCK_GROUP_ITEM_KEY) ||
+	    type == BTRFS_FREE_SPACE_INFO_KEY || type == BTRFS_FREE_SPACE_EXTENT_KEY || type == BTRFS_FREE_SPACE_BITMAP_KEY) {
+		snprintf(buf, n, "%" PRIu64, id);
+		return;
+	}
+	if (id == BTRFS_DEV_ITEMS_OBJECTID && type == BTRFS_DEV_ITEM_KEY) {
+		snprintf(buf, n, "DEV_ITEMS");
+		return;
+	}
+	if (id == BTRFS_FIRST_CHUNK_TREE_OBJECTID && type == BTRFS_CHUNK_ITEM_KEY) {
+		snprintf(buf, n, "FIRST_CHUNK_TREE");
+		return;
+	}
+	if (id == BTRFS_DEV_STATS_OBJECTID && type == BTRFS_PERSISTENT_ITEM_KEY) {
+		snprintf(buf, n, "DEV_STATS");
+		return;
+	}
+	if (id == (u64)-1) {
+		snprintf(buf, n, "-1");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(objectid_names) / sizeof(objectid_names[0]); i++)
+		if (objectid_names[i].id == id) {
+			snprintf(buf, n, "%s", objectid_names[i].name);
+			return;
+		}
+	snprintf(buf, n, "%" PRIu64, id);
+}
+
+void btrfs_format_key(const struct btrfs_key *k, char *buf, size_t n)
+{
+	char obj[40], tb[24];
+	format_objectid(k->objectid, k->type, obj, sizeof(obj));
+	const char *tn = btrfs_key_type_name(k->type, tb, sizeof(tb));
+	if (k->type == BTRFS_UUID_KEY_SUBVOL || k->type == BTRFS_UUID_KEY_RECEIVED_SUBVOL)
+		snprintf(buf, n, "%s %s 0x%016" PRIx64, obj, tn, k->offset);
+	else if (k->type >= BTRFS_QGROUP_INFO_KEY && k->type <= BTRFS_QGROUP_RELATION_KEY)
+		snprintf(buf, n, "%s %s %" PRIu64 "/%" PRIu64, obj, tn, k->offset >> 48, (u64)(k->offset & ((1ULL << 48) - 1)));
+	else
+		snprintf(buf, n, "%s %s %" PRIu64, obj, tn, k->offset);
+}
+
+static void format_uuid(const u8 *u, char *buf)
+{
+	sprintf(buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
+		u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static const char *owner_name(u64 owner, char *buf, size_t n)
+{
+	for (size_t i = 0; i < sizeof(objectid_names) / sizeof(objectid_names[0]); i++)
+		if (objectid_names[i].id == owner && owner != BTRFS_ROOT_TREE_DIR_OBJECTID)
+			return objectid_names[i].name;
+	snprintf(buf, n, "%" PRIu64, owner);
+	return buf;
+}
+
+static void header_flags(u64 flags, char *buf, size_t n)
+{
+	u64 f = flags & ((1ULL << BTRFS_BACKREF_REV_SHIFT) - 1);
+	buf[0] = 0;
+	if (f & BTRFS_HEADER_FLAG_WRITTEN)
+		snprintf(buf, n, "WRITTEN");
+	if (f & BTRFS_HEADER_FLAG_RELOC)
+		snprintf(buf + strlen(buf), n - strlen(buf), "%sRELOC", buf[0] ? "|" : "");
+	if (!buf[0])
+		snprintf(buf, n, "none");
+}
+
+static void print_block_header(struct btrfs_fs_info *fs, const struct extent_buffer *eb, struct strbuf *out)
+{
+	const u8 *d = eb->data;
+	char on[24], fl[32], fsid[40], cu[40];
+	int level = btrfs_header_level(d);
+	u32 nr = btrfs_header_nritems(d);
+	u64 flags = btrfs_header_flags(d);
+	const char *what = level ? "node" : "leaf";
+	if (level)
+		sb_printf(out, "node %" PRIu64 " level %d items %u free space %u generation %" PRIu64 " owner %s\n", eb->start,
+			  level, nr, (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE - nr, btrfs_header_generation(d),
+			  owner_name(btrfs_header_owner(d), on, sizeof(on)));
+	else
+		sb_printf(out, "leaf %" PRIu64 " items %u free space %u generation %" PRIu64 " owner %s\n", eb->start, nr,
+			  btrfs_leaf_free_space(fs, eb), btrfs_header_generation(d),
+			  owner_name(btrfs_header_owner(d), on, sizeof(on)));
+	header_flags(flags, fl, sizeof(fl));
+	sb_printf(out, "%s %" PRIu64 " flags 0x%" PRIx64 "(%s) backref revision %d\n", what, eb->start,
+		  (u64)(flags & ((1ULL << BTRFS_BACKREF_REV_SHIFT) - 1)), fl, (int)(flags >> BTRFS_BACKREF_REV_SHIFT));
+	format_uuid(d + BTRFS_HEADER_FSID_OFF, fsid);
+	format_uuid(d + BTRFS_HEADER_CHUNK_UUID_OFF, cu);
+	sb_printf(out, "fs uuid %s\nchunk uuid %s\n", fsid, cu);
+}
+
+/* One line of decoded fields for the common item types (JSON "summary"). */
+static void item_summary(const struct btrfs_key *k, const u8 *p, u32 sz, char *buf, size_t n)
+{
+	buf[0] = 0;
+	switch (k->type) {
+	case BTRFS_INODE_ITEM_KEY:
+		if (sz >= BTRFS_INODE_ITEM_SIZE)
+			snprintf(buf, n, "generation %" PRIu64 " size %" PRIu64 " nbytes %" PRIu64 " mode %o links %u",
+				 btrfs_inode_generation(p), btrfs_inode_size(p), btrfs_inode_nbytes(p), btrfs_inode_mode(p),
+				 btrfs_inode_nlink(p));
+		break;
+	case BTRFS_INODE_REF_KEY:
+		if (sz >= BTRFS_INODE_REF_SIZE) {
+			u16 l = btrfs_inode_ref_name_len(p);
+			if (l > sz - BTRFS_INODE_REF_SIZE)
+				l = (u16)(sz - BTRFS_INODE_REF_SIZE);
+			snprintf(buf, n, "index %" PRIu64 " name %.*s", btrfs_inode_ref_index(p), l, p + BTRFS_INODE_REF_SIZE);
+		}
+		break;
+	case BTRFS_DIR_ITEM_KEY:
+	case BTRFS_DIR_INDEX_KEY:
+		if (sz >= BTRFS_DIR_ITEM_SIZE) {
+			struct btrfs_key loc;
+			char kb[96];
+			btrfs_disk_key_to_cpu(&loc, p);
+			btrfs_format_key(&loc, kb, sizeof(kb));
+			u16 l = btrfs_dir_name_len(p);
+			if (l > sz - BTRFS_DIR_ITEM_SIZE)
+				l = (u16)(sz - BTRFS_DIR_ITEM_SIZE);
+			snprintf(buf, n, "location (%s) type %u name %.*s", kb, btrfs_dir_type(p), l, p + BTRFS_DIR_ITEM_SIZE);
+		}
+		break;
+	case BTRFS_ROOT_ITEM_KEY:
+		if (sz >= BTRFS_ROOT_ITEM_V1_SIZE)
+			snprintf(buf, n, "bytenr %" PRIu64 " level %u generation %" PRIu64 " root_dirid %" PRIu64,
+				 btrfs_root_bytenr(p), btrfs_root_level(p), btrfs_root_generation(p), btrfs_root_dirid(p));
+		break;
+	case BTRFS_METADATA_ITEM_KEY:
+	case BTRFS_EXTENT_ITEM_KEY:
+		if (sz >= BTRFS_EXTENT_ITEM_SIZE)
+			snprintf(buf, n, "refs %" PRIu64 " gen %" PRIu64 " flags %s", btrfs_extent_refs(p),
+				 btrfs_extent_generation(p),
+				 (btrfs_extent_flags(p) & BTRFS_EXTENT_FLAG_TREE_BLOCK) ? "TREE_BLOCK" : "DATA");
+		break;
+	case BTRFS_BLOCK_GROUP_ITEM_KEY:
+		if (sz >= BTRFS_BLOCK_GROUP_ITEM_SIZE)
+			snprintf(buf, n, "used %" PRIu64 " flags 0x%" PRIx64, btrfs_block_group_used(p), btrfs_block_group_flags(p));
+		break;
+	case BTRFS_CHUNK_ITEM_KEY:
+		if (sz >= BTRFS_CHUNK_SIZE_BASE + BTRFS_STRIPE_SIZE)
+			snprintf(buf, n, "length %" PRIu64 " type 0x%" PRIx64 " stripes %u physical %" PRIu64, btrfs_chunk_length(p),
+				 btrfs_chunk_type(p), btrfs_chunk_num_stripes(p), btrfs_stripe_offset(p + BTRFS_CHUNK_SIZE_BASE));
+		break;
+	case BTRFS_DEV_EXTENT_KEY:
+		if (sz >= BTRFS_DEV_EXTENT_SIZE)
+			snprintf(buf, n, "chunk_offset %" PRIu64 " length %" PRIu64, btrfs_dev_extent_chunk_offset(p),
+				 btrfs_dev_extent_length(p));
+		break;
+	case BTRFS_DEV_ITEM_KEY:
+		if (sz >= BTRFS_DEV_ITEM_SIZE)
+			snprintf(buf, n, "devid %" PRIu64 " total_bytes %" PRIu64 " bytes_used %" PRIu64, btrfs_dev_devid(p),
+				 btrfs_dev_total_bytes(p), btrfs_dev_bytes_used(p));
+		break;
+	case BTRFS_FREE_SPACE_INFO_KEY:
+		if (sz >= BTRFS_FREE_SPACE_INFO_SIZE)
+			snprintf(buf, n, "extent count %u flags %u", btrfs_free_space_extent_count(p), btrfs_free_space_flags(p));
+		break;
+	case BTRFS_FREE_SPACE_EXTENT_KEY:
+		snprintf(buf, n, "free space extent");
+		break;
+	case BTRFS_UUID_KEY_SUBVOL:
+	case BTRFS_UUID_KEY_RECEIVED_SUBVOL:
+		if (sz >= 8)
+			snprintf(buf, n, "subvol_id %" PRIu64, get_le64(p));
+		break;
+	default:
+		break;
+	}
+}
+
+static int dump_block_text(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner, struct strbuf *out, int depth)
+{
+	char kb[128];
+	struct btrfs_key k;
+	u32 nr = btrfs_nritems(eb);
+	print_block_header(fs, eb, out);
+	if (btrfs_level(eb) == 0) {
+		for (u32 i = 0; i < nr; i++) {
+			btrfs_item_key(eb, (int)i, &k);
+			btrfs_format_key(&k, kb, sizeof(kb));
+			sb_printf(out, "\titem %u key (%s) itemoff %u itemsize %u\n", i, kb, btrfs_item_offset_nr(eb, (int)i),
+				  btrfs_item_size_nr(eb, (int)i));
+		}
+		return 0;
+	}
+	for (u32 i = 0; i < nr; i++) {
+		btrfs_node_key(eb, (int)i, &k);
+		btrfs_format_key(&k, kb, sizeof(kb));
+		sb_printf(out, "\tkey (%s) block %" PRIu64 " gen %" PRIu64 "\n", kb, btrfs_node_blockptr(eb, (int)i),
+			  btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)));
+	}
+	if (depth > BTRFS_MAX_LEVEL)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu is deeper than %d levels", (unsigned long long)owner,
+				 BTRFS_MAX_LEVEL);
+	for (u32 i = 0; i < nr; i++) {
+		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
+		if (!c)
+			return fs->err.code;
+		int ret = dump_block_text(fs, c, owner, out, depth + 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static const char *tree_title(u64 id)
+{
+	switch (id) {
+	case BTRFS_EXTENT_TREE_OBJECTID: return "extent";
+	case BTRFS_DEV_TREE_OBJECTID: return "device";
+	case BTRFS_FS_TREE_OBJECTID: return "fs";
+	case BTRFS_CSUM_TREE_OBJECTID: return "checksum";
+	case BTRFS_QUOTA_TREE_OBJECTID: return "quota";
+	case BTRFS_UUID_TREE_OBJECTID: return "uuid";
+	case BTRFS_FREE_SPACE_TREE_OBJECTID: return "free space";
+	case BTRFS_BLOCK_GROUP_TREE_OBJECTID: return "block group";
+	case BTRFS_DATA_RELOC_TREE_OBJECTID: return "data reloc";
+	case BTRFS_TREE_RELOC_OBJECTID: return "tree reloc";
+	case BTRFS_TREE_LOG_OBJECTID: return "log";
+	default: return "file";
+	}
+}
+
+/* Roots in the order dump-tree walks them: the root tree's ROOT_ITEMs by key. */
+static int sorted_roots(struct btrfs_fs_info *fs, struct btrfs_root **out)
+{
+	int n = 0;
+	for (size_t i = 0; i < fs->nroots; i++)
+		if (fs->roots[i]->in_root_tree && fs->roots[i]->node)
+			out[n++] = fs->roots[i];
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && out[j - 1]->objectid > out[j]->objectid; j--) {
+			struct btrfs_root *t = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
+int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *out)
+{
+	int ret;
+	char kb[96], uu[40];
+	if (tree_id == 0 || tree_id == BTRFS_ROOT_TREE_OBJECTID) {
+		sb_printf(out, "root tree\n");
+		if ((ret = dump_block_text(fs, fs->tree_root->node, BTRFS_ROOT_TREE_OBJECTID, out, 0)))
+			return ret;
+	}
+	if (tree_id == 0 || tree_id == BTRFS_CHUNK_TREE_OBJECTID) {
+		sb_printf(out, "chunk tree\n");
+		if ((ret = dump_block_text(fs, fs->chunk_root->node, BTRFS_CHUNK_TREE_OBJECTID, out, 0)))
+			return ret;
+	}
+	struct btrfs_root *roots[BLAB_MAX_ROOTS];
+	int n = sorted_roots(fs, roots);
+	int found = tree_id == 0 || tree_id == BTRFS_ROOT_TREE_OBJECTID || tree_id == BTRFS_CHUNK_TREE_OBJECTID;
+	for (int i = 0; i < n; i++) {
+		if (tree_id && roots[i]->objectid != tree_id)
+			continue;
+		found = 1;
+		struct btrfs_key k = {roots[i]->objectid, BTRFS_ROOT_ITEM_KEY, 0};
+		btrfs_format_key(&k, kb, sizeof(kb));
+		if (tree_id == 0)
+			sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);
+		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out, 0)))
+			return ret;
+	}
+	if (!found)
+		return blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %lld", (long long)tree_id);
+	if (tree_id == 0) {
+		format_uuid(fs->fsid, uu);
+		sb_printf(out, "total bytes %" PRIu64 "\nbytes used %" PRIu64 "\nuuid %s\n", btrfs_super_total_bytes(fs->super),
+			  btrfs_super_bytes_used(fs->super), uu);
+	}
+	return out->oom ? blab_fail(&fs->err, BLAB_ENOMEM, "dump") : 0;
+}
+
+static void json_string(struct strbuf *out, const char *s)
+{
+	sb_printf(out, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			sb_printf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			sb_printf(out, "\\u%04x", c);
+		else
+			sb_printf(out, "%c", c);
+	}
+	sb_printf(out, "\"");
+}
+
+static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner, struct strbuf *out,
+			   int *first, int depth)
+{
+	char kb[128], sum[512];
+	struct btrfs_key k;
+	u32 nr = btrfs_nritems(eb);
+	int level = btrfs_level(eb);
+	sb_printf(out, "%s{\"bytenr\":\"%" PRIu64 "\",\"level\":%d,\"generation\":\"%" PRIu64 "\",\"owner\":\"%" PRIu64
+		       "\",\"nritems\":%u,\"free\":%u,\"items\":[",
+		  *first ? "" : ",", eb->start, level, btrfs_header_generation(eb->data), btrfs_header_owner(eb->data), nr,
+		  level ? (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE - nr : btrfs_leaf_free_space(fs, eb));
+	*first = 0;
+	for (u32 i = 0; i < nr; i++) {
+		if (level) {
+			btrfs_node_key(eb, (int)i, &k);
+		} else {
+			btrfs_item_key(eb, (int)i, &k);
+		}
+		btrfs_format_key(&k, kb, sizeof(kb));
+		sb_printf(out, "%s{\"key\":[\"%" PRIu64 "\",%u,\"%" PRIu64 "\"],\"text\":", i ? "," : "", k.objectid, k.type,
+			  k.offset);
+		json_string(out, kb);
+		if (level) {
+			sb_printf(out, ",\"blockptr\":\"%" PRIu64 "\",\"gen\":\"%" PRIu64 "\"}", btrfs_node_blockptr(eb, (int)i),
+				  btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)));
+		} else {
+			item_summary(&k, btrfs_item_ptr(eb, (int)i), btrfs_item_size_nr(eb, (int)i), sum, sizeof(sum));
+			sb_printf(out, ",\"offset\":%u,\"size\":%u,\"summary\":", btrfs_item_offset_nr(eb, (int)i),
+				  btrfs_item_size_nr(eb, (int)i));
+			json_string(out, sum);
+			sb_printf(out, "}");
+		}
+	}
+	sb_printf(out, "]}");
+	if (depth > BTRFS_MAX_LEVEL)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu is too deep", (unsigned long long)owner);
+	for (u32 i = 0; level && i < nr; i++) {
+		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), level - 1, owner);
+		if (!c)
+			return fs->err.code;
+		int ret = dump_block_json(fs, c, owner, out, first, depth + 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	struct btrfs_root *roots[BLAB_MAX_ROOTS + 2];
+	int n = 0;
+	roots[n++] = fs->tree_root;
+	roots[n++] = fs->chunk_root;
+	n += sorted_roots(fs, roots + n);
+	sb_printf(out, "{\"nodesize\":%u,\"generation\":\"%" PRIu64 "\",\"total_bytes\":\"%" PRIu64
+		       "\",\"bytes_used\":\"%" PRIu64 "\",\"trees\":[",
+		  fs->nodesize, btrfs_super_generation(fs->super), btrfs_super_total_bytes(fs->super),
+		  btrfs_super_bytes_used(fs->super));
+	for (int i = 0; i < n; i++) {
+		char on[24];
+		const char *name = roots[i]->objectid == BTRFS_ROOT_TREE_OBJECTID ? "root"
+				   : roots[i]->objectid == BTRFS_CHUNK_TREE_OBJECTID ? "chunk"
+										 : tree_title(roots[i]->objectid);
+		sb_printf(out, "%s{\"id\":\"%" PRIu64 "\",\"name\":\"%s\",\"owner\":\"%s\",\"blocks\":[", i ? "," : "",
+			  roots[i]->objectid, name, owner_name(roots[i]->objectid, on, sizeof(on)));
+		int first = 1;
+		int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, &first, 0);
+		if (ret)
+			return ret;
+		sb_printf(out, "]}");
+	}
+	sb_printf(out, "]}");
+	return out->oom ? blab_fail(&fs->err, BLAB_ENOMEM, "dump") : 0;
+}

@@ -1,0 +1,27 @@
+/* print-tree.h — trees as text, in the format of btrfs-progs'
+ * `btrfs inspect-internal dump-tree` (header and item lines identical, so
+ * the two can be diffed), and as JSON for the UI. Output goes to a growable
+ * string buffer. */
+#ifndef BTRFSLAB_PRINT_TREE_H
+#define BTRFSLAB_PRINT_TREE_H
+#include "fs.h"
+#include <stddef.h>
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_free(struct strbuf *b);
+
+/* Names as dump-tree prints them. */
+const char *btrfs_key_type_name(u8 type, char *buf, size_t n);
+void btrfs_format_key(const struct btrfs_key *k, char *buf, size_t n);
+
+/* The whole dump of dump-tree; tree_id 0 means every tree, else one tree. */
+int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *out);
+/* Every tree as JSON: {"trees":[{"id":"5","name":"fs","blocks":[...]}]},
+ * 64-bit values as decimal strings. */
+int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out);
+#endif
