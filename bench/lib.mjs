@@ -1,0 +1,46 @@
+// Helpers for benchmarks: timing and peak memory of a command, median of runs.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CLI = fileURLToPath(new URL('../wasm-core/build/btrfslab', import.meta.url));
+
+export function context() {
+  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-bench-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Runs cmd once: wall seconds and peak RSS in MiB (GNU time). Throws on failure. */
+export function measure(cmd, args) {
+  const useTime = existsSync('/usr/bin/time');
+  const t0 = process.hrtime.bigint();
+  const r = useTime
+    ? spawnSync('/usr/bin/time', ['-f', 'MAXRSS %M', cmd, ...args], { encoding: 'utf8' })
+    : spawnSync(cmd, args, { encoding: 'utf8' });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  const m = /MAXRSS (\d+)/.exec(r.stderr ?? '');
+  return { seconds, rssMiB: m ? Number(m[1]) / 1024 : NaN };
+}
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** Median time and peak memory over n runs of setup() then cmd. */
+export function bench(n, setup, cmd, args) {
+  const runs = [];
+  for (let i = 0; i < n; i++) {
+    setup?.();
+    runs.push(measure(cmd, args));
+  }
+  return { seconds: median(runs.map((r) => r.seconds)), rssMiB: median(runs.map((r) => r.rssMiB)) };
+}
+
+export function btrfsCheckOk(img) {
+  const r = spawnSync('btrfs', ['check', img], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`btrfs check ${img} failed:\n${r.stdout}${r.stderr}`);
+}

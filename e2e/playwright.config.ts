@@ -1,0 +1,30 @@
+import { defineConfig } from '@playwright/test';
+
+// Runs against the production build (web/dist), served statically, in
+// Debian's Chromium: no browser download.
+export default defineConfig({
+  testDir: '.',
+  outputDir: './.artifacts/results',
+  timeout: 60_000,
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  reporter: [['list'], ['json', { outputFile: './.artifacts/report.json' }]],
+  use: {
+    baseURL: 'http://127.0.0.1:4174/',
+    browserName: 'chromium',
+    launchOptions: {
+      executablePath: '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    },
+    acceptDownloads: true,
+    trace: 'retain-on-failure',
+  },
+  webServer: {
+    command: 'npx vite preview --config web/vite.config.ts --host 127.0.0.1 --port 4174 --strictPort',
+    cwd: '..',
+    url: 'http://127.0.0.1:4174/',
+    reuseExistingServer: false,
+    timeout: 30_000,
+  },
+});

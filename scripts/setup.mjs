@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// Installs what btrfs-lab needs and is missing, and nothing else:
+//   Debian packages (apt-get) for the toolchain, the browser and the kernel
+//   oracle, and the npm dependencies from package-lock.json.
+// Quick when everything is there: it only looks for files and compares a
+// stamp of package-lock.json.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+// Debian package -> a file that exists once it is installed.
+const DEBIAN = [
+  ['make', '/usr/bin/make'],
+  ['gcc', '/usr/bin/gcc'],
+  ['emscripten', '/usr/bin/emcc'],
+  ['node-acorn', '/usr/share/nodejs/acorn/package.json'],
+  ['chromium', '/usr/bin/chromium'],
+  ['btrfs-progs', '/usr/sbin/mkfs.btrfs'],
+  ['xfsprogs', '/usr/sbin/xfs_io'],
+  ['util-linux', '/usr/sbin/losetup'],
+  ['time', '/usr/bin/time'],
+];
+
+function log(msg) {
+  process.stderr.write(`setup: ${msg}\n`);
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.error) throw new Error(`${cmd}: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}`);
+}
+
+function installDebian() {
+  // Debian moves tools between /usr/bin, /usr/sbin, /bin and /sbin: any will do.
+  const present = (file) => [file, file.replace('/usr/sbin/', '/usr/bin/'), file.replace('/usr/bin/', '/usr/sbin/'),
+    file.replace('/usr/', '/')].some((f) => existsSync(f));
+  const missing = DEBIAN.filter(([, file]) => !present(file)).map(([pkg]) => pkg);
+  if (missing.length === 0) return;
+  log(`installing Debian packages: ${missing.join(' ')}`);
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const sudo = isRoot ? [] : ['sudo', '-n'];
+  if (!isRoot && spawnSync('sudo', ['-n', 'true']).status !== 0) {
+    throw new Error(`these Debian packages are missing and this user cannot install them: ${missing.join(' ')}\n` +
+      `install them as root: apt-get install -y ${missing.join(' ')}`);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const apt = (args) => run(sudo[0] ?? 'apt-get', sudo.length ? [...sudo.slice(1), 'apt-get', ...args] : args, { env });
+  apt(['update', '-qq']);
+  apt(['install', '-y', '-qq', '--no-install-recommends', ...missing]);
+}
+
+function installNpm() {
+  const lock = join(root, 'package-lock.json');
+  if (!existsSync(lock)) throw new Error('package-lock.json is missing');
+  const want = createHash('sha256').update(readFileSync(lock)).digest('hex');
+  const stamp = join(root, 'node_modules', '.btrfslab-setup-stamp');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === want) return;
+  // `npm install --no-save` installs exactly the lock's versions and leaves
+  // the lock alone; `npm ci` would be the usual choice, but it rejects locks
+  // written with omit-lockfile-registry-resolved (set on these machines).
+  log('installing npm dependencies (npm install from package-lock.json)');
+  run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error'], { cwd: root });
+  writeFileSync(stamp, want);
+}
+
+try {
+  installDebian();
+  installNpm();
+} catch (e) {
+  log(`FAILED: ${e.message}`);
+  process.exit(1);
+}

@@ -1,0 +1,38 @@
+// The core's error codes (wasm-core/src/errors.h), by name.
+export const CORE_ERRNO = {
+  EINVAL: -1,
+  ENOMEM: -2,
+  EIO: -3,
+  ECORRUPT: -4,
+  ENOSPC: -5,
+  ENOENT: -6,
+  EEXIST: -7,
+  ENOTSUP: -8,
+  ETOOSMALL: -9,
+  ENOTDIR: -10,
+  EISDIR: -11,
+  ENOTEMPTY: -12,
+  ENAMETOOLONG: -13,
+  EOVERFLOW: -14,
+  EBUSY: -15,
+  EPARSE: -16,
+} as const;
+
+export type CoreErrorName = keyof typeof CORE_ERRNO | 'EUNKNOWN';
+
+export function errorName(code: number): CoreErrorName {
+  for (const [name, value] of Object.entries(CORE_ERRNO)) if (value === code) return name as CoreErrorName;
+  return 'EUNKNOWN';
+}
+
+/** A negative return code of the core, with the core's message. */
+export class CoreError extends Error {
+  readonly code: number;
+  readonly errname: CoreErrorName;
+  constructor(code: number, message: string) {
+    super(message || errorName(code));
+    this.name = 'CoreError';
+    this.code = code;
+    this.errname = errorName(code);
+  }
+}

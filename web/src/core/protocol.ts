@@ -1,0 +1,29 @@
+// The short, typed message list between the page and the core's Worker.
+import type { TreeDump } from '../model/dump';
+import type { TraceEvent } from '../model/trace';
+import type { Handle, MkfsOptions } from './wasm';
+
+export type Request =
+  | { op: 'ready' }
+  | { op: 'mkfs'; opts: MkfsOptions }
+  | { op: 'open'; bytes: ArrayBuffer; name: string }
+  | { op: 'dump'; handle: Handle }
+  | { op: 'trace'; handle: Handle }
+  | { op: 'export'; handle: Handle }
+  | { op: 'close'; handle: Handle };
+
+export interface Results {
+  ready: { pageSize: number };
+  mkfs: { handle: Handle; size: bigint };
+  open: { handle: Handle; size: bigint };
+  dump: TreeDump;
+  trace: TraceEvent[];
+  export: { blob: Blob };
+  close: null;
+}
+
+export type Envelope = Request & { id: number };
+
+export type Reply =
+  | { id: number; ok: true; result: Results[keyof Results] }
+  | { id: number; ok: false; error: { code: number; message: string } };

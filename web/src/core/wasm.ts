@@ -1,0 +1,139 @@
+// The thin, typed WASM boundary: each exported C function wrapped once, every
+// negative return turned into a CoreError by check(). 64-bit values cross as
+// BigInt (the module is built with WASM_BIGINT). Used by the Worker in the
+// browser and directly by tests in Node.
+import { parseTreeDump, type TreeDump } from '../model/dump';
+import { parseTrace, type TraceEvent } from '../model/trace';
+import { CoreError } from './errors';
+
+export interface EmscriptenCore {
+  HEAPU8: Uint8Array;
+  UTF8ToString(ptr: number): string;
+  stringToUTF8(s: string, ptr: number, max: number): void;
+  lengthBytesUTF8(s: string): number;
+  _blab_mkfs(size: bigint, nodesize: number, label: number, seed: bigint, now: bigint): number;
+  _blab_open(data: number, len: bigint): number;
+  _blab_close(h: number): void;
+  _blab_last_error(): number;
+  _blab_dump_json(h: number): number;
+  _blab_trace_json(h: number): number;
+  _blab_image_size(h: number): bigint;
+  _blab_image_page(h: number, index: bigint): number;
+  _blab_page_size(): number;
+  _blab_alloc(n: number): number;
+  _blab_free(p: number): void;
+}
+
+export interface EmscriptenOptions {
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  locateFile?: (path: string, prefix: string) => string;
+}
+
+export interface MkfsOptions {
+  size: bigint;
+  nodesize: number;
+  label?: string;
+  /** UUIDs derive from the seed: the same seed and time give the same bytes. */
+  seed: bigint;
+  /** Seconds since the epoch, for inode and root times. */
+  now: bigint;
+}
+
+/** An open filesystem inside the core. */
+export type Handle = number & { readonly __handle: unique symbol };
+
+export class Core {
+  private constructor(private readonly m: EmscriptenCore) {}
+
+  static fromModule(m: EmscriptenCore): Core {
+    return new Core(m);
+  }
+
+  private lastError(): string {
+    return this.m.UTF8ToString(this.m._blab_last_error());
+  }
+
+  private check(ret: number): number {
+    if (ret < 0) throw new CoreError(ret, this.lastError());
+    return ret;
+  }
+
+  private string(ptr: number): string {
+    if (!ptr) throw new CoreError(-1, this.lastError());
+    return this.m.UTF8ToString(ptr);
+  }
+
+  mkfs(o: MkfsOptions): Handle {
+    const label = o.label ?? '';
+    const n = this.m.lengthBytesUTF8(label) + 1;
+    const p = this.m._blab_alloc(n);
+    try {
+      this.m.stringToUTF8(label, p, n);
+      return this.check(this.m._blab_mkfs(o.size, o.nodesize, p, o.seed, o.now)) as Handle;
+    } finally {
+      this.m._blab_free(p);
+    }
+  }
+
+  /** Opens an image (ours, mkfs.btrfs's or the kernel's); bytes are copied in. */
+  open(bytes: Uint8Array): Handle {
+    if (bytes.length === 0) throw new CoreError(-1, 'EINVAL: the image is empty');
+    const p = this.m._blab_alloc(bytes.length);
+    if (!p) throw new CoreError(-2, `ENOMEM: no room for an image of ${bytes.length} bytes`);
+    try {
+      this.m.HEAPU8.set(bytes, p);
+      return this.check(this.m._blab_open(p, BigInt(bytes.length))) as Handle;
+    } finally {
+      this.m._blab_free(p);
+    }
+  }
+
+  close(h: Handle): void {
+    this.m._blab_close(h);
+  }
+
+  dumpTrees(h: Handle): TreeDump {
+    return parseTreeDump(this.string(this.m._blab_dump_json(h)));
+  }
+
+  trace(h: Handle): TraceEvent[] {
+    return parseTrace(this.string(this.m._blab_trace_json(h)));
+  }
+
+  pageSize(): number {
+    return this.m._blab_page_size();
+  }
+
+  imageSize(h: Handle): bigint {
+    return this.m._blab_image_size(h);
+  }
+
+  /**
+   * The image as Blob parts: one copied chunk per written page, and a shared
+   * zero chunk for each hole, so a mostly empty image costs little.
+   */
+  imageParts(h: Handle): Uint8Array[] {
+    const size = this.imageSize(h);
+    const page = this.pageSize();
+    const zero = new Uint8Array(page);
+    const parts: Uint8Array[] = [];
+    const pages = (size + BigInt(page) - 1n) / BigInt(page);
+    for (let i = 0n; i < pages; i++) {
+      const len = Number(size - i * BigInt(page) < BigInt(page) ? size - i * BigInt(page) : BigInt(page));
+      const ptr = this.m._blab_image_page(h, i);
+      parts.push(ptr ? this.m.HEAPU8.slice(ptr, ptr + len) : len === page ? zero : new Uint8Array(len));
+    }
+    return parts;
+  }
+
+  /** The whole image in one buffer (tests; small images). */
+  imageBytes(h: Handle): Uint8Array {
+    const out = new Uint8Array(Number(this.imageSize(h)));
+    let off = 0;
+    for (const p of this.imageParts(h)) {
+      out.set(p, off);
+      off += p.length;
+    }
+    return out;
+  }
+}

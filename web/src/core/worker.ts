@@ -1,0 +1,46 @@
+/// <reference lib="webworker" />
+// The core in a Web Worker: loads the WASM module once, answers requests.
+import createBtrfsCore from './generated/btrfslab-core.mjs';
+import wasmUrl from './generated/btrfslab-core.wasm?url';
+import { CoreError } from './errors';
+import type { Envelope, Reply, Results } from './protocol';
+import { Core } from './wasm';
+
+const scope = self as unknown as DedicatedWorkerGlobalScope;
+const ready: Promise<Core> = createBtrfsCore({ locateFile: () => wasmUrl }).then(Core.fromModule);
+
+function handle(core: Core, req: Envelope): Results[keyof Results] {
+  switch (req.op) {
+    case 'ready':
+      return { pageSize: core.pageSize() };
+    case 'mkfs': {
+      const handle = core.mkfs(req.opts);
+      return { handle, size: core.imageSize(handle) };
+    }
+    case 'open': {
+      const handle = core.open(new Uint8Array(req.bytes));
+      return { handle, size: core.imageSize(handle) };
+    }
+    case 'dump':
+      return core.dumpTrees(req.handle);
+    case 'trace':
+      return core.trace(req.handle);
+    case 'export':
+      return { blob: new Blob(core.imageParts(req.handle) as BlobPart[], { type: 'application/octet-stream' }) };
+    case 'close':
+      core.close(req.handle);
+      return null;
+  }
+}
+
+scope.onmessage = async (ev: MessageEvent<Envelope>) => {
+  const req = ev.data;
+  let reply: Reply;
+  try {
+    reply = { id: req.id, ok: true, result: handle(await ready, req) };
+  } catch (e) {
+    const err = e instanceof CoreError ? e : new CoreError(-3, `core failed: ${String((e as Error)?.message ?? e)}`);
+    reply = { id: req.id, ok: false, error: { code: err.code, message: err.message } };
+  }
+  scope.postMessage(reply);
+};

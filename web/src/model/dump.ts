@@ -1,0 +1,120 @@
+// The trees of a filesystem as the core describes them (blab_dump_json),
+// with every 64-bit value as a BigInt. The UI never decodes image bytes.
+
+export interface Key {
+  objectid: bigint;
+  type: number;
+  offset: bigint;
+  /** As dump-tree prints it, e.g. "256 INODE_ITEM 0". */
+  text: string;
+}
+
+export interface LeafItem {
+  kind: 'item';
+  slot: number;
+  key: Key;
+  offset: number;
+  size: number;
+  summary: string;
+}
+
+export interface KeyPtr {
+  kind: 'ptr';
+  slot: number;
+  key: Key;
+  blockptr: bigint;
+  generation: bigint;
+}
+
+export interface Block {
+  bytenr: bigint;
+  level: number;
+  generation: bigint;
+  owner: bigint;
+  nritems: number;
+  free: number;
+  entries: (LeafItem | KeyPtr)[];
+}
+
+export interface Tree {
+  id: bigint;
+  name: string;
+  owner: string;
+  blocks: Block[];
+}
+
+export interface TreeDump {
+  nodesize: number;
+  generation: bigint;
+  totalBytes: bigint;
+  bytesUsed: bigint;
+  trees: Tree[];
+}
+
+type RawKey = [string, number, string];
+interface RawEntry {
+  key: RawKey;
+  text: string;
+  offset?: number;
+  size?: number;
+  summary?: string;
+  blockptr?: string;
+  gen?: string;
+}
+interface RawBlock {
+  bytenr: string;
+  level: number;
+  generation: string;
+  owner: string;
+  nritems: number;
+  free: number;
+  items: RawEntry[];
+}
+interface RawDump {
+  nodesize: number;
+  generation: string;
+  total_bytes: string;
+  bytes_used: string;
+  trees: { id: string; name: string; owner: string; blocks: RawBlock[] }[];
+}
+
+/** Parses the core's JSON (64-bit values as decimal strings) without loss. */
+export function parseTreeDump(json: string): TreeDump {
+  const raw = JSON.parse(json) as RawDump;
+  return {
+    nodesize: raw.nodesize,
+    generation: BigInt(raw.generation),
+    totalBytes: BigInt(raw.total_bytes),
+    bytesUsed: BigInt(raw.bytes_used),
+    trees: raw.trees.map((t) => ({
+      id: BigInt(t.id),
+      name: t.name,
+      owner: t.owner,
+      blocks: t.blocks.map((b) => ({
+        bytenr: BigInt(b.bytenr),
+        level: b.level,
+        generation: BigInt(b.generation),
+        owner: BigInt(b.owner),
+        nritems: b.nritems,
+        free: b.free,
+        entries: b.items.map((e, slot) => {
+          const key: Key = { objectid: BigInt(e.key[0]), type: e.key[1], offset: BigInt(e.key[2]), text: e.text };
+          return b.level === 0
+            ? { kind: 'item', slot, key, offset: e.offset ?? 0, size: e.size ?? 0, summary: e.summary ?? '' }
+            : { kind: 'ptr', slot, key, blockptr: BigInt(e.blockptr ?? '0'), generation: BigInt(e.gen ?? '0') };
+        }),
+      })),
+    })),
+  };
+}
+
+/** The tree's title as dump-tree prints it ("fs tree", "root tree"). */
+export function treeTitle(t: Tree): string {
+  return `${t.name} tree`;
+}
+
+/** One-line header of a block, in dump-tree's words. */
+export function blockHeadline(b: Block): string {
+  const what = b.level === 0 ? 'leaf' : `node level ${b.level}`;
+  return `${what} ${b.bytenr} items ${b.nritems} free space ${b.free} generation ${b.generation}`;
+}
