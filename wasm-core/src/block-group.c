@@ -53,6 +53,7 @@ int btrfs_add_block_group(struct btrfs_fs_info *fs, u64 start, u64 length, u64 f
 	bg->flags = flags;
 	bg->used = used;
 	bg->pending = 1;
+	bg->fst_dirty = 1; /* a new group's free space goes into the tree */
 	fs->nbgs++;
 	if (ranges_reserve(bg, 1))
 		return blab_fail(&fs->err, BLAB_ENOMEM, "block group free space");
@@ -133,7 +134,7 @@ int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align,
 				if (ret)
 					return blab_fail(&fs->err, ret, "free space of block group %llu", (unsigned long long)bg->start);
 				bg->used += len;
-				bg->dirty = 1;
+				bg->dirty = bg->fst_dirty = 1;
 				*out = s;
 				return 0;
 			}
@@ -142,27 +143,102 @@ int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align,
 	return BLAB_ENOSPC;
 }
 
-int btrfs_mark_used(struct btrfs_fs_info *fs, u64 start, u64 len)
+static struct btrfs_block_group *bg_of(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
 	struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, start);
 	if (!bg || start + len > bg->start + bg->length)
+		return NULL;
+	return bg;
+}
+
+int btrfs_free_reserved(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg || give_range(bg, start, len))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "freeing extent %llu len %llu that is not allocated",
+				 (unsigned long long)start, (unsigned long long)len);
+	bg->used -= len;
+	bg->dirty = bg->fst_dirty = 1;
+	return 0;
+}
+
+int btrfs_pin_range(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg || bg->used < len)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "freeing extent %llu len %llu outside the used space of a block group",
+				 (unsigned long long)start, (unsigned long long)len);
+	bg->used -= len;
+	bg->pinned += len;
+	bg->dirty = bg->fst_dirty = 1;
+	return 0;
+}
+
+void btrfs_unpin_range(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg)
+		return;
+	bg->pinned -= len;
+	give_range(bg, start, len);
+}
+
+int btrfs_exclude_range(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu len %llu is outside every block group",
 				 (unsigned long long)start, (unsigned long long)len);
 	if (take_range(bg, start, len))
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu len %llu overlaps another extent",
 				 (unsigned long long)start, (unsigned long long)len);
-	bg->used += len;
-	bg->dirty = 1;
 	return 0;
 }
 
-int btrfs_mark_free(struct btrfs_fs_info *fs, u64 start, u64 len)
+void btrfs_exclude_range_partial(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
-	struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, start);
-	if (!bg || give_range(bg, start, len))
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "freeing extent %llu len %llu that is not allocated",
-				 (unsigned long long)start, (unsigned long long)len);
-	bg->used -= len;
-	bg->dirty = 1;
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg)
+		return;
+	for (size_t i = 0; i < bg->nfree; i++) {
+		u64 fs_ = bg->free[i].start, fe = fs_ + bg->free[i].len;
+		u64 s = start > fs_ ? start : fs_, e = start + len < fe ? start + len : fe;
+		if (s < e) {
+			take_range(bg, s, e - s);
+			i = (size_t)-1; /* the list changed: rescan */
+		}
+	}
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct free_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, struct free_range **out, size_t *n)
+{
+	size_t cap = bg->nfree + 1, k = 0;
+	for (size_t i = 0; i < fs->npinned; i++)
+		if (fs->pinned[i].start >= bg->start && fs->pinned[i].start < bg->start + bg->length)
+			cap++;
+	struct free_range *r = malloc(cap * sizeof(*r));
+	if (!r)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "free space");
+	for (size_t i = 0; i < bg->nfree; i++)
+		r[k++] = bg->free[i];
+	for (size_t i = 0; i < fs->npinned; i++)
+		if (fs->pinned[i].start >= bg->start && fs->pinned[i].start < bg->start + bg->length)
+			r[k++] = fs->pinned[i];
+	qsort(r, k, sizeof(*r), cmp_range);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && r[m - 1].start + r[m - 1].len == r[i].start)
+			r[m - 1].len += r[i].len;
+		else
+			r[m++] = r[i];
+	}
+	*out = r;
+	*n = m;
 	return 0;
 }

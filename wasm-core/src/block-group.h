@@ -11,7 +11,17 @@ struct btrfs_block_group *btrfs_lookup_block_group(struct btrfs_fs_info *fs, u64
 /* Finds len bytes aligned to align in a block group whose type matches
  * type (DATA/METADATA/SYSTEM); marks them used. ENOSPC when none has room. */
 int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out);
-/* Marks [start, start+len) used (it must be free) or free (it must be used). */
-int btrfs_mark_used(struct btrfs_fs_info *fs, u64 start, u64 len);
-int btrfs_mark_free(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* Returns a reserved extent that never reached disk to free space at once. */
+int btrfs_free_reserved(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* An extent freed in this transaction: no longer counted as used, but not
+ * free for allocation until btrfs_unpin_range after the commit. */
+int btrfs_pin_range(struct btrfs_fs_info *fs, u64 start, u64 len);
+void btrfs_unpin_range(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* Loading an image: [start, start+len) is allocated (used is already known). */
+int btrfs_exclude_range(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* Like btrfs_exclude_range, for whatever part of the range is still free. */
+void btrfs_exclude_range_partial(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* The free space of bg as the free space tree must record it after this
+ * commit: free ranges and pinned ones, merged. *out is malloc'd. */
+int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, struct free_range **out, size_t *n);
 #endif

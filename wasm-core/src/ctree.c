@@ -1,12 +1,38 @@
+/*
+ * ctree.c — the copy-on-write B-tree.
+ *
+ * Search descends from the root, copying every block on the path that was
+ * written in an earlier transaction (btrfs_cow_block) when the caller asks
+ * for a writable path, and splitting full nodes on the way down when it asks
+ * for room to insert. Leaves that lack room first push items to their
+ * neighbours, then split (twice when a large item lands in the middle).
+ * Deletion merges small leaves and nodes into a neighbour and shrinks the
+ * root when it is left with one child.
+ */
 #include "ctree.h"
 #include "disk-io.h"
+#include "extent-tree.h"
 #include "volumes.h"
+#include <assert.h>
+#include <stdlib.h>
+
+static u32 leaf_data_size(const struct btrfs_fs_info *fs) { return fs->nodesize - BTRFS_HEADER_SIZE; }
+u32 btrfs_nodeptrs(const struct btrfs_fs_info *fs) { return (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE; }
 
 u32 btrfs_leaf_free_space(const struct btrfs_fs_info *fs, const struct extent_buffer *leaf)
 {
 	u32 nr = btrfs_nritems(leaf);
-	u32 data_start = nr ? btrfs_item_offset_nr(leaf, (int)nr - 1) : fs->nodesize - BTRFS_HEADER_SIZE;
+	u32 data_start = nr ? btrfs_item_offset_nr(leaf, (int)nr - 1) : leaf_data_size(fs);
 	return data_start - nr * BTRFS_ITEM_SIZE;
+}
+
+/* Bytes used by items [start, start + nr) of a leaf, headers included. */
+static u32 leaf_space_used(const struct extent_buffer *leaf, int start, int nr)
+{
+	u32 s = 0;
+	for (int i = start; i < start + nr; i++)
+		s += btrfs_item_size_nr(leaf, i) + BTRFS_ITEM_SIZE;
+	return s;
 }
 
 int btrfs_bin_search(const struct extent_buffer *eb, const struct btrfs_key *key, int *slot)
@@ -48,34 +74,434 @@ void btrfs_init_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, u
 	eb->dirty = 1;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Copy-on-write                                                          */
+
+int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
+		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out)
+{
+	assert(fs->trans_running);
+	if (btrfs_header_generation(eb->data) == fs->generation) {
+		/* Allocated in this transaction and not yet written: change in place. */
+		eb->dirty = 1;
+		*out = eb;
+		return 0;
+	}
+	int level = btrfs_level(eb);
+	struct extent_buffer *n = btrfs_alloc_tree_block(fs, root->objectid, level);
+	if (!n)
+		return fs->err.code;
+	memcpy(n->data, eb->data, fs->nodesize);
+	btrfs_set_header_bytenr(n->data, n->start);
+	btrfs_set_header_generation(n->data, fs->generation);
+	btrfs_set_header_owner(n->data, root->objectid);
+	btrfs_set_header_flags(n->data, BTRFS_MIXED_BACKREF_REV << BTRFS_BACKREF_REV_SHIFT);
+	n->dirty = 1;
+	if (parent) {
+		assert(btrfs_node_blockptr(parent, parent_slot) == eb->start);
+		u8 *kp = btrfs_key_ptr_nr(parent, parent_slot);
+		btrfs_set_key_blockptr(kp, n->start);
+		btrfs_set_key_generation(kp, fs->generation);
+		parent->dirty = 1;
+	} else {
+		assert(root->node == eb);
+		root->node = n;
+	}
+	fs_trace(fs, (struct trace_event){.kind = TRACE_COW, .tree = root->objectid, .bytenr = eb->start, .a = n->start,
+					  .level = level, .b = fs->generation});
+	int ret = btrfs_free_tree_block(fs, root, eb);
+	if (ret)
+		return ret;
+	*out = n;
+	return 0;
+}
+
+/* Reads child slot of parent (and copies it when cow). */
+static struct extent_buffer *read_child(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *parent,
+					int slot, int cow)
+{
+	struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, slot), btrfs_level(parent) - 1,
+							root->objectid);
+	if (!c)
+		return NULL;
+	u64 want = btrfs_key_generation(btrfs_key_ptr_nr(parent, slot));
+	if (btrfs_header_generation(c->data) != want) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "parent transid verify failed on logical %llu (root %lld): wanted %llu found %llu",
+			  (unsigned long long)c->start, (long long)root->objectid, (unsigned long long)want,
+			  (unsigned long long)btrfs_header_generation(c->data));
+		return NULL;
+	}
+	if (cow && btrfs_cow_block(fs, root, c, parent, slot, &c))
+		return NULL;
+	return c;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Keys along the path                                                    */
+
+/* After slot 0 of nodes[level - 1] changed its first key to key, update the
+ * key pointers above it. */
+static void fixup_low_keys(struct btrfs_path *path, const struct btrfs_key *key, int level)
+{
+	for (int i = level; i < BTRFS_MAX_LEVEL && path->nodes[i]; i++) {
+		int slot = path->slots[i];
+		btrfs_cpu_key_to_disk(btrfs_key_ptr_nr(path->nodes[i], slot), key);
+		path->nodes[i]->dirty = 1;
+		if (slot != 0)
+			break;
+	}
+}
+
+static void first_key(const struct extent_buffer *eb, struct btrfs_key *k)
+{
+	if (btrfs_level(eb))
+		btrfs_node_key(eb, 0, k);
+	else
+		btrfs_item_key(eb, 0, k);
+}
+
+/* Inserts a key pointer into nodes[level] at slot; the node has room. */
+static void insert_ptr(struct btrfs_fs_info *fs, struct extent_buffer *node, int slot, const struct btrfs_key *key,
+		       u64 blockptr, u64 gen)
+{
+	u32 nr = btrfs_nritems(node);
+	assert(nr < btrfs_nodeptrs(fs));
+	assert(slot >= 0 && (u32)slot <= nr);
+	memmove(btrfs_key_ptr_nr(node, slot + 1), btrfs_key_ptr_nr(node, slot), (nr - (u32)slot) * BTRFS_KEY_PTR_SIZE);
+	u8 *kp = btrfs_key_ptr_nr(node, slot);
+	btrfs_cpu_key_to_disk(kp, key);
+	btrfs_set_key_blockptr(kp, blockptr);
+	btrfs_set_key_generation(kp, gen);
+	btrfs_set_header_nritems(node->data, nr + 1);
+	node->dirty = 1;
+}
+
+/* A new root one level above the current one, holding a pointer to it. */
+static int insert_new_root(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level)
+{
+	struct extent_buffer *old = root->node;
+	assert(path->nodes[level - 1] == old);
+	struct extent_buffer *n = btrfs_alloc_tree_block(fs, root->objectid, level);
+	if (!n)
+		return fs->err.code;
+	struct btrfs_key k;
+	first_key(old, &k);
+	insert_ptr(fs, n, 0, &k, old->start, btrfs_header_generation(old->data));
+	root->node = n;
+	path->nodes[level] = n;
+	path->slots[level] = 0;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_ROOT_GROW, .tree = root->objectid, .bytenr = n->start, .level = level});
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Leaves rebuilt from item lists (split, push, merge)                     */
+
+struct item_copy {
+	struct btrfs_key key;
+	u32 size;
+	u8 *data; /* points into a scratch copy */
+};
+
+/* Collects items [start, start + nr) of leaf into out, copying their data into buf. */
+static u8 *collect_items(const struct extent_buffer *leaf, int start, int nr, struct item_copy *out, u8 *buf)
+{
+	for (int i = 0; i < nr; i++) {
+		btrfs_item_key(leaf, start + i, &out[i].key);
+		out[i].size = btrfs_item_size_nr(leaf, start + i);
+		memcpy(buf, btrfs_item_ptr(leaf, start + i), out[i].size);
+		out[i].data = buf;
+		buf += out[i].size;
+	}
+	return buf;
+}
+
+/* Rewrites the items of leaf as exactly items[0..n). They fit. */
+static void leaf_fill(struct btrfs_fs_info *fs, struct extent_buffer *leaf, const struct item_copy *items, int n)
+{
+	u32 end = leaf_data_size(fs);
+	u8 *base = leaf->data + BTRFS_HEADER_SIZE;
+	memset(base, 0, leaf_data_size(fs));
+	for (int i = 0; i < n; i++) {
+		assert(end >= items[i].size + (u32)(i + 1) * BTRFS_ITEM_SIZE);
+		end -= items[i].size;
+		u8 *it = btrfs_item_nr(leaf, i);
+		btrfs_cpu_key_to_disk(it, &items[i].key);
+		btrfs_set_item_offset(it, end);
+		btrfs_set_item_size(it, items[i].size);
+		memcpy(base + end, items[i].data, items[i].size);
+	}
+	btrfs_set_header_nritems(leaf->data, (u32)n);
+	leaf->dirty = 1;
+}
+
+struct leaf_pair {
+	struct item_copy *items;
+	u8 *buf;
+	int n;
+};
+
+static int gather(struct btrfs_fs_info *fs, struct leaf_pair *lp, const struct extent_buffer *a, const struct extent_buffer *b)
+{
+	int na = (int)btrfs_nritems(a), nb = b ? (int)btrfs_nritems(b) : 0;
+	lp->items = malloc(sizeof(*lp->items) * (size_t)(na + nb + 1));
+	lp->buf = malloc(2 * (size_t)fs->nodesize);
+	if (!lp->items || !lp->buf) {
+		free(lp->items);
+		free(lp->buf);
+		return blab_fail(&fs->err, BLAB_ENOMEM, "leaf rebuild");
+	}
+	u8 *p = collect_items(a, 0, na, lp->items, lp->buf);
+	if (b)
+		collect_items(b, 0, nb, lp->items + na, p);
+	lp->n = na + nb;
+	return 0;
+}
+
+static void release(struct leaf_pair *lp)
+{
+	free(lp->items);
+	free(lp->buf);
+}
+
+static u32 items_used(const struct item_copy *it, int start, int end)
+{
+	u32 s = 0;
+	for (int i = start; i < end; i++)
+		s += it[i].size + BTRFS_ITEM_SIZE;
+	return s;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Making room in a leaf                                                   */
+
+/*
+ * Moves items between the leaf at path and a neighbour so that the target
+ * (an insertion point at slot needing need bytes or, with extend, the item at
+ * slot growing by need) has room. dir +1 moves the leaf's last k items to the
+ * head of the right neighbour, -1 its first k items to the tail of the left
+ * one; the target moves with them when its slot is in the moved range (an
+ * insertion point on the boundary goes to the neighbour). The fewest items
+ * that make room move. Returns 0 when it made room (path updated), 1 when it
+ * could not, negative on error.
+ */
+static int push_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, u32 need, int extend,
+		     int dir)
+{
+	struct extent_buffer *leaf = path->nodes[0], *parent = path->nodes[1];
+	if (!parent)
+		return 1;
+	int pslot = path->slots[1], sslot = pslot + dir;
+	if (sslot < 0 || sslot >= (int)btrfs_nritems(parent))
+		return 1;
+	int n = (int)btrfs_nritems(leaf), slot = path->slots[0];
+	struct extent_buffer *sib = read_child(fs, root, parent, sslot, 0);
+	if (!sib)
+		return fs->err.code;
+	u32 sib_free = btrfs_leaf_free_space(fs, sib), leaf_free = btrfs_leaf_free_space(fs, leaf);
+	int best = -1, to_sib = 0;
+	for (int k = extend ? 1 : 0; k < n; k++) {
+		u32 moved = dir > 0 ? leaf_space_used(leaf, n - k, k) : leaf_space_used(leaf, 0, k);
+		if (moved > sib_free)
+			break;
+		int t = dir > 0 ? slot >= n - k : (extend ? slot < k : slot <= k);
+		if (t ? moved + need <= sib_free : need <= leaf_free + moved) {
+			best = k;
+			to_sib = t;
+			break;
+		}
+	}
+	if (best < 0)
+		return 1;
+	if (btrfs_cow_block(fs, root, sib, parent, sslot, &sib))
+		return fs->err.code;
+	int k = best, ns = (int)btrfs_nritems(sib);
+	struct extent_buffer *left = dir > 0 ? leaf : sib, *right = dir > 0 ? sib : leaf;
+	struct leaf_pair lp;
+	int ret = gather(fs, &lp, left, right);
+	if (ret)
+		return ret;
+	int boundary = dir > 0 ? n - k : ns + k;
+	leaf_fill(fs, left, lp.items, boundary);
+	leaf_fill(fs, right, lp.items + boundary, lp.n - boundary);
+	release(&lp);
+	struct btrfs_key k0;
+	btrfs_item_key(right, 0, &k0);
+	btrfs_cpu_key_to_disk(btrfs_key_ptr_nr(parent, dir > 0 ? sslot : pslot), &k0);
+	parent->dirty = 1;
+	if (to_sib) {
+		path->nodes[0] = sib;
+		path->slots[0] = dir > 0 ? slot - (n - k) : ns + slot;
+		path->slots[1] = sslot;
+	} else if (dir < 0) {
+		path->slots[0] = slot - k;
+	}
+	fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = sib->start, .a = leaf->start,
+					  .level = 0, .slot = k});
+	return 0;
+}
+
+/* A new leaf right of nodes[0] in the parent, holding items moved there. */
+static struct extent_buffer *new_right_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path,
+					    int pslot_after, const struct btrfs_key *key)
+{
+	struct extent_buffer *r = btrfs_alloc_tree_block(fs, root->objectid, 0);
+	if (!r)
+		return NULL;
+	insert_ptr(fs, path->nodes[1], pslot_after + 1, key, r->start, fs->generation);
+	return r;
+}
+
+/*
+ * Makes room for the target after pushing failed: the leaf's items [0, m)
+ * stay, [m, n) move to a new right leaf, with m as near the middle as lets
+ * the target fit on its side. When no m does (a large item inserted in the
+ * middle), the item gets an empty leaf of its own between the two halves.
+ */
+static int split_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *ins_key,
+		      struct btrfs_path *path, u32 need, int extend)
+{
+	int ret;
+	struct extent_buffer *leaf = path->nodes[0];
+	if (root->node == leaf && (ret = insert_new_root(fs, root, path, 1)))
+		return ret;
+	if ((ret = push_leaf(fs, root, path, need, extend, +1)) <= 0 || (ret = push_leaf(fs, root, path, need, extend, -1)) <= 0)
+		return ret;
+
+	leaf = path->nodes[0];
+	int n = (int)btrfs_nritems(leaf), slot = path->slots[0], pslot = path->slots[1];
+	u32 cap = leaf_data_size(fs);
+	if (extend && n == 1)
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "item in leaf %llu cannot grow by %u bytes",
+				 (unsigned long long)leaf->start, need);
+	struct leaf_pair lp;
+	if ((ret = gather(fs, &lp, leaf, NULL)))
+		return ret;
+	int mid = -1, left = 0;
+	int lo = extend ? 1 : 0, hi = extend ? n - 1 : n;
+	for (int d = 0; mid < 0 && d <= n; d++) {
+		for (int sgn = -1; mid < 0 && sgn <= 1; sgn += 2) {
+			int m = n / 2 + sgn * d;
+			if (m < lo || m > hi || (d == 0 && sgn > 0))
+				continue;
+			u32 l = items_used(lp.items, 0, m), r = items_used(lp.items, m, n);
+			if ((extend ? slot < m : slot <= m) && l + need <= cap)
+				mid = m, left = 1;
+			else if (slot >= m && r + need <= cap)
+				mid = m, left = 0;
+		}
+	}
+	if (mid < 0) {
+		assert(!extend && slot > 0 && slot < n);
+		struct extent_buffer *r = new_right_leaf(fs, root, path, pslot, &lp.items[slot].key);
+		struct extent_buffer *m = r ? new_right_leaf(fs, root, path, pslot, ins_key) : NULL;
+		if (!m) {
+			release(&lp);
+			return fs->err.code;
+		}
+		leaf_fill(fs, leaf, lp.items, slot);
+		leaf_fill(fs, r, lp.items + slot, n - slot);
+		release(&lp);
+		path->nodes[0] = m;
+		path->slots[0] = 0;
+		path->slots[1] = pslot + 1;
+		fs_trace(fs, (struct trace_event){.kind = TRACE_SPLIT, .tree = root->objectid, .bytenr = leaf->start, .a = m->start,
+						  .level = 0, .slot = slot});
+		return 0;
+	}
+	struct btrfs_key rkey = mid < n ? lp.items[mid].key : *ins_key;
+	struct extent_buffer *r = new_right_leaf(fs, root, path, pslot, &rkey);
+	if (!r) {
+		release(&lp);
+		return fs->err.code;
+	}
+	leaf_fill(fs, leaf, lp.items, mid);
+	leaf_fill(fs, r, lp.items + mid, n - mid);
+	release(&lp);
+	if (!left) {
+		path->nodes[0] = r;
+		path->slots[0] = slot - mid;
+		path->slots[1] = pslot + 1;
+	}
+	fs_trace(fs, (struct trace_event){.kind = TRACE_SPLIT, .tree = root->objectid, .bytenr = leaf->start, .a = r->start,
+					  .level = 0, .slot = mid});
+	return 0;
+}
+
+/* Splits nodes[level] in two (growing the root first if it is the root). */
+static int split_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level)
+{
+	struct extent_buffer *c = path->nodes[level];
+	int ret;
+	if (root->node == c && (ret = insert_new_root(fs, root, path, level + 1)))
+		return ret;
+	int n = (int)btrfs_nritems(c), mid = (n + 1) / 2;
+	struct extent_buffer *s = btrfs_alloc_tree_block(fs, root->objectid, level);
+	if (!s)
+		return fs->err.code;
+	memcpy(btrfs_key_ptr_nr(s, 0), btrfs_key_ptr_nr(c, mid), (size_t)(n - mid) * BTRFS_KEY_PTR_SIZE);
+	btrfs_set_header_nritems(s->data, (u32)(n - mid));
+	btrfs_set_header_nritems(c->data, (u32)mid);
+	memset(btrfs_key_ptr_nr(c, mid), 0, (size_t)(n - mid) * BTRFS_KEY_PTR_SIZE);
+	c->dirty = 1;
+	struct btrfs_key k;
+	btrfs_node_key(s, 0, &k);
+	insert_ptr(fs, path->nodes[level + 1], path->slots[level + 1] + 1, &k, s->start, fs->generation);
+	if (path->slots[level] >= mid) {
+		path->slots[level] -= mid;
+		path->nodes[level] = s;
+		path->slots[level + 1]++;
+	}
+	fs_trace(fs, (struct trace_event){.kind = TRACE_SPLIT, .tree = root->objectid, .bytenr = c->start, .a = s->start,
+					  .level = level, .slot = mid});
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Search                                                                 */
+
 int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
 		      struct btrfs_path *path, int ins_len, int cow)
 {
-	(void)ins_len;
-	(void)cow;
 	memset(path, 0, sizeof(*path));
-	struct extent_buffer *eb = root->node;
-	if (!eb)
+	if (!root->node)
 		return blab_fail(&fs->err, BLAB_ENOENT, "tree %lld has no root block", (long long)root->objectid);
+	if (cow && !fs->trans_running)
+		return blab_fail(&fs->err, BLAB_EINVAL, "changing tree %lld outside a transaction", (long long)root->objectid);
+	struct extent_buffer *b = root->node;
+	if (cow && btrfs_cow_block(fs, root, b, NULL, 0, &b))
+		return fs->err.code;
 	for (;;) {
-		int level = btrfs_level(eb), slot;
-		int ret = btrfs_bin_search(eb, key, &slot);
-		path->nodes[level] = eb;
+		int level = btrfs_level(b), slot;
+		int ret = btrfs_bin_search(b, key, &slot);
+		path->nodes[level] = b;
 		if (level == 0) {
 			path->slots[0] = slot;
-			fs_trace(fs, (struct trace_event){.kind = TRACE_SEARCH, .tree = root->objectid, .bytenr = eb->start,
+			fs_trace(fs, (struct trace_event){.kind = TRACE_SEARCH, .tree = root->objectid, .bytenr = b->start,
 							  .level = 0, .slot = slot, .key = *key, .a = ret == 0});
+			if (ins_len > 0 && btrfs_leaf_free_space(fs, b) < (u32)ins_len) {
+				int r = split_leaf(fs, root, key, path, (u32)ins_len, ret == 0);
+				if (r)
+					return r;
+			}
 			return ret;
 		}
 		if (ret && slot > 0)
 			slot--;
 		path->slots[level] = slot;
-		fs_trace(fs, (struct trace_event){.kind = TRACE_SEARCH, .tree = root->objectid, .bytenr = eb->start,
-						  .level = level, .slot = slot, .key = *key, .a = 0});
-		struct extent_buffer *child = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, slot), level - 1, root->objectid);
-		if (!child)
+		fs_trace(fs, (struct trace_event){.kind = TRACE_SEARCH, .tree = root->objectid, .bytenr = b->start,
+						  .level = level, .slot = slot, .key = *key});
+		if (ins_len > 0 && btrfs_nritems(b) >= btrfs_nodeptrs(fs) - 3) {
+			int r = split_node(fs, root, path, level);
+			if (r)
+				return r;
+			b = path->nodes[level];
+			slot = path->slots[level];
+		}
+		struct extent_buffer *c = read_child(fs, root, b, slot, cow);
+		if (!c)
 			return fs->err.code;
-		eb = child;
+		b = c;
 	}
 }
 
@@ -105,16 +531,20 @@ int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 	return btrfs_nritems(path->nodes[0]) ? 0 : btrfs_path_next_item(fs, path);
 }
 
-/* Makes room for an item of size bytes at slot of a leaf with enough free space. */
-static void leaf_insert_empty(struct btrfs_fs_info *fs, struct extent_buffer *leaf, int slot,
-			      const struct btrfs_key *key, u32 size)
+/* ---------------------------------------------------------------------- */
+/* Insert                                                                 */
+
+/* Makes room for an item of size bytes at the path's slot; the leaf has room. */
+static void leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path, const struct btrfs_key *key, u32 size)
 {
+	struct extent_buffer *leaf = path->nodes[0];
+	int slot = path->slots[0];
 	u32 nr = btrfs_nritems(leaf);
-	u32 data_end = nr ? btrfs_item_offset_nr(leaf, (int)nr - 1) : fs->nodesize - BTRFS_HEADER_SIZE;
+	assert(btrfs_leaf_free_space(fs, leaf) >= size + BTRFS_ITEM_SIZE);
+	u32 data_end = nr ? btrfs_item_offset_nr(leaf, (int)nr - 1) : leaf_data_size(fs);
 	u8 *base = leaf->data + BTRFS_HEADER_SIZE;
 	if ((u32)slot < nr) {
 		u32 old_end = btrfs_item_offset_nr(leaf, slot) + btrfs_item_size_nr(leaf, slot);
-		/* shift item data of slots >= slot down by size */
 		memmove(base + data_end - size, base + data_end, old_end - data_end);
 		for (u32 i = (u32)slot; i < nr; i++) {
 			u8 *it = btrfs_item_nr(leaf, (int)i);
@@ -127,33 +557,42 @@ static void leaf_insert_empty(struct btrfs_fs_info *fs, struct extent_buffer *le
 	btrfs_cpu_key_to_disk(it, key);
 	btrfs_set_item_offset(it, data_end - size);
 	btrfs_set_item_size(it, size);
+	memset(base + data_end - size, 0, size);
 	btrfs_set_header_nritems(leaf->data, nr + 1);
 	leaf->dirty = 1;
+	if (slot == 0)
+		fixup_low_keys(path, key, 1);
 }
 
-int btrfs_insert_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
-		      const void *data, u32 size)
+int btrfs_insert_empty_item(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path,
+			    const struct btrfs_key *key, u32 size)
 {
-	struct btrfs_path path;
-	int ret = btrfs_search_slot(fs, root, key, &path, (int)(size + BTRFS_ITEM_SIZE), 1);
+	if (size > leaf_data_size(fs) - BTRFS_ITEM_SIZE)
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "item (%llu %u %llu) of %u bytes cannot fit in a %u-byte leaf",
+				 (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset, size,
+				 fs->nodesize);
+	int ret = btrfs_search_slot(fs, root, key, path, (int)(size + BTRFS_ITEM_SIZE), 1);
 	if (ret < 0)
 		return ret;
 	if (ret == 0)
 		return blab_fail(&fs->err, BLAB_EEXIST, "item (%llu %u %llu) exists in tree %lld",
 				 (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset,
 				 (long long)root->objectid);
-	struct extent_buffer *leaf = path.nodes[0];
-	if (btrfs_leaf_free_space(fs, leaf) < size + BTRFS_ITEM_SIZE)
-		return blab_fail(&fs->err, BLAB_EOVERFLOW, "leaf %llu of tree %lld has no room for a %u-byte item",
-				 (unsigned long long)leaf->start, (long long)root->objectid, size);
-	leaf_insert_empty(fs, leaf, path.slots[0], key, size);
-	u8 *dst = btrfs_item_ptr(leaf, path.slots[0]);
-	if (data)
-		memcpy(dst, data, size);
-	else
-		memset(dst, 0, size);
-	fs_trace(fs, (struct trace_event){.kind = TRACE_ITEM_INSERT, .tree = root->objectid, .bytenr = leaf->start,
-					  .slot = path.slots[0], .key = *key, .a = size});
+	leaf_insert_empty(fs, path, key, size);
+	fs_trace(fs, (struct trace_event){.kind = TRACE_ITEM_INSERT, .tree = root->objectid, .bytenr = path->nodes[0]->start,
+					  .slot = path->slots[0], .key = *key, .a = size});
+	return 0;
+}
+
+int btrfs_insert_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
+		      const void *data, u32 size)
+{
+	struct btrfs_path path;
+	int ret = btrfs_insert_empty_item(fs, root, &path, key, size);
+	if (ret)
+		return ret;
+	if (data && size)
+		memcpy(btrfs_item_ptr(path.nodes[0], path.slots[0]), data, size);
 	return 0;
 }
 
@@ -172,6 +611,230 @@ int btrfs_lookup_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 	*size = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
 	return 0;
 }
+
+/* ---------------------------------------------------------------------- */
+/* Resize an item in place                                                */
+
+void btrfs_extend_item(struct btrfs_fs_info *fs, struct btrfs_path *path, u32 extra)
+{
+	struct extent_buffer *leaf = path->nodes[0];
+	int slot = path->slots[0];
+	u32 nr = btrfs_nritems(leaf);
+	assert(btrfs_leaf_free_space(fs, leaf) >= extra);
+	u32 data_end = btrfs_item_offset_nr(leaf, (int)nr - 1);
+	u32 old_off = btrfs_item_offset_nr(leaf, slot), old_size = btrfs_item_size_nr(leaf, slot);
+	u8 *base = leaf->data + BTRFS_HEADER_SIZE;
+	/* items slot..nr-1 hold data [data_end, old_off + old_size); move it down by extra */
+	memmove(base + data_end - extra, base + data_end, old_off + old_size - data_end);
+	for (u32 i = (u32)slot; i < nr; i++) {
+		u8 *it = btrfs_item_nr(leaf, (int)i);
+		btrfs_set_item_offset(it, btrfs_item_offset(it) - extra);
+	}
+	btrfs_set_item_size(btrfs_item_nr(leaf, slot), old_size + extra);
+	memset(base + old_off + old_size - extra, 0, extra);
+	leaf->dirty = 1;
+}
+
+void btrfs_truncate_item(struct btrfs_fs_info *fs, struct btrfs_path *path, u32 new_size, int from_end)
+{
+	struct extent_buffer *leaf = path->nodes[0];
+	int slot = path->slots[0];
+	u32 nr = btrfs_nritems(leaf);
+	u32 old_off = btrfs_item_offset_nr(leaf, slot), old_size = btrfs_item_size_nr(leaf, slot);
+	(void)fs;
+	assert(new_size <= old_size);
+	u32 cut = old_size - new_size;
+	if (!cut)
+		return;
+	u32 data_end = btrfs_item_offset_nr(leaf, (int)nr - 1);
+	u8 *base = leaf->data + BTRFS_HEADER_SIZE;
+	/* the item keeps its end; what it keeps ends up at [old_off + cut, old_off + old_size) */
+	if (from_end)
+		memmove(base + old_off + cut, base + old_off, new_size);
+	memmove(base + data_end + cut, base + data_end, old_off - data_end);
+	memset(base + data_end, 0, cut);
+	for (u32 i = (u32)slot; i < nr; i++) {
+		u8 *it = btrfs_item_nr(leaf, (int)i);
+		btrfs_set_item_offset(it, btrfs_item_offset(it) + cut);
+	}
+	btrfs_set_item_size(btrfs_item_nr(leaf, slot), new_size);
+	leaf->dirty = 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Delete                                                                 */
+
+static int del_ptr(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level, int slot);
+
+/* Removes the (empty or merged-away) block nodes[level] from its parent and frees it. */
+static int remove_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level,
+			struct extent_buffer *eb, int pslot)
+{
+	int ret = del_ptr(fs, root, path, level + 1, pslot);
+	if (ret)
+		return ret;
+	return btrfs_free_tree_block(fs, root, eb);
+}
+
+/* Merges a node that has become small with a neighbour, when both fit in one. */
+static int balance_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level)
+{
+	struct extent_buffer *node = path->nodes[level], *parent = path->nodes[level + 1];
+	if (!parent || btrfs_nritems(node) >= btrfs_nodeptrs(fs) / 4)
+		return 0;
+	int pslot = path->slots[level + 1], n = (int)btrfs_nritems(node);
+	u32 limit = btrfs_nodeptrs(fs) - 4;
+	for (int dir = -1; dir <= 1; dir += 2) {
+		int sslot = pslot + dir;
+		if (sslot < 0 || sslot >= (int)btrfs_nritems(parent))
+			continue;
+		struct extent_buffer *sib = read_child(fs, root, parent, sslot, 0);
+		if (!sib)
+			return fs->err.code;
+		if (btrfs_nritems(sib) + (u32)n > limit)
+			continue;
+		if (btrfs_cow_block(fs, root, sib, parent, sslot, &sib))
+			return fs->err.code;
+		struct extent_buffer *left = dir < 0 ? sib : node, *right = dir < 0 ? node : sib;
+		int nl = (int)btrfs_nritems(left), nr = (int)btrfs_nritems(right);
+		memcpy(btrfs_key_ptr_nr(left, nl), btrfs_key_ptr_nr(right, 0), (size_t)nr * BTRFS_KEY_PTR_SIZE);
+		btrfs_set_header_nritems(left->data, (u32)(nl + nr));
+		btrfs_set_header_nritems(right->data, 0);
+		left->dirty = 1;
+		fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = left->start,
+						  .a = right->start, .level = level});
+		/* the right block goes; the path above still points at the parent */
+		return remove_block(fs, root, path, level, right, dir < 0 ? pslot : sslot);
+	}
+	return 0;
+}
+
+static int del_ptr(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level, int slot)
+{
+	struct extent_buffer *node = path->nodes[level];
+	u32 nr = btrfs_nritems(node);
+	assert(level > 0 && (u32)slot < nr);
+	memmove(btrfs_key_ptr_nr(node, slot), btrfs_key_ptr_nr(node, slot + 1), (nr - (u32)slot - 1) * BTRFS_KEY_PTR_SIZE);
+	memset(btrfs_key_ptr_nr(node, (int)nr - 1), 0, BTRFS_KEY_PTR_SIZE);
+	btrfs_set_header_nritems(node->data, --nr);
+	node->dirty = 1;
+	if (nr == 0) {
+		assert(root->node != node);
+		return remove_block(fs, root, path, level, node, path->slots[level + 1]);
+	}
+	if (root->node == node) {
+		if (nr == 1) {
+			/* the root has one child left: the child becomes the root */
+			struct extent_buffer *child = read_child(fs, root, node, 0, 0);
+			if (!child)
+				return fs->err.code;
+			root->node = child;
+			fs_trace(fs, (struct trace_event){.kind = TRACE_ROOT_SHRINK, .tree = root->objectid, .bytenr = child->start,
+							  .level = btrfs_level(child)});
+			path->nodes[level] = NULL;
+			return btrfs_free_tree_block(fs, root, node);
+		}
+		return 0;
+	}
+	if (slot == 0) {
+		struct btrfs_key k;
+		btrfs_node_key(node, 0, &k);
+		fixup_low_keys(path, &k, level + 1);
+	}
+	return balance_node(fs, root, path, level);
+}
+
+/* Merges a leaf that has become small into a neighbour, when both fit. */
+static int balance_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path)
+{
+	struct extent_buffer *leaf = path->nodes[0], *parent = path->nodes[1];
+	if (!parent || leaf_space_used(leaf, 0, (int)btrfs_nritems(leaf)) >= leaf_data_size(fs) / 3)
+		return 0;
+	int pslot = path->slots[1];
+	for (int dir = -1; dir <= 1; dir += 2) {
+		int sslot = pslot + dir;
+		if (sslot < 0 || sslot >= (int)btrfs_nritems(parent))
+			continue;
+		struct extent_buffer *sib = read_child(fs, root, parent, sslot, 0);
+		if (!sib)
+			return fs->err.code;
+		u32 used = leaf_space_used(leaf, 0, (int)btrfs_nritems(leaf)) +
+			   leaf_space_used(sib, 0, (int)btrfs_nritems(sib));
+		if (used > leaf_data_size(fs))
+			continue;
+		if (btrfs_cow_block(fs, root, sib, parent, sslot, &sib))
+			return fs->err.code;
+		struct extent_buffer *left = dir < 0 ? sib : leaf, *right = dir < 0 ? leaf : sib;
+		struct leaf_pair lp;
+		int ret = gather(fs, &lp, left, right);
+		if (ret)
+			return ret;
+		leaf_fill(fs, left, lp.items, lp.n);
+		leaf_fill(fs, right, NULL, 0);
+		release(&lp);
+		fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = left->start,
+						  .a = right->start, .level = 0});
+		return remove_block(fs, root, path, 0, right, dir < 0 ? pslot : sslot);
+	}
+	return 0;
+}
+
+int btrfs_del_items(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int slot, int nr)
+{
+	struct extent_buffer *leaf = path->nodes[0];
+	u32 n = btrfs_nritems(leaf);
+	assert(slot >= 0 && nr > 0 && (u32)(slot + nr) <= n);
+	assert(btrfs_header_generation(leaf->data) == fs->generation);
+	for (int i = slot; i < slot + nr; i++) {
+		struct btrfs_key k;
+		btrfs_item_key(leaf, i, &k);
+		fs_trace(fs, (struct trace_event){.kind = TRACE_ITEM_DELETE, .tree = root->objectid, .bytenr = leaf->start,
+						  .slot = i, .key = k});
+	}
+	u32 dsize = 0;
+	for (int i = slot; i < slot + nr; i++)
+		dsize += btrfs_item_size_nr(leaf, i);
+	u32 data_end = btrfs_item_offset_nr(leaf, (int)n - 1);
+	u8 *base = leaf->data + BTRFS_HEADER_SIZE;
+	if ((u32)(slot + nr) < n) {
+		u32 last_off = btrfs_item_offset_nr(leaf, slot + nr - 1);
+		/* data of items after the range sits at [data_end, last_off): move it up by dsize */
+		memmove(base + data_end + dsize, base + data_end, last_off - data_end);
+		for (u32 i = (u32)(slot + nr); i < n; i++) {
+			u8 *it = btrfs_item_nr(leaf, (int)i);
+			btrfs_set_item_offset(it, btrfs_item_offset(it) + dsize);
+		}
+		memmove(btrfs_item_nr(leaf, slot), btrfs_item_nr(leaf, slot + nr), (n - (u32)(slot + nr)) * BTRFS_ITEM_SIZE);
+	}
+	n -= (u32)nr;
+	memset(btrfs_item_nr(leaf, (int)n), 0, (size_t)nr * BTRFS_ITEM_SIZE);
+	btrfs_set_header_nritems(leaf->data, n);
+	leaf->dirty = 1;
+	if (n == 0) {
+		if (root->node == leaf)
+			return 0;
+		return remove_block(fs, root, path, 0, leaf, path->slots[1]);
+	}
+	if (slot == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(leaf, 0, &k);
+		fixup_low_keys(path, &k, 1);
+	}
+	return balance_leaf(fs, root, path);
+}
+
+int btrfs_delete_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key)
+{
+	struct btrfs_path path;
+	int ret = btrfs_search_slot(fs, root, key, &path, -1, 1);
+	if (ret < 0)
+		return ret;
+	if (ret > 0)
+		return BLAB_ENOENT;
+	return btrfs_del_items(fs, root, &path, path.slots[0], 1);
+}
+
+/* ---------------------------------------------------------------------- */
 
 int btrfs_load_chunk_tree(struct btrfs_fs_info *fs)
 {

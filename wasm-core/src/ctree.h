@@ -63,6 +63,28 @@ int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 /* Moves path to the next item if path->slots[0] is past the end of its
  * leaf. Returns 0 when the path is at an item, 1 at the end of the tree. */
 int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path);
+u32 btrfs_nodeptrs(const struct btrfs_fs_info *fs);
+/* The one copy-on-write primitive: returns in *out a block of root that may
+ * be changed in the running transaction: eb itself when it was allocated in
+ * it, else a copy (parent's pointer, or the root, repointed; the old block
+ * freed at commit). parent is NULL for the root block. */
+int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
+		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out);
+/* Inserts an empty (zeroed) item; path then points at it. */
+int btrfs_insert_empty_item(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path,
+			    const struct btrfs_key *key, u32 size);
+/* Deletes nr items from slot of the leaf at path (from a search with
+ * ins_len -1 and cow). Empty blocks are removed, small ones merged into a
+ * neighbour, a one-child root shrinks. The path is not valid afterwards. */
+int btrfs_del_items(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int slot, int nr);
+/* Deletes the item with exactly key; ENOENT when absent. */
+int btrfs_delete_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key);
+/* Grows the item at path by extra bytes at its end (zeroed); the leaf has
+ * room (search with ins_len = extra). */
+void btrfs_extend_item(struct btrfs_fs_info *fs, struct btrfs_path *path, u32 extra);
+/* Shrinks the item at path to new_size, dropping bytes from its end
+ * (from_end) or its start. */
+void btrfs_truncate_item(struct btrfs_fs_info *fs, struct btrfs_path *path, u32 new_size, int from_end);
 /* Inserts an item of size bytes (copied from data when not NULL, zeroed
  * otherwise). EEXIST if key is there; EOVERFLOW if it cannot fit. */
 int btrfs_insert_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,

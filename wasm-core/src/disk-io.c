@@ -1,6 +1,7 @@
 #include "disk-io.h"
 #include "crc32c.h"
 #include "ctree.h"
+#include "extent-tree.h"
 #include "volumes.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,17 +160,21 @@ struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr
 		goto bad;
 	return eb;
 bad:
-	/* Leave nothing half-valid in the cache. */
-	{
-		size_t h = eb_hash(bytenr);
-		struct extent_buffer **pp = &fs->eb_hash[h];
-		while (*pp != eb)
-			pp = &(*pp)->hnext;
-		*pp = eb->hnext;
-		free(eb->data);
-		free(eb);
-	}
+	btrfs_evict_eb(fs, bytenr); /* leave nothing half-valid in the cache */
 	return NULL;
+}
+
+void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	struct extent_buffer **pp = &fs->eb_hash[eb_hash(bytenr)];
+	while (*pp && (*pp)->start != bytenr)
+		pp = &(*pp)->hnext;
+	struct extent_buffer *eb = *pp;
+	if (!eb)
+		return;
+	*pp = eb->hnext;
+	free(eb->data);
+	free(eb);
 }
 
 int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs)
@@ -384,7 +389,9 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 		free(fs->bgs[i].free);
 	free(fs->bgs);
 	free(fs->chunks);
-	free(fs->refs);
+	btrfs_free_delayed_refs(fs);
+	free(fs->pinned);
+	free(fs->evict);
 	trace_free(&fs->trace);
 	device_free(&fs->dev);
 	free(fs);

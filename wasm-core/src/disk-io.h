@@ -9,6 +9,8 @@ struct extent_buffer *btrfs_find_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* A zeroed, dirty block at bytenr added to the cache; the caller fills the
  * header. NULL on ENOMEM (fs->err set). Owned by fs. */
 struct extent_buffer *btrfs_new_eb(struct btrfs_fs_info *fs, u64 bytenr);
+/* Drops a freed block from the cache. */
+void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* Reads and verifies the tree block at bytenr: checksum, bytenr, fsid,
  * level (when level >= 0) and the tree checker. Owned by fs; valid until
  * fs is freed. On error returns NULL with fs->err set. */

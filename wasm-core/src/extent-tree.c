@@ -1,5 +1,6 @@
 #include "extent-tree.h"
 #include "block-group.h"
+#include "crc32c.h"
 #include "ctree.h"
 #include "disk-io.h"
 #include "volumes.h"
@@ -11,8 +12,8 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 	u64 size = fs->dev.size;
 	if (type & BTRFS_BLOCK_GROUP_SYSTEM)
 		return 4 * MiB;
-	/* Like the kernel: 10% of the device, at least 8 MiB; metadata up to
-	 * 256 MiB and data up to 1 GiB. */
+	/* Like the kernel on small devices: 10% of the device, at least 8 MiB;
+	 * metadata up to 256 MiB and data up to 1 GiB. */
 	u64 want = size / 10 / MiB * MiB;
 	u64 cap = (type & BTRFS_BLOCK_GROUP_DATA) ? 1024 * MiB : 256 * MiB;
 	if (want < 8 * MiB)
@@ -22,17 +23,60 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 	return want;
 }
 
-static int queue_ref(struct btrfs_fs_info *fs, struct delayed_tree_ref r)
+static struct delayed_ref_head *head_for(struct btrfs_fs_info *fs, u64 bytenr)
 {
-	if (fs->nrefs == fs->caprefs) {
-		size_t cap = fs->caprefs ? fs->caprefs * 2 : 64;
-		struct delayed_tree_ref *n = realloc(fs->refs, cap * sizeof(*n));
+	if (!fs->delayed_refs.vsize)
+		u64map_init(&fs->delayed_refs, sizeof(struct delayed_ref_head));
+	struct delayed_ref_head *h = u64map_put(&fs->delayed_refs, bytenr);
+	if (!h)
+		blab_fail(&fs->err, BLAB_ENOMEM, "delayed refs");
+	else if (!h->bytenr)
+		h->bytenr = bytenr;
+	return h;
+}
+
+static void drop_head(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
+{
+	u64 b = h->bytenr;
+	free(h->drefs);
+	u64map_del(&fs->delayed_refs, b);
+}
+
+void btrfs_free_delayed_refs(struct btrfs_fs_info *fs)
+{
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&fs->delayed_refs, &i, &k, &v))
+		free(((struct delayed_ref_head *)v)->drefs);
+	u64map_free(&fs->delayed_refs);
+}
+
+static int pin(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	if (fs->npinned == fs->cappinned) {
+		size_t cap = fs->cappinned ? fs->cappinned * 2 : 64;
+		struct free_range *n = realloc(fs->pinned, cap * sizeof(*n));
 		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "delayed refs");
-		fs->refs = n;
-		fs->caprefs = cap;
+			return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
+		fs->pinned = n;
+		fs->cappinned = cap;
 	}
-	fs->refs[fs->nrefs++] = r;
+	fs->pinned[fs->npinned++] = (struct free_range){start, len};
+	return btrfs_pin_range(fs, start, len);
+}
+
+static int queue_evict(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	if (fs->nevict == fs->capevict) {
+		size_t cap = fs->capevict ? fs->capevict * 2 : 64;
+		u64 *n = realloc(fs->evict, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "evict list");
+		fs->evict = n;
+		fs->capevict = cap;
+	}
+	fs->evict[fs->nevict++] = bytenr;
 	return 0;
 }
 
@@ -58,32 +102,257 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 	struct btrfs_root *root = btrfs_get_root(fs, owner);
 	if (root)
 		root->bytes_used += fs->nodesize;
-	if (queue_ref(fs, (struct delayed_tree_ref){bytenr, owner, fs->generation, level, +1}))
+	struct delayed_ref_head *h = head_for(fs, bytenr);
+	if (!h)
 		return NULL;
+	*h = (struct delayed_ref_head){.bytenr = bytenr, .num_bytes = fs->nodesize, .ref_mod = +1, .level = level,
+				       .owner = owner, .generation = fs->generation, .new_extent = 1};
 	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = owner, .bytenr = bytenr, .level = level,
 					  .a = fs->generation});
 	return eb;
 }
 
-int btrfs_run_delayed_refs(struct btrfs_fs_info *fs)
+int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb)
 {
-	/* Inserting items may queue more refs (new blocks); take them all. */
-	for (size_t i = 0; i < fs->nrefs; i++) {
-		struct delayed_tree_ref r = fs->refs[i];
-		if (r.action < 0)
-			return blab_fail(&fs->err, BLAB_ENOTSUP, "dropping tree block references is not implemented yet");
+	u64 bytenr = eb->start;
+	root->bytes_used -= fs->nodesize;
+	eb->dirty = 0;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = root->objectid, .bytenr = bytenr,
+					  .level = btrfs_level(eb)});
+	struct delayed_ref_head *h = u64map_get(&fs->delayed_refs, bytenr);
+	if (h && h->new_extent) {
+		/* never written: its space is free again at once, and it may be
+		 * allocated again in this transaction, so it leaves the cache now */
+		drop_head(fs, h);
+		btrfs_evict_eb(fs, bytenr);
+		return btrfs_free_reserved(fs, bytenr, fs->nodesize);
+	}
+	h = head_for(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	*h = (struct delayed_ref_head){.bytenr = bytenr, .num_bytes = fs->nodesize, .ref_mod = -1, .level = btrfs_level(eb),
+				       .owner = root->objectid};
+	int ret = pin(fs, bytenr, fs->nodesize);
+	return ret ? ret : queue_evict(fs, bytenr);
+}
+
+int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
+{
+	struct delayed_ref_head *h = head_for(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	h->is_data = 1;
+	h->num_bytes = num_bytes;
+	for (int i = 0; i < h->ndrefs; i++) {
+		struct data_ref *r = &h->drefs[i];
+		if (r->root == root && r->objectid == ino && r->offset == offset) {
+			r->count_mod += mod;
+			return 0;
+		}
+	}
+	if (h->ndrefs == h->capdrefs) {
+		int cap = h->capdrefs ? h->capdrefs * 2 : 2;
+		struct data_ref *n = realloc(h->drefs, (size_t)cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "data refs");
+		h->drefs = n;
+		h->capdrefs = cap;
+	}
+	h->drefs[h->ndrefs++] = (struct data_ref){root, ino, offset, mod};
+	return 0;
+}
+
+int btrfs_alloc_data_extent(struct btrfs_fs_info *fs, u64 len, u64 root, u64 ino, u64 offset, u64 *bytenr)
+{
+	int ret = btrfs_reserve_extent(fs, BTRFS_BLOCK_GROUP_DATA, len, fs->sectorsize, bytenr);
+	if (ret == BLAB_ENOSPC) {
+		u64 logical, size = btrfs_chunk_size_for(fs, BTRFS_BLOCK_GROUP_DATA);
+		while (size < len)
+			size *= 2;
+		if (btrfs_alloc_chunk(fs, BTRFS_BLOCK_GROUP_DATA, size, &logical))
+			return fs->err.code;
+		ret = btrfs_reserve_extent(fs, BTRFS_BLOCK_GROUP_DATA, len, fs->sectorsize, bytenr);
+	}
+	if (ret)
+		return blab_fail(&fs->err, ret, "no space for a %llu-byte data extent", (unsigned long long)len);
+	struct delayed_ref_head *h = head_for(fs, *bytenr);
+	if (!h)
+		return fs->err.code;
+	h->new_extent = 1;
+	h->generation = fs->generation;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = root, .bytenr = *bytenr, .level = -1, .a = len});
+	return btrfs_mod_data_ref(fs, *bytenr, len, root, ino, offset, +1);
+}
+
+/* ---- running delayed refs ---- */
+
+static u64 data_ref_hash(u64 root, u64 ino, u64 offset)
+{
+	u8 b[8];
+	put_le64(b, root);
+	u32 high = crc32c_raw(~0u, b, 8);
+	put_le64(b, ino);
+	u32 low = crc32c_raw(~0u, b, 8);
+	put_le64(b, offset);
+	low = crc32c_raw(low, b, 8);
+	return ((u64)high << 31) ^ (u64)low;
+}
+
+static int run_tree_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
+{
+	struct btrfs_key key = {h->bytenr, BTRFS_METADATA_ITEM_KEY, (u64)h->level};
+	if (h->ref_mod > 0) {
 		u8 item[BTRFS_EXTENT_ITEM_SIZE + BTRFS_EXTENT_INLINE_REF_SIZE] = {0};
 		btrfs_set_extent_refs(item, 1);
-		btrfs_set_extent_generation(item, r.generation);
+		btrfs_set_extent_generation(item, h->generation);
 		btrfs_set_extent_flags(item, BTRFS_EXTENT_FLAG_TREE_BLOCK);
 		btrfs_set_extent_inline_ref_type(item + BTRFS_EXTENT_ITEM_SIZE, BTRFS_TREE_BLOCK_REF_KEY);
-		btrfs_set_extent_inline_ref_offset(item + BTRFS_EXTENT_ITEM_SIZE, r.owner);
-		struct btrfs_key key = {r.bytenr, BTRFS_METADATA_ITEM_KEY, (u64)r.level};
-		int ret = btrfs_insert_item(fs, fs->extent_root, &key, item, sizeof(item));
+		btrfs_set_extent_inline_ref_offset(item + BTRFS_EXTENT_ITEM_SIZE, h->owner);
+		return btrfs_insert_item(fs, fs->extent_root, &key, item, sizeof(item));
+	}
+	if (h->ref_mod < 0) {
+		int ret = btrfs_delete_item(fs, fs->extent_root, &key);
+		if (ret == BLAB_ENOENT) {
+			/* a non-skinny item (images without SKINNY_METADATA) */
+			key.type = BTRFS_EXTENT_ITEM_KEY;
+			key.offset = fs->nodesize;
+			ret = btrfs_delete_item(fs, fs->extent_root, &key);
+		}
+		if (ret == BLAB_ENOENT)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "extent tree has no item for freed tree block %llu",
+					 (unsigned long long)h->bytenr);
+		return ret;
+	}
+	return 0;
+}
+
+struct dref_entry {
+	u64 root, objectid, offset, hash;
+	u32 count;
+};
+
+static int cmp_dref(const void *a, const void *b)
+{
+	const struct dref_entry *x = a, *y = b;
+	return x->hash > y->hash ? -1 : x->hash < y->hash ? 1 : 0; /* descending hash, as the kernel keeps them */
+}
+
+static int run_data_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
+{
+	struct btrfs_key key = {h->bytenr, BTRFS_EXTENT_ITEM_KEY, h->num_bytes};
+	struct dref_entry refs[64];
+	int n = 0;
+	u64 gen = h->generation;
+	int existed = 0;
+	if (!h->new_extent) {
+		u8 *p;
+		u32 sz;
+		int ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
+		if (ret == 0) {
+			existed = 1;
+			gen = btrfs_extent_generation(p);
+			u32 off = BTRFS_EXTENT_ITEM_SIZE;
+			while (off < sz && n < 64) {
+				u8 type = p[off];
+				if (type == BTRFS_EXTENT_DATA_REF_KEY && off + 1 + BTRFS_EXTENT_DATA_REF_SIZE <= sz) {
+					const u8 *d = p + off + 1;
+					refs[n++] = (struct dref_entry){btrfs_extent_data_ref_root(d), btrfs_extent_data_ref_objectid(d),
+									btrfs_extent_data_ref_offset(d), 0,
+									btrfs_extent_data_ref_count(d)};
+					off += 1 + BTRFS_EXTENT_DATA_REF_SIZE;
+				} else {
+					return blab_fail(&fs->err, BLAB_ENOTSUP,
+							 "data extent %llu has a shared or keyed backref (type %u): not supported yet",
+							 (unsigned long long)h->bytenr, type);
+				}
+			}
+		} else if (ret != BLAB_ENOENT) {
+			return ret;
+		}
+	}
+	for (int i = 0; i < h->ndrefs; i++) {
+		struct data_ref *d = &h->drefs[i];
+		int j = 0;
+		while (j < n && !(refs[j].root == d->root && refs[j].objectid == d->objectid && refs[j].offset == d->offset))
+			j++;
+		if (j == n) {
+			if (n == 64)
+				return blab_fail(&fs->err, BLAB_ENOTSUP, "data extent %llu has too many backrefs", (unsigned long long)h->bytenr);
+			refs[n++] = (struct dref_entry){d->root, d->objectid, d->offset, 0, 0};
+		}
+		long long c = (long long)refs[j].count + d->count_mod;
+		if (c < 0)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "data extent %llu: dropping a reference it does not have",
+					 (unsigned long long)h->bytenr);
+		refs[j].count = (u32)c;
+	}
+	u64 total = 0;
+	int live = 0;
+	for (int i = 0; i < n; i++) {
+		total += refs[i].count;
+		if (refs[i].count)
+			refs[live++] = refs[i];
+	}
+	n = live;
+	if (existed) {
+		int ret = btrfs_delete_item(fs, fs->extent_root, &key);
 		if (ret)
 			return ret;
 	}
-	fs->nrefs = 0;
+	if (total == 0) {
+		if (h->new_extent)
+			return btrfs_free_reserved(fs, h->bytenr, h->num_bytes);
+		return existed ? pin(fs, h->bytenr, h->num_bytes) : 0;
+	}
+	for (int i = 0; i < n; i++)
+		refs[i].hash = data_ref_hash(refs[i].root, refs[i].objectid, refs[i].offset);
+	qsort(refs, (size_t)n, sizeof(refs[0]), cmp_dref);
+	u32 size = BTRFS_EXTENT_ITEM_SIZE + (u32)n * (1 + BTRFS_EXTENT_DATA_REF_SIZE);
+	u8 item[BTRFS_EXTENT_ITEM_SIZE + 64 * (1 + BTRFS_EXTENT_DATA_REF_SIZE)];
+	memset(item, 0, size);
+	btrfs_set_extent_refs(item, total);
+	btrfs_set_extent_generation(item, gen);
+	btrfs_set_extent_flags(item, BTRFS_EXTENT_FLAG_DATA);
+	for (int i = 0; i < n; i++) {
+		u8 *r = item + BTRFS_EXTENT_ITEM_SIZE + i * (1 + BTRFS_EXTENT_DATA_REF_SIZE);
+		r[0] = BTRFS_EXTENT_DATA_REF_KEY;
+		btrfs_set_extent_data_ref_root(r + 1, refs[i].root);
+		btrfs_set_extent_data_ref_objectid(r + 1, refs[i].objectid);
+		btrfs_set_extent_data_ref_offset(r + 1, refs[i].offset);
+		btrfs_set_extent_data_ref_count(r + 1, refs[i].count);
+	}
+	return btrfs_insert_item(fs, fs->extent_root, &key, item, size);
+}
+
+static int cmp_head(const void *a, const void *b)
+{
+	const struct delayed_ref_head *x = a, *y = b;
+	return x->bytenr < y->bytenr ? -1 : x->bytenr > y->bytenr;
+}
+
+int btrfs_run_delayed_refs(struct btrfs_fs_info *fs)
+{
+	while (fs->delayed_refs.len) {
+		/* take the current heads; running them may queue new ones */
+		size_t n = fs->delayed_refs.len, i = 0, k = 0;
+		struct delayed_ref_head *heads = malloc(n * sizeof(*heads));
+		if (!heads)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "delayed refs");
+		u64 key;
+		void *v;
+		while (u64map_next(&fs->delayed_refs, &i, &key, &v))
+			heads[k++] = *(struct delayed_ref_head *)v;
+		u64map_clear(&fs->delayed_refs);
+		qsort(heads, n, sizeof(*heads), cmp_head);
+		int ret = 0;
+		for (k = 0; k < n && !ret; k++)
+			ret = heads[k].is_data ? run_data_ref(fs, &heads[k]) : run_tree_ref(fs, &heads[k]);
+		for (k = 0; k < n; k++)
+			free(heads[k].drefs);
+		free(heads);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -98,21 +367,103 @@ int btrfs_write_block_group_items(struct btrfs_fs_info *fs)
 		btrfs_set_block_group_used(item, bg->used);
 		btrfs_set_block_group_chunk_objectid(item, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 		btrfs_set_block_group_flags(item, bg->flags);
-		if (bg->pending) {
-			int ret = btrfs_insert_item(fs, fs->extent_root, &key, item, sizeof(item));
-			if (ret)
-				return ret;
+		/* clear first: changing the tree may allocate and dirty this group again */
+		int pending = bg->pending;
+		bg->pending = 0;
+		bg->dirty = 0;
+		int ret;
+		if (pending) {
+			ret = btrfs_insert_item(fs, fs->extent_root, &key, item, sizeof(item));
 		} else {
 			u8 *p;
 			u32 sz;
-			int ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 1);
-			if (ret)
+			ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 1);
+			if (ret == BLAB_ENOENT)
 				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu is missing",
 						 (unsigned long long)bg->start);
-			memcpy(p, item, sizeof(item));
+			if (!ret)
+				memcpy(p, item, sizeof(item));
 		}
-		bg->pending = 0;
-		bg->dirty = 0;
+		if (ret)
+			return ret;
+		bg = &fs->bgs[i]; /* a new chunk may have moved the array */
 	}
+	return 0;
+}
+
+void btrfs_unpin_extents(struct btrfs_fs_info *fs)
+{
+	for (size_t i = 0; i < fs->npinned; i++)
+		btrfs_unpin_range(fs, fs->pinned[i].start, fs->pinned[i].len);
+	fs->npinned = 0;
+	for (size_t i = 0; i < fs->nevict; i++)
+		btrfs_evict_eb(fs, fs->evict[i]);
+	fs->nevict = 0;
+}
+
+/* ---- loading an existing image's allocation state ---- */
+
+int btrfs_load_block_groups(struct btrfs_fs_info *fs)
+{
+	if (fs->bg_loaded)
+		return 0;
+	struct btrfs_path path;
+	struct btrfs_key key = {0, 0, 0};
+	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	/* block group items first: extents are matched against them */
+	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.type == BTRFS_BLOCK_GROUP_ITEM_KEY) {
+			const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
+			if (btrfs_item_size_nr(path.nodes[0], path.slots[0]) < BTRFS_BLOCK_GROUP_ITEM_SIZE)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu too small", (unsigned long long)k.objectid);
+			if (!btrfs_find_chunk(fs, k.objectid))
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu has no chunk", (unsigned long long)k.objectid);
+			if ((ret = btrfs_add_block_group(fs, k.objectid, k.offset, btrfs_block_group_flags(p),
+							 btrfs_block_group_used(p))))
+				return ret;
+			/* find it again: the array is sorted by start */
+			struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, k.objectid);
+			bg->pending = 0;
+			bg->fst_dirty = 0;
+		}
+		path.slots[0]++;
+	}
+	if (ret < 0)
+		return ret;
+	ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		u64 len = k.type == BTRFS_METADATA_ITEM_KEY ? fs->nodesize : k.type == BTRFS_EXTENT_ITEM_KEY ? k.offset : 0;
+		if (len && (ret = btrfs_exclude_range(fs, k.objectid, len)))
+			return ret;
+		path.slots[0]++;
+	}
+	if (ret < 0)
+		return ret;
+	/* superblock copies inside block groups are never free */
+	for (int m = 0; m < BTRFS_SUPER_MIRROR_MAX; m++) {
+		u64 sb = btrfs_sb_offset(m);
+		for (size_t i = 0; i < fs->nchunks; i++) {
+			struct btrfs_chunk_map *c = &fs->chunks[i];
+			for (u16 s = 0; s < c->num_stripes; s++) {
+				u64 p = c->stripes[s].physical;
+				if (sb + BTRFS_SUPER_INFO_SIZE <= p || sb >= p + c->length)
+					continue;
+				u64 logical = c->logical + (sb > p ? sb - p : 0);
+				u64 len = BTRFS_STRIPE_LEN;
+				if (logical + len > c->logical + c->length)
+					len = c->logical + c->length - logical;
+				btrfs_exclude_range_partial(fs, logical, len);
+			}
+		}
+	}
+	fs->bg_loaded = 1;
 	return 0;
 }

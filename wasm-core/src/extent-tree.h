@@ -1,18 +1,39 @@
-/* extent-tree.h — allocation of tree blocks and their accounting in the
- * extent tree (skinny METADATA_ITEMs with inline TREE_BLOCK_REFs), and the
- * BLOCK_GROUP_ITEMs that carry each block group's used bytes. */
+/* extent-tree.h — allocation of tree blocks and data extents, and their
+ * accounting in the extent tree: skinny METADATA_ITEMs with an inline
+ * TREE_BLOCK_REF per tree block, EXTENT_ITEMs with inline EXTENT_DATA_REFs
+ * per data extent, and BLOCK_GROUP_ITEMs carrying each block group's used
+ * bytes. Changes are queued as delayed refs and applied at commit; freed
+ * extents stay pinned (unusable) until the commit that frees them is on disk. */
 #ifndef BTRFSLAB_EXTENT_TREE_H
 #define BTRFSLAB_EXTENT_TREE_H
 #include "fs.h"
 
-/* Allocates a new tree block for tree owner at level in the running
- * transaction (allocating a new chunk when the block groups are full) and
- * queues its extent-tree reference. Returns the block or NULL (fs->err). */
+/* A new tree block for root objectid owner at level, in the running
+ * transaction (allocating a chunk when block groups are full). NULL with
+ * fs->err on failure. */
 struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner, int level);
-/* Applies the queued reference changes to the extent tree. */
+/* Frees a tree block of root: at once if it was allocated in this
+ * transaction, else pinned until commit. */
+struct btrfs_root;
+int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb);
+/* Reserves a data extent of len bytes (sector aligned) and records its first
+ * reference (root, ino, offset). */
+int btrfs_alloc_data_extent(struct btrfs_fs_info *fs, u64 len, u64 root, u64 ino, u64 offset, u64 *bytenr);
+/* Adds (+1) or drops (-1) a reference to the data extent at bytenr. */
+int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod);
+/* Applies the queued reference changes to the extent tree (may queue more;
+ * call until fs->delayed_refs is empty). */
 int btrfs_run_delayed_refs(struct btrfs_fs_info *fs);
 /* Inserts the items of new block groups and updates changed ones. */
 int btrfs_write_block_group_items(struct btrfs_fs_info *fs);
+/* After the commit is on disk: pinned extents become free, freed blocks
+ * leave the cache. */
+void btrfs_unpin_extents(struct btrfs_fs_info *fs);
+/* Loads block groups and their free space from the extent tree of an opened
+ * image (needed before changing it). */
+int btrfs_load_block_groups(struct btrfs_fs_info *fs);
 /* Default chunk size for a new chunk of type on this device. */
 u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type);
+/* Drops all queued refs (on teardown). */
+void btrfs_free_delayed_refs(struct btrfs_fs_info *fs);
 #endif

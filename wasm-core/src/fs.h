@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "ondisk.h"
 #include "trace.h"
+#include "u64map.h"
 
 struct extent_buffer {
 	u64 start;            /* logical address */
@@ -40,8 +41,10 @@ struct btrfs_block_group {
 	u64 start, length, flags, used;
 	struct free_range *free; /* sorted, non-overlapping, coalesced */
 	size_t nfree, capfree;
-	int pending; /* BLOCK_GROUP_ITEM not yet in the extent tree */
-	int dirty;   /* used changed since the last commit */
+	int pending;   /* BLOCK_GROUP_ITEM not yet in the extent tree */
+	int dirty;     /* used changed since the last commit */
+	int fst_dirty; /* free space changed since the last commit */
+	u64 pinned;    /* bytes freed in this transaction, free after commit */
 };
 
 struct btrfs_root {
@@ -52,13 +55,26 @@ struct btrfs_root {
 	u64 bytes_used;                /* tree blocks owned, for the root item */
 };
 
-/* A tree block reference change waiting for commit (the kernel's delayed refs). */
-struct delayed_tree_ref {
+/* One backref of a data extent: (root, inode, file offset - extent offset). */
+struct data_ref {
+	u64 root, objectid, offset;
+	int count_mod; /* net change in this transaction */
+};
+
+/* Reference changes to one extent waiting for commit (the kernel's delayed
+ * ref head): a tree block allocated (+1) or freed (-1), or data refs added
+ * and dropped. Keyed by bytenr in fs->delayed_refs. */
+struct delayed_ref_head {
 	u64 bytenr;
-	u64 owner;
+	u64 num_bytes;
+	int is_data;
+	int ref_mod;      /* tree blocks: +1 allocated, -1 freed, 0 cancelled */
+	int level;        /* tree blocks */
+	u64 owner;        /* tree blocks: the tree */
 	u64 generation;
-	int level;
-	int action; /* +1 add, -1 drop */
+	int new_extent;   /* allocated in this transaction: no item on disk yet */
+	struct data_ref *drefs; /* data: changes per backref */
+	int ndrefs, capdrefs;
 };
 
 #define BLAB_MAX_ROOTS 64
@@ -84,8 +100,12 @@ struct btrfs_fs_info {
 	struct btrfs_root *tree_root, *chunk_root, *extent_root, *dev_root, *fs_root, *csum_root,
 		*fst_root, *uuid_root, *data_reloc_root;
 
-	struct delayed_tree_ref *refs;
-	size_t nrefs, caprefs;
+	struct u64map delayed_refs; /* bytenr -> struct delayed_ref_head */
+	struct free_range *pinned;  /* freed extents: free again after commit */
+	size_t npinned, cappinned;
+	u64 *evict;                 /* freed tree blocks to drop from the cache after commit */
+	size_t nevict, capevict;
+	int bg_loaded;              /* block groups and their free space are known */
 
 	struct extent_buffer *eb_hash[EB_HASH_SIZE];
 	struct blab_trace trace;

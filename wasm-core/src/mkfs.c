@@ -127,6 +127,7 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 	}
 	fs->nodesize = ns;
 	fs->sectorsize = o->sectorsize;
+	fs->bg_loaded = 1; /* block groups are made here, not read */
 	fs->now = o->now;
 	u64 rng = o->seed;
 	u8 fs_tree_uuid[16];

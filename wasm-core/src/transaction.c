@@ -64,6 +64,8 @@ static int finish_pending_chunks(struct btrfs_fs_info *fs)
 
 static int update_root_items(struct btrfs_fs_info *fs)
 {
+	/* root items are written where the roots are; copying the root tree's
+	 * leaves may move other roots' items, so look each up anew */
 	for (size_t i = 0; i < fs->nroots; i++) {
 		struct btrfs_root *r = fs->roots[i];
 		if (!r->in_root_tree || !r->node)
@@ -108,17 +110,41 @@ static void fill_backup_root(struct btrfs_fs_info *fs)
 	put_le64(b + 8 * BACKUP_NUM_DEVICES, btrfs_super_num_devices(fs->super));
 }
 
+static int needs_another_pass(struct btrfs_fs_info *fs)
+{
+	if (fs->delayed_refs.len)
+		return 1;
+	for (size_t i = 0; i < fs->nchunks; i++)
+		if (fs->chunks[i].pending)
+			return 1;
+	for (size_t i = 0; i < fs->nbgs; i++)
+		if (fs->bgs[i].pending || fs->bgs[i].dirty || fs->bgs[i].fst_dirty)
+			return 1;
+	for (size_t i = 0; i < fs->nroots; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		if (r->in_root_tree && r->node && (btrfs_root_bytenr(r->item) != r->node->start ||
+						   btrfs_root_generation(r->item) != btrfs_header_generation(r->node->data)))
+			return 1;
+	}
+	return 0;
+}
+
 int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 {
 	int ret;
 	if (!fs->trans_running)
 		return 0;
-	if ((ret = finish_pending_chunks(fs)) || (ret = btrfs_run_delayed_refs(fs)) ||
-	    (ret = btrfs_fst_add_new_block_groups(fs)) || (ret = btrfs_write_block_group_items(fs)) ||
-	    (ret = update_root_items(fs)))
-		return ret;
-	if (fs->nrefs) /* blocks allocated while committing */
-		return blab_fail(&fs->err, BLAB_ENOTSUP, "tree blocks allocated during commit are not accounted yet");
+	/* Each pass can change trees again (new blocks, freed blocks): repeat
+	 * until a pass changes nothing. Blocks already copied in this
+	 * transaction change in place, so this settles in a few passes. */
+	for (int pass = 0; needs_another_pass(fs); pass++) {
+		if (pass > 64)
+			return blab_fail(&fs->err, BLAB_EIO, "commit did not settle after %d passes", pass);
+		if ((ret = finish_pending_chunks(fs)) || (ret = btrfs_run_delayed_refs(fs)) ||
+		    (ret = btrfs_write_block_group_items(fs)) || (ret = btrfs_update_free_space_tree(fs)) ||
+		    (ret = update_root_items(fs)))
+			return ret;
+	}
 
 	u64 used = 0;
 	for (size_t i = 0; i < fs->nbgs; i++)
@@ -138,6 +164,7 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 	fill_backup_root(fs);
 	if ((ret = btrfs_write_dirty_blocks(fs)) || (ret = btrfs_write_super(fs)))
 		return ret;
+	btrfs_unpin_extents(fs);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_COMMIT, .a = fs->generation, .b = fs->tree_root->node->start});
 	fs->trans_running = 0;
 	return 0;

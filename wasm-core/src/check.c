@@ -1,0 +1,245 @@
+/*
+ * check.c — the core's own consistency check: tree structure, extent
+ * accounting, block groups, the free space tree and file system trees.
+ * Messages name the tree, block, slot and what is wrong, so that a person
+ * can act on them.
+ */
+#include "check.h"
+#include "block-group.h"
+#include "ctree.h"
+#include "disk-io.h"
+#include "extent-tree.h"
+#include "print-tree.h"
+#include "u64map.h"
+#include "volumes.h"
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct checker {
+	struct btrfs_fs_info *fs;
+	struct strbuf *out;
+	int errors;
+	struct u64map blocks; /* reachable tree block -> level + 1 (owner in high bits unused) */
+	struct u64map owners; /* reachable tree block -> owner tree */
+};
+
+static void problem(struct checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(struct checker *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	c->errors++;
+	if (c->errors <= 200)
+		sb_printf(c->out, "ERROR: %s\n", buf);
+}
+
+static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, const struct btrfs_key *lo,
+		 const struct btrfs_key *hi, int depth)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	if (u64map_get(&c->blocks, bytenr)) {
+		problem(c, "tree %lld: block %" PRIu64 " is referenced twice", (long long)owner, bytenr);
+		return;
+	}
+	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, owner);
+	if (!eb) {
+		problem(c, "tree %lld: %s", (long long)owner, fs->err.msg);
+		return;
+	}
+	u64 *l = u64map_put(&c->blocks, bytenr), *o = u64map_put(&c->owners, bytenr);
+	if (l)
+		*l = (u64)level + 1;
+	if (o)
+		*o = owner;
+	if (gen && btrfs_header_generation(eb->data) != gen)
+		problem(c, "tree %lld: block %" PRIu64 " has generation %" PRIu64 ", its parent expects %" PRIu64, (long long)owner,
+			bytenr, btrfs_header_generation(eb->data), gen);
+	if (btrfs_header_owner(eb->data) != owner && owner != BTRFS_TREE_RELOC_OBJECTID)
+		problem(c, "tree %lld: block %" PRIu64 " says its owner is %lld", (long long)owner, bytenr,
+			(long long)btrfs_header_owner(eb->data));
+	if (btrfs_header_generation(eb->data) > btrfs_super_generation(fs->super) + (fs->trans_running ? 1 : 0))
+		problem(c, "tree %lld: block %" PRIu64 " generation %" PRIu64 " is newer than the filesystem's %" PRIu64,
+			(long long)owner, bytenr, btrfs_header_generation(eb->data), btrfs_super_generation(fs->super));
+	u32 nr = btrfs_nritems(eb);
+	if (nr == 0 && depth > 0)
+		problem(c, "tree %lld: block %" PRIu64 " (level %d) is empty but not the root", (long long)owner, bytenr, level);
+	for (u32 i = 0; i < nr; i++) {
+		struct btrfs_key k;
+		if (level)
+			btrfs_node_key(eb, (int)i, &k);
+		else
+			btrfs_item_key(eb, (int)i, &k);
+		if ((lo && btrfs_comp_keys(&k, lo) < 0) || (hi && btrfs_comp_keys(&k, hi) >= 0))
+			problem(c, "tree %lld: block %" PRIu64 " slot %u key (%" PRIu64 " %u %" PRIu64 ") is outside the range its parent gives",
+				(long long)owner, bytenr, i, k.objectid, k.type, k.offset);
+		if (i == 0 && lo && btrfs_comp_keys(&k, lo) != 0)
+			problem(c, "tree %lld: block %" PRIu64 " first key (%" PRIu64 " %u %" PRIu64 ") differs from its parent's key (%" PRIu64
+				" %u %" PRIu64 ")",
+				(long long)owner, bytenr, k.objectid, k.type, k.offset, lo->objectid, lo->type, lo->offset);
+	}
+	if (!level || depth > BTRFS_MAX_LEVEL)
+		return;
+	for (u32 i = 0; i < nr; i++) {
+		struct btrfs_key k, next;
+		btrfs_node_key(eb, (int)i, &k);
+		const struct btrfs_key *h = hi;
+		if (i + 1 < nr) {
+			btrfs_node_key(eb, (int)i + 1, &next);
+			h = &next;
+		}
+		walk(c, owner, btrfs_node_blockptr(eb, (int)i), level - 1, btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)), &k,
+		     h, depth + 1);
+		eb = btrfs_find_eb(fs, bytenr); /* still cached: blocks are never evicted while reading */
+		if (!eb)
+			return;
+	}
+}
+
+/* Every reachable tree block has exactly one METADATA_ITEM/EXTENT_ITEM
+ * naming its tree, every tree extent item has a reachable block, and the
+ * used bytes of each block group add up. */
+static void check_extents(struct checker *c)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	if (btrfs_load_block_groups(fs)) {
+		problem(c, "extent tree: %s", fs->err.msg);
+		return;
+	}
+	u64 *used = calloc(fs->nbgs ? fs->nbgs : 1, sizeof(u64));
+	struct u64map seen;
+	u64map_init(&seen, 1);
+	struct btrfs_path path;
+	struct btrfs_key key = {0, 0, 0};
+	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
+	while (used && ret >= 0 && (ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
+		u32 sz = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
+		if (k.type == BTRFS_METADATA_ITEM_KEY || k.type == BTRFS_EXTENT_ITEM_KEY) {
+			u64 len = k.type == BTRFS_METADATA_ITEM_KEY ? fs->nodesize : k.offset;
+			struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, k.objectid);
+			if (!bg || k.objectid + len > bg->start + bg->length)
+				problem(c, "extent tree: extent %" PRIu64 " len %" PRIu64 " lies outside every block group", k.objectid, len);
+			else
+				used[bg - fs->bgs] += len;
+			if (sz < BTRFS_EXTENT_ITEM_SIZE) {
+				problem(c, "extent tree: item (%" PRIu64 " %u %" PRIu64 ") is %u bytes, too small", k.objectid, k.type, k.offset, sz);
+			} else if (btrfs_extent_flags(p) & BTRFS_EXTENT_FLAG_TREE_BLOCK) {
+				u64 *lv = u64map_get(&c->blocks, k.objectid);
+				if (!lv)
+					problem(c, "extent tree: tree block %" PRIu64 " is accounted but no tree reaches it", k.objectid);
+				else if (k.type == BTRFS_METADATA_ITEM_KEY && *lv - 1 != k.offset)
+					problem(c, "extent tree: tree block %" PRIu64 " is accounted at level %" PRIu64 " but is at level %" PRIu64,
+						k.objectid, k.offset, *lv - 1);
+				u8 *s = u64map_put(&seen, k.objectid);
+				if (s)
+					*s = 1;
+				u32 off = BTRFS_EXTENT_ITEM_SIZE + (k.type == BTRFS_EXTENT_ITEM_KEY ? BTRFS_TREE_BLOCK_INFO_SIZE : 0);
+				u64 *owner = u64map_get(&c->owners, k.objectid);
+				if (off + BTRFS_EXTENT_INLINE_REF_SIZE <= sz && p[off] == BTRFS_TREE_BLOCK_REF_KEY && owner &&
+				    btrfs_extent_inline_ref_offset(p + off) != *owner)
+					problem(c, "extent tree: tree block %" PRIu64 " is accounted to tree %lld but tree %lld reaches it",
+						k.objectid, (long long)btrfs_extent_inline_ref_offset(p + off), (long long)*owner);
+			}
+		}
+		path.slots[0]++;
+	}
+	if (ret < 0)
+		problem(c, "extent tree: %s", fs->err.msg);
+	size_t i = 0;
+	u64 b;
+	void *v;
+	while (u64map_next(&c->blocks, &i, &b, &v))
+		if (!u64map_get(&seen, b))
+			problem(c, "extent tree: tree block %" PRIu64 " (tree %lld) has no extent item", b,
+				(long long)*(u64 *)u64map_get(&c->owners, b));
+	for (size_t g = 0; used && g < fs->nbgs; g++)
+		if (used[g] != fs->bgs[g].used)
+			problem(c, "block group %" PRIu64 ": used is %" PRIu64 " but its extents add up to %" PRIu64, fs->bgs[g].start,
+				fs->bgs[g].used, used[g]);
+	free(used);
+	u64map_free(&seen);
+}
+
+/* The free space tree records exactly the free space of each block group. */
+static void check_free_space_tree(struct checker *c)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	if (!fs->fst_root)
+		return;
+	for (size_t g = 0; g < fs->nbgs; g++) {
+		struct btrfs_block_group *bg = &fs->bgs[g];
+		struct free_range *want;
+		size_t nwant;
+		if (btrfs_bg_free_after_commit(fs, bg, &want, &nwant))
+			return;
+		struct btrfs_path path;
+		struct btrfs_key key = {bg->start, BTRFS_FREE_SPACE_INFO_KEY, bg->length};
+		int ret = btrfs_search_slot(fs, fs->fst_root, &key, &path, 0, 0);
+		if (ret != 0) {
+			problem(c, "free space tree: block group %" PRIu64 " has no FREE_SPACE_INFO", bg->start);
+			free(want);
+			continue;
+		}
+		u32 count = btrfs_free_space_extent_count(btrfs_item_ptr(path.nodes[0], path.slots[0]));
+		u32 flags = btrfs_free_space_flags(btrfs_item_ptr(path.nodes[0], path.slots[0]));
+		path.slots[0]++;
+		size_t j = 0;
+		u32 found = 0;
+		while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
+			struct btrfs_key k;
+			btrfs_item_key(path.nodes[0], path.slots[0], &k);
+			if (k.objectid >= bg->start + bg->length || k.type == BTRFS_FREE_SPACE_INFO_KEY)
+				break;
+			if (k.type == BTRFS_FREE_SPACE_EXTENT_KEY) {
+				found++;
+				if (j >= nwant || want[j].start != k.objectid || want[j].len != k.offset)
+					problem(c, "free space tree: block group %" PRIu64 " records free %" PRIu64 "+%" PRIu64
+						   " but the free space there is %" PRIu64 "+%" PRIu64,
+						bg->start, k.objectid, k.offset, j < nwant ? want[j].start : 0, j < nwant ? want[j].len : 0);
+				j++;
+			} else if (k.type == BTRFS_FREE_SPACE_BITMAP_KEY) {
+				found = count; /* bitmaps: counted as ranges, not items; checked by btrfs check */
+				j = nwant;
+			}
+			path.slots[0]++;
+		}
+		if (!(flags & BTRFS_FREE_SPACE_USING_BITMAPS)) {
+			if (found != count)
+				problem(c, "free space tree: block group %" PRIu64 " info says %u extents, found %u", bg->start, count, found);
+			if (j != nwant)
+				problem(c, "free space tree: block group %" PRIu64 " records %zu free extents, there are %zu", bg->start, j, nwant);
+		}
+		free(want);
+	}
+}
+
+int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	struct checker c = {.fs = fs, .out = out};
+	u64map_init(&c.blocks, sizeof(u64));
+	u64map_init(&c.owners, sizeof(u64));
+	int trace = fs->trace.enabled;
+	fs->trace.enabled = 0;
+	walk(&c, BTRFS_ROOT_TREE_OBJECTID, fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0, NULL, NULL, 0);
+	walk(&c, BTRFS_CHUNK_TREE_OBJECTID, fs->chunk_root->node->start, btrfs_level(fs->chunk_root->node), 0, NULL, NULL, 0);
+	for (size_t i = 0; i < fs->nroots; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		if (r->in_root_tree && r->node)
+			walk(&c, r->objectid, r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0);
+	}
+	check_extents(&c);
+	check_free_space_tree(&c);
+	fs->trace.enabled = trace;
+	u64map_free(&c.blocks);
+	u64map_free(&c.owners);
+	if (c.errors > 200)
+		sb_printf(out, "... and %d more errors\n", c.errors - 200);
+	return c.errors;
+}

@@ -1,0 +1,11 @@
+/* check.h — `btrfslab check`: the core's own consistency check. */
+#ifndef BTRFSLAB_CHECK_H
+#define BTRFSLAB_CHECK_H
+#include "fs.h"
+#include "print-tree.h"
+
+/* Checks every tree's structure, the extent tree against the reachable tree
+ * blocks, block group used bytes, and the free space tree. Problems are
+ * written to out, one "ERROR: ..." line each. Returns the number found. */
+int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out);
+#endif

@@ -1,0 +1,24 @@
+/* u64map.h — an open-addressing hash map from u64 keys to fixed-size values
+ * (delayed refs, pinned extents). Keys may be any value but UINT64_MAX. */
+#ifndef BTRFSLAB_U64MAP_H
+#define BTRFSLAB_U64MAP_H
+#include "ondisk.h"
+#include <stddef.h>
+
+struct u64map {
+	u64 *keys;
+	u8 *vals;
+	size_t vsize, cap, len;
+};
+
+void u64map_init(struct u64map *m, size_t vsize);
+void u64map_free(struct u64map *m);
+/* The value of key, or NULL. */
+void *u64map_get(const struct u64map *m, u64 key);
+/* The value of key, inserted zeroed if absent; NULL on ENOMEM. */
+void *u64map_put(struct u64map *m, u64 key);
+int u64map_del(struct u64map *m, u64 key);
+/* Iteration: for (size_t i = 0; u64map_next(m, &i, &k, &v);) */
+int u64map_next(const struct u64map *m, size_t *i, u64 *key, void **val);
+void u64map_clear(struct u64map *m);
+#endif
