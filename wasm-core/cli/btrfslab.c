@@ -1,5 +1,9 @@
 /* btrfslab — the command-line face of the core. */
+#include "../src/check.h"
 #include "../src/disk-io.h"
+#include "../src/file.h"
+#include "../src/inode.h"
+#include "../src/scenario.h"
 #include "../src/image.h"
 #include "../src/mkfs.h"
 #include "../src/print-tree.h"
@@ -19,6 +23,14 @@ static const char usage_text[] =
 	"commands:\n"
 	"  mkfs [--size S] [--nodesize N] [--label L] [--seed N] [--time T] IMAGE\n"
 	"        write an empty btrfs filesystem to IMAGE (sizes take K, M, G suffixes)\n"
+	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
+	"        run a scenario script from an empty filesystem ('-' reads standard input)\n"
+	"  ls [-R] [-l] IMAGE [PATH]\n"
+	"        list a directory (or every path below it with -R) of any image\n"
+	"  cat IMAGE PATH\n"
+	"        write a file's contents to standard output (checksums verified)\n"
+	"  check IMAGE\n"
+	"        the core's own consistency check\n"
 	"  dump-tree [-t TREE] IMAGE\n"
 	"        print the trees of IMAGE as `btrfs inspect-internal dump-tree` does\n"
 	"  dump-json IMAGE\n"
@@ -218,6 +230,292 @@ static int cmd_dump(int argc, char **argv, int json)
 	return ret ? 1 : 0;
 }
 
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n, f);
+		n += r;
+		if (n < cap)
+			break;
+		char *nb = realloc(buf, cap *= 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+		}
+		buf = nb;
+	}
+	if (f != stdin)
+		fclose(f);
+	*len = n;
+	return buf;
+}
+
+static int write_text(const char *path, const char *text, size_t len, const char *cmd)
+{
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 32);
+	if (!tmp)
+		return 1;
+	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "wb");
+	int ok = f && fwrite(text, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = 0;
+	if (ok && rename(tmp, path))
+		ok = 0;
+	if (!ok) {
+		fprintf(stderr, "btrfslab %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return ok ? 0 : 1;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
+	struct scenario_options o = {.seed = 1, .now = 1700000000};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--image") || !strcmp(a, "--metrics") || !strcmp(a, "--trace") || !strcmp(a, "--seed") ||
+		    !strcmp(a, "--time")) {
+			if (!(v = opt_value(argc, argv, &i, "run")))
+				return 2;
+			if (!strcmp(a, "--image"))
+				image = v;
+			else if (!strcmp(a, "--metrics"))
+				metrics = v;
+			else if (!strcmp(a, "--trace"))
+				trace = v;
+			else if (parse_size(v, !strcmp(a, "--seed") ? &o.seed : &o.now))
+				return fprintf(stderr, "btrfslab run: %s: '%s' is not a number\n", a, v), 2;
+		} else if (a[0] == '-' && a[1]) {
+			return fprintf(stderr, "btrfslab run: unknown option '%s'\n", a), 2;
+		} else if (script) {
+			return fprintf(stderr, "btrfslab run: unexpected argument '%s'\n", a), 2;
+		} else {
+			script = a;
+		}
+	}
+	if (!script)
+		return fprintf(stderr, "btrfslab run: missing SCRIPT\n"), 2;
+	size_t len;
+	char *text = read_all(script, &len);
+	if (!text)
+		return fprintf(stderr, "btrfslab run: cannot read %s: %s\n", script, strerror(errno)), 1;
+	o.trace = trace != NULL || metrics != NULL;
+	struct scenario_result res;
+	struct blab_err err = {0};
+	int ret = scenario_run(text, len, strcmp(script, "-") ? script : "<stdin>", &o, &res, &err);
+	free(text);
+	if (ret)
+		return fprintf(stderr, "btrfslab run: %s\n", err.msg), 1;
+	int rc = 0;
+	if (metrics) {
+		char *m = scenario_metrics_json(&res);
+		rc |= !m || write_text(metrics, m, strlen(m), "run");
+		free(m);
+	}
+	if (trace) {
+		struct strbuf t = {0};
+		for (size_t i = 0; i < res.fs->trace.len; i++) {
+			char buf[512];
+			trace_event_json(&res.fs->trace.ev[i], buf, sizeof(buf));
+			sb_printf(&t, "%s\n", buf);
+		}
+		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "run");
+		sb_free(&t);
+	}
+	if (image && image_write_file(&res.fs->dev, image, &err)) {
+		fail_err("run", &err);
+		rc = 1;
+	}
+	btrfs_fs_free(res.fs);
+	return rc;
+}
+
+static void mode_string(u32 mode, char *out)
+{
+	const char *t = "?";
+	switch (mode & S_IFMT_) {
+	case S_IFDIR_: t = "d"; break;
+	case S_IFREG_: t = "-"; break;
+	case S_IFLNK_: t = "l"; break;
+	case S_IFCHR_: t = "c"; break;
+	case S_IFBLK_: t = "b"; break;
+	case S_IFIFO_: t = "p"; break;
+	case S_IFSOCK_: t = "s"; break;
+	}
+	static const char rwx[] = "rwxrwxrwx";
+	out[0] = t[0];
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = (mode & (1u << (8 - i))) ? rwx[i] : '-';
+	if (mode & 04000)
+		out[3] = (mode & 0100) ? 's' : 'S';
+	if (mode & 02000)
+		out[6] = (mode & 010) ? 's' : 'S';
+	if (mode & 01000)
+		out[9] = (mode & 01) ? 't' : 'T';
+	out[10] = 0;
+}
+
+struct ls_ctx {
+	struct btrfs_fs_info *fs;
+	int recursive, longfmt, err;
+	char path[8192];
+};
+
+static int print_entry(struct ls_ctx *c, u64 ino, const char *shown)
+{
+	if (!c->longfmt) {
+		printf("%s\n", shown);
+		return 0;
+	}
+	struct btrfs_inode in;
+	if (btrfs_read_inode(c->fs, c->fs->fs_root, ino, &in)) {
+		c->err = 1;
+		return fprintf(stderr, "btrfslab ls: %s: %s\n", shown, c->fs->err.msg), 0;
+	}
+	char m[11];
+	mode_string(in.mode, m);
+	printf("%s %u %u %u %llu %s", m, in.nlink, in.uid, in.gid, (unsigned long long)in.size, shown);
+	if ((in.mode & S_IFMT_) == S_IFLNK_) {
+		char target[4096];
+		u64 got;
+		if (!btrfs_file_read_any(c->fs, c->fs->fs_root, ino, 0, (u8 *)target, sizeof(target) - 1, &got)) {
+			target[got] = 0;
+			printf(" -> %s", target);
+		}
+	}
+	printf("\n");
+	return 0;
+}
+
+static int ls_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
+{
+	struct ls_ctx *c = ctx;
+	size_t base = strlen(c->path);
+	if (base + len + 2 > sizeof(c->path)) {
+		c->err = 1;
+		return 0;
+	}
+	if (!c->recursive) {
+		char nm[BTRFS_NAME_LEN + 1];
+		memcpy(nm, name, len);
+		nm[len] = 0;
+		return print_entry(c, ino, nm);
+	}
+	snprintf(c->path + base, sizeof(c->path) - base, "%s%.*s", base > 1 ? "/" : "", len, name);
+	print_entry(c, ino, c->path);
+	if (type == BTRFS_FT_DIR && btrfs_readdir(c->fs, c->fs->fs_root, ino, ls_entry, c) < 0) {
+		fprintf(stderr, "btrfslab ls: %s: %s\n", c->path, c->fs->err.msg);
+		c->err = 1;
+	}
+	c->path[base] = 0;
+	return 0;
+}
+
+static int cmd_ls_cat(int argc, char **argv, int cat)
+{
+	const char *cmd = cat ? "cat" : "ls", *image = NULL, *path = NULL;
+	struct ls_ctx c = {0};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!cat && a[0] == '-' && a[1] && a[1] != '-' && strspn(a + 1, "Rl") == strlen(a + 1)) {
+			c.recursive |= strchr(a, 'R') != NULL;
+			c.longfmt |= strchr(a, 'l') != NULL;
+		} else if (a[0] == '-' && a[1]) {
+			return fprintf(stderr, "btrfslab %s: unknown option '%s'\n", cmd, a), 2;
+		} else if (!image) {
+			image = a;
+		} else if (!path) {
+			path = a;
+		} else {
+			return fprintf(stderr, "btrfslab %s: unexpected argument '%s'\n", cmd, a), 2;
+		}
+	}
+	if (!image || (cat && !path))
+		return fprintf(stderr, "btrfslab %s: usage: %s\n", cmd, cat ? "cat IMAGE PATH" : "ls [-R] [-l] IMAGE [PATH]"), 2;
+	if (!path)
+		path = "/";
+	struct btrfs_fs_info *fs = open_image(cmd, image);
+	if (!fs)
+		return 1;
+	c.fs = fs;
+	u64 ino;
+	int rc = 0;
+	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino)) {
+		fprintf(stderr, "btrfslab %s: %s\n", cmd, fs->err.msg);
+		rc = 1;
+	} else if (cat) {
+		struct btrfs_inode in;
+		if (btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
+			fprintf(stderr, "btrfslab cat: %s\n", fs->err.msg);
+			rc = 1;
+		} else if ((in.mode & S_IFMT_) != S_IFREG_) {
+			fprintf(stderr, "btrfslab cat: %s: %s\n", path, (in.mode & S_IFMT_) == S_IFDIR_ ? "is a directory" : "not a regular file");
+			rc = 1;
+		} else {
+			u8 *buf = malloc(1 << 20);
+			for (u64 off = 0; buf && off < in.size;) {
+				u64 got;
+				if (btrfs_file_read(fs, fs->fs_root, ino, off, buf, 1 << 20, &got, 1)) {
+					fprintf(stderr, "btrfslab cat: %s: %s\n", path, fs->err.msg);
+					rc = 1;
+					break;
+				}
+				if (!got || fwrite(buf, 1, got, stdout) != got)
+					break;
+				off += got;
+			}
+			free(buf);
+		}
+	} else {
+		struct btrfs_inode in;
+		if (btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
+			fprintf(stderr, "btrfslab ls: %s\n", fs->err.msg);
+			rc = 1;
+		} else if ((in.mode & S_IFMT_) != S_IFDIR_) {
+			print_entry(&c, ino, path);
+		} else {
+			snprintf(c.path, sizeof(c.path), "%s", path);
+			size_t pl = strlen(c.path);
+			while (pl > 1 && c.path[pl - 1] == '/')
+				c.path[--pl] = 0;
+			if (btrfs_readdir(fs, fs->fs_root, ino, ls_entry, &c) < 0) {
+				fprintf(stderr, "btrfslab ls: %s\n", fs->err.msg);
+				rc = 1;
+			}
+		}
+		rc |= c.err;
+	}
+	btrfs_fs_free(fs);
+	return rc;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	if (argc != 2 || argv[1][0] == '-')
+		return fprintf(stderr, "btrfslab check: usage: check IMAGE\n"), 2;
+	struct btrfs_fs_info *fs = open_image("check", argv[1]);
+	if (!fs)
+		return 1;
+	struct strbuf out = {0};
+	int errors = btrfs_check_fs(fs, &out);
+	if (out.len)
+		fwrite(out.s, 1, out.len, stdout);
+	printf("%s: %d error%s found\n", argv[1], errors, errors == 1 ? "" : "s");
+	sb_free(&out);
+	btrfs_fs_free(fs);
+	return errors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -229,6 +527,14 @@ int main(int argc, char **argv)
 		return puts("btrfslab " VERSION), 0;
 	if (!strcmp(c, "mkfs"))
 		return cmd_mkfs(argc - 1, argv + 1);
+	if (!strcmp(c, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(c, "ls"))
+		return cmd_ls_cat(argc - 1, argv + 1, 0);
+	if (!strcmp(c, "cat"))
+		return cmd_ls_cat(argc - 1, argv + 1, 1);
+	if (!strcmp(c, "check"))
+		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(c, "dump-tree"))
 		return cmd_dump(argc - 1, argv + 1, 0);
 	if (!strcmp(c, "dump-json"))

@@ -336,7 +336,7 @@ static int push_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct b
 	} else if (dir < 0) {
 		path->slots[0] = slot - k;
 	}
-	fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = sib->start, .a = leaf->start,
+	fs_trace(fs, (struct trace_event){.kind = TRACE_PUSH, .tree = root->objectid, .bytenr = sib->start, .a = leaf->start,
 					  .level = 0, .slot = k});
 	return 0;
 }
@@ -529,6 +529,31 @@ int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 		path->slots[level] = 0;
 	}
 	return btrfs_nritems(path->nodes[0]) ? 0 : btrfs_path_next_item(fs, path);
+}
+
+int btrfs_prev_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
+{
+	if (path->slots[0] > 0) {
+		path->slots[0]--;
+		return 0;
+	}
+	int level = 1;
+	while (level < BTRFS_MAX_LEVEL && path->nodes[level] && path->slots[level] == 0)
+		level++;
+	if (level >= BTRFS_MAX_LEVEL || !path->nodes[level])
+		return 1;
+	path->slots[level]--;
+	while (level > 0) {
+		struct extent_buffer *parent = path->nodes[level];
+		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, path->slots[level]), level - 1,
+								btrfs_header_owner(parent->data));
+		if (!c)
+			return fs->err.code;
+		level--;
+		path->nodes[level] = c;
+		path->slots[level] = (int)btrfs_nritems(c) - 1;
+	}
+	return path->slots[0] >= 0 ? 0 : btrfs_prev_item(fs, path);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -85,6 +85,8 @@ void btrfs_extend_item(struct btrfs_fs_info *fs, struct btrfs_path *path, u32 ex
 /* Shrinks the item at path to new_size, dropping bytes from its end
  * (from_end) or its start. */
 void btrfs_truncate_item(struct btrfs_fs_info *fs, struct btrfs_path *path, u32 new_size, int from_end);
+/* Moves path to the previous item. 0 at an item, 1 before the first item. */
+int btrfs_prev_item(struct btrfs_fs_info *fs, struct btrfs_path *path);
 /* Inserts an item of size bytes (copied from data when not NULL, zeroed
  * otherwise). EEXIST if key is there; EOVERFLOW if it cannot fit. */
 int btrfs_insert_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,

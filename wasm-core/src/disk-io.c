@@ -366,6 +366,7 @@ struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid)
 		return NULL;
 	}
 	r->objectid = objectid;
+	u64map_init(&r->dir_index, sizeof(u64));
 	fs->roots[fs->nroots++] = r;
 	return r;
 }
@@ -383,8 +384,10 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 			eb = n;
 		}
 	}
-	for (size_t i = 0; i < fs->nroots; i++)
+	for (size_t i = 0; i < fs->nroots; i++) {
+		u64map_free(&fs->roots[i]->dir_index);
 		free(fs->roots[i]);
+	}
 	for (size_t i = 0; i < fs->nbgs; i++)
 		free(fs->bgs[i].free);
 	free(fs->bgs);

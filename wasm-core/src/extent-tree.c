@@ -3,6 +3,7 @@
 #include "crc32c.h"
 #include "ctree.h"
 #include "disk-io.h"
+#include "file-item.h"
 #include "volumes.h"
 #include <stdlib.h>
 
@@ -162,26 +163,29 @@ int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 
 	return 0;
 }
 
-int btrfs_alloc_data_extent(struct btrfs_fs_info *fs, u64 len, u64 root, u64 ino, u64 offset, u64 *bytenr)
+int btrfs_reserve_data(struct btrfs_fs_info *fs, u64 len, u64 *bytenr, int may_alloc_chunk)
 {
 	int ret = btrfs_reserve_extent(fs, BTRFS_BLOCK_GROUP_DATA, len, fs->sectorsize, bytenr);
-	if (ret == BLAB_ENOSPC) {
+	if (ret == BLAB_ENOSPC && may_alloc_chunk) {
 		u64 logical, size = btrfs_chunk_size_for(fs, BTRFS_BLOCK_GROUP_DATA);
 		while (size < len)
 			size *= 2;
 		if (btrfs_alloc_chunk(fs, BTRFS_BLOCK_GROUP_DATA, size, &logical))
-			return fs->err.code;
+			return BLAB_ENOSPC;
 		ret = btrfs_reserve_extent(fs, BTRFS_BLOCK_GROUP_DATA, len, fs->sectorsize, bytenr);
 	}
-	if (ret)
-		return blab_fail(&fs->err, ret, "no space for a %llu-byte data extent", (unsigned long long)len);
-	struct delayed_ref_head *h = head_for(fs, *bytenr);
+	return ret;
+}
+
+int btrfs_add_new_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 len, u64 root, u64 ino, u64 offset)
+{
+	struct delayed_ref_head *h = head_for(fs, bytenr);
 	if (!h)
 		return fs->err.code;
 	h->new_extent = 1;
 	h->generation = fs->generation;
-	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = root, .bytenr = *bytenr, .level = -1, .a = len});
-	return btrfs_mod_data_ref(fs, *bytenr, len, root, ino, offset, +1);
+	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = root, .bytenr = bytenr, .level = -1, .a = len});
+	return btrfs_mod_data_ref(fs, bytenr, len, root, ino, offset, +1);
 }
 
 /* ---- running delayed refs ---- */
@@ -300,6 +304,9 @@ static int run_data_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 			return ret;
 	}
 	if (total == 0) {
+		int ret = btrfs_del_csums(fs, h->bytenr, h->num_bytes);
+		if (ret)
+			return ret;
 		if (h->new_extent)
 			return btrfs_free_reserved(fs, h->bytenr, h->num_bytes);
 		return existed ? pin(fs, h->bytenr, h->num_bytes) : 0;

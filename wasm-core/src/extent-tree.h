@@ -16,9 +16,12 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
  * transaction, else pinned until commit. */
 struct btrfs_root;
 int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb);
-/* Reserves a data extent of len bytes (sector aligned) and records its first
- * reference (root, ino, offset). */
-int btrfs_alloc_data_extent(struct btrfs_fs_info *fs, u64 len, u64 root, u64 ino, u64 offset, u64 *bytenr);
+/* Reserves len bytes (sector aligned) of data space; with may_alloc_chunk a
+ * new data chunk is made when no block group has room. ENOSPC otherwise. */
+int btrfs_reserve_data(struct btrfs_fs_info *fs, u64 len, u64 *bytenr, int may_alloc_chunk);
+/* Records the first reference (root, ino, offset) of a data extent just
+ * reserved at bytenr. */
+int btrfs_add_new_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 len, u64 root, u64 ino, u64 offset);
 /* Adds (+1) or drops (-1) a reference to the data extent at bytenr. */
 int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod);
 /* Applies the queued reference changes to the extent tree (may queue more;

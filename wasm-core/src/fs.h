@@ -53,6 +53,8 @@ struct btrfs_root {
 	u8 item[BTRFS_ROOT_ITEM_SIZE]; /* the ROOT_ITEM as it is in the root tree */
 	int in_root_tree;              /* has a ROOT_ITEM (root and chunk trees do not) */
 	u64 bytes_used;                /* tree blocks owned, for the root item */
+	u64 highest_objectid;          /* subvolumes: highest inode number in use (0: not read yet) */
+	struct u64map dir_index;       /* directory inode -> next DIR_INDEX offset */
 };
 
 /* One backref of a data extent: (root, inode, file offset - extent offset). */

@@ -10,6 +10,7 @@ static const char *const names[TRACE_KIND_COUNT] = {
 	[TRACE_COW] = "cow",                 [TRACE_SEARCH] = "search",
 	[TRACE_ITEM_INSERT] = "item_insert", [TRACE_ITEM_DELETE] = "item_delete",
 	[TRACE_SPLIT] = "split",             [TRACE_MERGE] = "merge",
+	[TRACE_PUSH] = "push",
 	[TRACE_ROOT_GROW] = "root_grow",     [TRACE_ROOT_SHRINK] = "root_shrink",
 	[TRACE_BLOCK_WRITE] = "block_write", [TRACE_SUPER_WRITE] = "super_write",
 	[TRACE_COMMIT] = "commit",

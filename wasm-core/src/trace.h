@@ -17,6 +17,7 @@ enum trace_kind {
 	TRACE_ITEM_DELETE,   /* tree, bytenr, slot, key */
 	TRACE_SPLIT,         /* tree, bytenr: left, a: right, level, slot: split point */
 	TRACE_MERGE,         /* tree, bytenr: into, a: from, level */
+	TRACE_PUSH,          /* tree, bytenr: to (a neighbour), a: from, level, slot: items moved */
 	TRACE_ROOT_GROW,     /* tree, bytenr: new root, level */
 	TRACE_ROOT_SHRINK,   /* tree, bytenr: new root, level */
 	TRACE_BLOCK_WRITE,   /* tree, bytenr, a: physical, level, b: generation */

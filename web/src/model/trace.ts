@@ -11,6 +11,7 @@ export type TraceKind =
   | 'item_delete'
   | 'split'
   | 'merge'
+  | 'push'
   | 'root_grow'
   | 'root_shrink'
   | 'block_write'
@@ -32,6 +33,7 @@ export type TraceEvent =
   | (Base & { kind: 'item_delete'; bytenr: bigint; slot: number; key: [bigint, number, bigint] })
   | (Base & { kind: 'split'; left: bigint; right: bigint; level: number; slot: number })
   | (Base & { kind: 'merge'; into: bigint; from: bigint; level: number })
+  | (Base & { kind: 'push'; to: bigint; from: bigint; level: number; moved: number })
   | (Base & { kind: 'root_grow'; bytenr: bigint; level: number })
   | (Base & { kind: 'root_shrink'; bytenr: bigint; level: number })
   | (Base & { kind: 'block_write'; bytenr: bigint; physical: bigint; level: number; generation: bigint })
@@ -73,6 +75,7 @@ export function parseTrace(json: string): TraceEvent[] {
       case 'item_delete': return { ...base, kind: r.kind, bytenr, slot: r.slot, key };
       case 'split': return { ...base, kind: r.kind, left: bytenr, right: a, level: r.level, slot: r.slot };
       case 'merge': return { ...base, kind: r.kind, into: bytenr, from: a, level: r.level };
+      case 'push': return { ...base, kind: r.kind, to: bytenr, from: a, level: r.level, moved: r.slot };
       case 'root_grow': return { ...base, kind: r.kind, bytenr, level: r.level };
       case 'root_shrink': return { ...base, kind: r.kind, bytenr, level: r.level };
       case 'block_write': return { ...base, kind: r.kind, bytenr, physical: a, level: r.level, generation: b };

@@ -1,0 +1,267 @@
+// A model of what a scenario script does to a filesystem, independent of the
+// core, and a seeded generator of valid random scripts. Tests compare the
+// kernel's view of an image with the model's.
+import { createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+
+const M64 = (1n << 64n) - 1n;
+const GOLDEN = 0x9e3779b97f4a7c15n;
+
+/** Byte at file offset pos of `write ... SEED` (scenario_data_byte in the core). */
+export function dataBytes(seed, off, len) {
+  const out = Buffer.alloc(len);
+  let word = -1n;
+  let z = 0n;
+  const s = (BigInt(seed) * GOLDEN) & M64;
+  for (let i = 0; i < len; i++) {
+    const pos = BigInt(off + i);
+    const w = pos >> 3n;
+    if (w !== word) {
+      word = w;
+      z = (s + w + GOLDEN) & M64;
+      z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & M64;
+      z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & M64;
+      z ^= z >> 31n;
+    }
+    out[i] = Number((z >> ((pos & 7n) * 8n)) & 0xffn);
+  }
+  return out;
+}
+
+/** A seeded xorshift64* generator; prints nothing, replays exactly. */
+export function rng(seed) {
+  let x = BigInt(seed) * 0x2545f4914f6cdd1dn + 0x1234567n;
+  x &= M64;
+  if (x === 0n) x = 1n;
+  const next = () => {
+    x ^= x >> 12n;
+    x ^= (x << 25n) & M64;
+    x ^= x >> 27n;
+    return Number(((x * 0x2545f4914f6cdd1dn) & M64) >> 11n) / 2 ** 53;
+  };
+  return {
+    float: next,
+    int: (n) => Math.floor(next() * n),
+    pick: (arr) => arr[Math.floor(next() * arr.length)],
+    chance: (p) => next() < p,
+  };
+}
+
+// Inodes are shared by hard links; a directory maps names to inodes.
+function newInode(type, extra = {}) {
+  return { type, data: Buffer.alloc(0), xattrs: new Map(), nlink: 1, ...extra };
+}
+
+export class FsModel {
+  constructor() {
+    this.root = newInode('dir', { entries: new Map() });
+  }
+
+  lookup(path) {
+    let cur = this.root;
+    for (const part of path.split('/').filter(Boolean)) {
+      if (cur.type !== 'dir') return null;
+      cur = cur.entries.get(part);
+      if (!cur) return null;
+    }
+    return cur;
+  }
+
+  parentOf(path) {
+    const i = path.lastIndexOf('/');
+    return { dir: this.lookup(path.slice(0, i) || '/'), name: path.slice(i + 1) };
+  }
+
+  apply(cmd) {
+    const [op, ...a] = cmd;
+    switch (op) {
+      case 'mkdir': { const { dir, name } = this.parentOf(a[0]); dir.entries.set(name, newInode('dir', { entries: new Map() })); break; }
+      case 'create': { const { dir, name } = this.parentOf(a[0]); dir.entries.set(name, newInode('file')); break; }
+      case 'symlink': { const { dir, name } = this.parentOf(a[1]); dir.entries.set(name, newInode('symlink', { target: a[0] })); break; }
+      case 'write': {
+        const f = this.lookup(a[0]);
+        const [off, len, seed] = [a[1], a[2], a[3]];
+        if (off + len > f.data.length) f.data = Buffer.concat([f.data, Buffer.alloc(off + len - f.data.length)]);
+        dataBytes(seed, off, len).copy(f.data, off);
+        break;
+      }
+      case 'truncate': {
+        const f = this.lookup(a[0]);
+        f.data = a[1] <= f.data.length ? f.data.subarray(0, a[1]) : Buffer.concat([f.data, Buffer.alloc(a[1] - f.data.length)]);
+        break;
+      }
+      case 'link': { const f = this.lookup(a[0]); const { dir, name } = this.parentOf(a[1]); dir.entries.set(name, f); f.nlink++; break; }
+      case 'unlink': case 'rmdir': { const { dir, name } = this.parentOf(a[0]); dir.entries.get(name).nlink--; dir.entries.delete(name); break; }
+      case 'rename': {
+        const src = this.parentOf(a[0]);
+        const dst = this.parentOf(a[1]);
+        const node = src.dir.entries.get(src.name);
+        const old = dst.dir.entries.get(dst.name);
+        if (old === node) break;
+        if (old) old.nlink--;
+        src.dir.entries.delete(src.name);
+        dst.dir.entries.set(dst.name, node);
+        break;
+      }
+      case 'setxattr': this.lookup(a[0]).xattrs.set(a[1], a[2]); break;
+      case 'commit': break;
+      default: throw new Error(`model: unknown command ${op}`);
+    }
+  }
+
+  /** Every path with what the kernel should show for it. */
+  snapshot() {
+    const out = {};
+    const walk = (node, path) => {
+      for (const [name, n] of [...node.entries].sort()) {
+        const p = path === '/' ? `/${name}` : `${path}/${name}`;
+        out[p] = describe(n);
+        if (n.type === 'dir') walk(n, p);
+      }
+    };
+    walk(this.root, '/');
+    return out;
+  }
+}
+
+function describe(n) {
+  const d = { type: n.type, nlink: n.type === 'dir' ? 1 : n.nlink };
+  if (n.type === 'file') {
+    d.size = n.data.length;
+    d.sha = createHash('sha256').update(n.data).digest('hex');
+  }
+  if (n.type === 'symlink') d.target = n.target;
+  if (n.type !== 'symlink') d.xattrs = Object.fromEntries([...n.xattrs].sort());
+  return d;
+}
+
+/** What a mounted filesystem shows, in the same shape as FsModel.snapshot. */
+export function snapshotMount(mnt, getXattrs) {
+  const out = {};
+  const walk = (dir, path) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = join(dir, name);
+      const p = path === '/' ? `/${name}` : `${path}/${name}`;
+      const st = lstatSync(full);
+      const d = { type: st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : st.isFile() ? 'file' : 'other', nlink: st.nlink };
+      if (d.type === 'file') {
+        d.size = st.size;
+        d.sha = createHash('sha256').update(readFileSync(full)).digest('hex');
+      }
+      if (d.type === 'symlink') d.target = readlinkSync(full);
+      if (d.type !== 'symlink') d.xattrs = getXattrs(full);
+      out[p] = d;
+      if (d.type === 'dir') walk(full, p);
+    }
+  };
+  walk(mnt, '/');
+  return out;
+}
+
+/**
+ * A random valid script: returns { text, cmds, model } where model is the
+ * expected final state. Every command is valid when it runs.
+ */
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true } = {}) {
+  const r = rng(seed);
+  const model = new FsModel();
+  const cmds = [];
+  const dirs = ['/'];
+  let counter = 0;
+  const fresh = () => `n${counter++}${r.chance(0.2) ? '_' + 'x'.repeat(r.int(60)) : ''}`;
+  const join2 = (d, n) => (d === '/' ? `/${n}` : `${d}/${n}`);
+  const allPaths = () => Object.keys(model.snapshot());
+  const files = () => allPaths().filter((p) => model.lookup(p).type === 'file');
+  const push = (cmd) => { model.apply(cmd); cmds.push(cmd); };
+  // bulk groups: /bulkN/f_1..f_M made and removed with brace ranges; kept out
+  // of the other operations so their names stay predictable
+  const groups = [];
+  const isBulk = (p) => p.startsWith('/bulk');
+  for (let i = 0; i < ops; i++) {
+    const k = r.int(100);
+    const fl = files().filter((p) => !isBulk(p));
+    if (bulk && k >= 96 && r.chance(0.5)) {
+      if (groups.length === 0 || r.chance(0.5)) {
+        const d = `/bulk${groups.length}`;
+        const n = r.chance(0.3) ? 800 + r.int(700) : 50 + r.int(300);
+        push(['mkdir', d]);
+        for (let j = 1; j <= n; j++) model.apply(['create', `${d}/f_${j}`]);
+        cmds.push(['create', `${d}/f_{1..${n}}`]);
+        groups.push({ d, alive: new Array(n + 1).fill(true) });
+      } else {
+        const g = r.pick(groups);
+        const s = 1 + r.int(g.alive.length - 1);
+        let e = s;
+        while (e < g.alive.length && g.alive[e] && r.chance(0.995)) e++;
+        if (g.alive[s]) {
+          for (let j = s; j < e; j++) { model.apply(['unlink', `${g.d}/f_${j}`]); g.alive[j] = false; }
+          cmds.push(['unlink', `${g.d}/f_{${s}..${e - 1}}`]);
+        }
+      }
+      continue;
+    }
+    if (k < 12) {
+      const d = join2(r.pick(dirs), fresh());
+      push(['mkdir', d]);
+      dirs.push(d);
+    } else if (k < 30 || fl.length === 0) {
+      push(['create', join2(r.pick(dirs), fresh())]);
+    } else if (k < 55) {
+      const f = r.pick(fl);
+      const size = model.lookup(f).data.length;
+      const small = r.chance(0.35);
+      const len = small ? 1 + r.int(1500) : 1 + r.int(maxWrite);
+      const off = r.chance(0.5) ? r.int(size + 1) : r.int(size + 100_000);
+      push(['write', f, off, len, 1 + r.int(1000)]);
+    } else if (k < 62) {
+      const f = r.pick(fl);
+      const size = model.lookup(f).data.length;
+      push(['truncate', f, r.chance(0.6) ? r.int(size + 1) : size + r.int(50_000)]);
+    } else if (k < 68) {
+      push(['link', r.pick(fl), join2(r.pick(dirs), fresh())]);
+    } else if (k < 76) {
+      const f = r.pick(fl);
+      push(['unlink', f]);
+    } else if (k < 84) {
+      // rename a file or a directory, sometimes over an existing file
+      const paths = allPaths().filter((p) => !isBulk(p));
+      if (!paths.length) continue;
+      const src = r.pick(paths);
+      const node = model.lookup(src);
+      let dst;
+      if (node.type !== 'dir' && r.chance(0.3) && fl.length > 1) {
+        dst = r.pick(fl);
+      } else {
+        const candidates = dirs.filter((d) => d !== src && !d.startsWith(src + '/'));
+        dst = join2(r.pick(candidates), fresh());
+      }
+      push(['rename', src, dst]);
+      if (node.type === 'dir') {
+        for (let j = 0; j < dirs.length; j++) {
+          if (dirs[j] === src) dirs[j] = dst;
+          else if (dirs[j].startsWith(src + '/')) dirs[j] = dst + dirs[j].slice(src.length);
+        }
+      }
+    } else if (k < 88) {
+      const empty = dirs.filter((d) => d !== '/' && model.lookup(d).entries.size === 0);
+      if (empty.length) {
+        const d = r.pick(empty);
+        push(['rmdir', d]);
+        dirs.splice(dirs.indexOf(d), 1);
+      }
+    } else if (k < 93) {
+      const targets = allPaths().filter((p) => model.lookup(p).type !== 'symlink' && !isBulk(p));
+      const p = targets.length ? r.pick(targets) : '/';
+      push(['setxattr', p, `user.k${r.int(4)}`, `v${r.int(100000)}`]);
+    } else if (k < 96) {
+      push(['symlink', `/some/where/${fresh()}`, join2(r.pick(dirs), fresh())]);
+    } else {
+      push(['commit']);
+    }
+    if (commitEvery && (i + 1) % commitEvery === 0) push(['commit']);
+  }
+  // the root directory's xattrs live on "/" itself: leave them out of paths
+  const text = [`mkfs nodesize=${nodesize} size=256M`, ...cmds.map((c) => c.map(String).join(' '))].join('\n') + '\n';
+  return { text, cmds, model };
+}

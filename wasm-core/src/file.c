@@ -1,0 +1,459 @@
+#include "file.h"
+#include "crc32c.h"
+#include "extent-tree.h"
+#include "file-item.h"
+#include "inode.h"
+#include "volumes.h"
+#include <stdlib.h>
+
+#define MAX_DATA_EXTENT (128ULL << 20) /* the kernel's largest uncompressed extent */
+
+u32 btrfs_max_inline(const struct btrfs_fs_info *fs)
+{
+	u32 m = 2048;
+	return m < fs->sectorsize - 1 ? m : fs->sectorsize - 1;
+}
+
+u32 btrfs_max_symlink(const struct btrfs_fs_info *fs)
+{
+	u32 m = fs->nodesize - BTRFS_HEADER_SIZE - BTRFS_ITEM_SIZE - BTRFS_FILE_EXTENT_INLINE_DATA_START;
+	return m < 4095 ? m : 4095;
+}
+
+static u64 round_down(u64 v, u64 a) { return v / a * a; }
+static u64 round_up(u64 v, u64 a) { return (v + a - 1) / a * a; }
+
+int btrfs_insert_inline_extent(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const u8 *data, u32 len)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {ino, BTRFS_EXTENT_DATA_KEY, 0};
+	int ret = btrfs_insert_empty_item(fs, root, &path, &key, BTRFS_FILE_EXTENT_INLINE_DATA_START + len);
+	if (ret)
+		return ret;
+	u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
+	btrfs_set_file_extent_generation(p, fs->generation);
+	btrfs_set_file_extent_ram_bytes(p, len);
+	btrfs_set_file_extent_type(p, BTRFS_FILE_EXTENT_INLINE);
+	memcpy(p + BTRFS_FILE_EXTENT_INLINE_DATA_START, data, len);
+	return 0;
+}
+
+/* One file extent item, decoded. */
+struct file_extent {
+	struct btrfs_key key;
+	u8 type, compression;
+	u64 generation, ram_bytes;
+	u64 disk_bytenr, disk_num_bytes, offset, num_bytes;
+	u32 inline_len;
+};
+
+static int parse_extent(struct btrfs_fs_info *fs, const struct extent_buffer *leaf, int slot, struct file_extent *fe)
+{
+	const u8 *p = btrfs_item_ptr(leaf, slot);
+	u32 size = btrfs_item_size_nr(leaf, slot);
+	btrfs_item_key(leaf, slot, &fe->key);
+	if (size < BTRFS_FILE_EXTENT_INLINE_DATA_START)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "file extent (%llu EXTENT_DATA %llu) is %u bytes",
+				 (unsigned long long)fe->key.objectid, (unsigned long long)fe->key.offset, size);
+	fe->type = btrfs_file_extent_type(p);
+	fe->compression = btrfs_file_extent_compression(p);
+	fe->generation = btrfs_file_extent_generation(p);
+	fe->ram_bytes = btrfs_file_extent_ram_bytes(p);
+	if (fe->type == BTRFS_FILE_EXTENT_INLINE) {
+		fe->inline_len = size - BTRFS_FILE_EXTENT_INLINE_DATA_START;
+		fe->num_bytes = fe->ram_bytes;
+		fe->disk_bytenr = fe->disk_num_bytes = fe->offset = 0;
+		return 0;
+	}
+	if (size < BTRFS_FILE_EXTENT_SIZE || fe->type > BTRFS_FILE_EXTENT_PREALLOC)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "file extent (%llu EXTENT_DATA %llu): bad type %u or size %u",
+				 (unsigned long long)fe->key.objectid, (unsigned long long)fe->key.offset, fe->type, size);
+	fe->disk_bytenr = btrfs_file_extent_disk_bytenr(p);
+	fe->disk_num_bytes = btrfs_file_extent_disk_num_bytes(p);
+	fe->offset = btrfs_file_extent_offset(p);
+	fe->num_bytes = btrfs_file_extent_num_bytes(p);
+	fe->inline_len = 0;
+	return 0;
+}
+
+static u64 extent_end(const struct file_extent *fe) { return fe->key.offset + fe->num_bytes; }
+
+/* The first extent of ino that covers or follows cur and starts before end:
+ * 0 with *fe, or ENOENT. */
+static int find_extent(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 cur, u64 end, struct file_extent *fe)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {ino, BTRFS_EXTENT_DATA_KEY, cur};
+	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	if (ret > 0 && btrfs_prev_item(fs, &path) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid == ino && k.type == BTRFS_EXTENT_DATA_KEY) {
+			if ((ret = parse_extent(fs, path.nodes[0], path.slots[0], fe)))
+				return ret;
+			if (extent_end(fe) > cur)
+				return 0;
+		}
+		path.slots[0]++;
+	}
+	if ((ret = btrfs_path_next_item(fs, &path)))
+		return ret < 0 ? ret : BLAB_ENOENT;
+	struct btrfs_key k;
+	btrfs_item_key(path.nodes[0], path.slots[0], &k);
+	if (k.objectid != ino || k.type != BTRFS_EXTENT_DATA_KEY || k.offset >= end)
+		return BLAB_ENOENT;
+	return parse_extent(fs, path.nodes[0], path.slots[0], fe);
+}
+
+static int insert_reg_extent(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 file_off, const struct file_extent *src,
+			     u64 offset, u64 num_bytes)
+{
+	u8 item[BTRFS_FILE_EXTENT_SIZE] = {0};
+	btrfs_set_file_extent_generation(item, src->generation);
+	btrfs_set_file_extent_ram_bytes(item, src->ram_bytes);
+	btrfs_set_file_extent_compression(item, src->compression);
+	btrfs_set_file_extent_type(item, src->type);
+	btrfs_set_file_extent_disk_bytenr(item, src->disk_bytenr);
+	btrfs_set_file_extent_disk_num_bytes(item, src->disk_num_bytes);
+	btrfs_set_file_extent_offset(item, offset);
+	btrfs_set_file_extent_num_bytes(item, num_bytes);
+	struct btrfs_key key = {ino, BTRFS_EXTENT_DATA_KEY, file_off};
+	return btrfs_insert_item(fs, root, &key, item, sizeof(item));
+}
+
+int btrfs_drop_file_extents(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end, u64 *dropped)
+{
+	u64 cur = start, gone = 0;
+	int ret;
+	while (cur < end) {
+		struct file_extent fe;
+		ret = find_extent(fs, root, ino, cur, end, &fe);
+		if (ret == BLAB_ENOENT)
+			break;
+		if (ret)
+			return ret;
+		u64 ks = fe.key.offset, ke = extent_end(&fe);
+		int real = fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr != 0;
+		struct btrfs_path path;
+		if ((ret = btrfs_search_slot(fs, root, &fe.key, &path, -1, 1)) != 0)
+			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "file extent of %llu vanished", (unsigned long long)ino);
+		u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
+		if (fe.type == BTRFS_FILE_EXTENT_INLINE) {
+			if (start <= ks) {
+				gone += fe.ram_bytes;
+				ret = btrfs_del_items(fs, root, &path, path.slots[0], 1);
+			} else if (start < fe.inline_len) {
+				gone += fe.ram_bytes - start;
+				btrfs_set_file_extent_ram_bytes(p, start);
+				btrfs_truncate_item(fs, &path, BTRFS_FILE_EXTENT_INLINE_DATA_START + (u32)start, 1);
+			}
+		} else if (ks >= start && ke <= end) {
+			if (real)
+				gone += fe.num_bytes;
+			ret = btrfs_del_items(fs, root, &path, path.slots[0], 1);
+			if (!ret && real)
+				ret = btrfs_mod_data_ref(fs, fe.disk_bytenr, fe.disk_num_bytes, root->objectid, ino, ks - fe.offset, -1);
+		} else if (ks < start && ke <= end) {
+			if (real)
+				gone += ke - start;
+			btrfs_set_file_extent_num_bytes(p, start - ks);
+		} else if (ks >= start) {
+			/* the tail [end, ke) stays, under a new key */
+			if (real)
+				gone += end - ks;
+			ret = btrfs_del_items(fs, root, &path, path.slots[0], 1);
+			if (!ret)
+				ret = insert_reg_extent(fs, root, ino, end, &fe, fe.offset + (end - ks), ke - end);
+		} else {
+			/* the range is inside the extent: the head and the tail stay, the tail as a new item */
+			if (real)
+				gone += end - start;
+			btrfs_set_file_extent_num_bytes(p, start - ks);
+			ret = insert_reg_extent(fs, root, ino, end, &fe, fe.offset + (end - ks), ke - end);
+			if (!ret && real)
+				ret = btrfs_mod_data_ref(fs, fe.disk_bytenr, fe.disk_num_bytes, root->objectid, ino, ks - fe.offset, +1);
+		}
+		if (ret)
+			return ret;
+		cur = ke > cur ? ke : cur + 1;
+	}
+	if (dropped)
+		*dropped = gone;
+	return 0;
+}
+
+/* Reads [off, off + len) of the file as it is now, zeros past size. */
+static int read_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 size, u64 off, u8 *buf, u64 len,
+		      int verify)
+{
+	memset(buf, 0, len);
+	u64 end = off + len < size ? off + len : size, cur = off;
+	while (cur < end) {
+		struct file_extent fe;
+		int ret = find_extent(fs, root, ino, cur, end, &fe);
+		if (ret == BLAB_ENOENT)
+			return 0;
+		if (ret)
+			return ret;
+		u64 ks = fe.key.offset, ke = extent_end(&fe);
+		u64 s = ks > cur ? ks : cur, e = ke < end ? ke : end;
+		if (fe.compression)
+			return blab_fail(&fs->err, BLAB_ENOTSUP, "inode %llu: compressed extents are not supported",
+					 (unsigned long long)ino);
+		if (fe.type == BTRFS_FILE_EXTENT_INLINE) {
+			struct btrfs_path path;
+			if ((ret = btrfs_search_slot(fs, root, &fe.key, &path, 0, 0)) != 0)
+				return ret < 0 ? ret : BLAB_ECORRUPT;
+			const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]) + BTRFS_FILE_EXTENT_INLINE_DATA_START;
+			u64 have = fe.inline_len;
+			for (u64 i = s; i < e && i - ks < have; i++)
+				buf[i - off] = p[i - ks];
+		} else if (fe.type == BTRFS_FILE_EXTENT_REG && fe.disk_bytenr) {
+			u64 disk = fe.disk_bytenr + fe.offset + (s - ks);
+			if ((ret = btrfs_read_logical(fs, disk, buf + (s - off), (u32)(e - s))))
+				return ret;
+			if (verify) {
+				u64 ss = fs->sectorsize, first = round_down(disk, ss), last = round_up(disk + (e - s), ss);
+				u8 *sec = malloc(ss);
+				if (!sec)
+					return blab_fail(&fs->err, BLAB_ENOMEM, "read");
+				for (u64 b = first; b < last && !ret; b += ss) {
+					u32 want;
+					if ((ret = btrfs_read_logical(fs, b, sec, (u32)ss)))
+						break;
+					if (btrfs_lookup_csum(fs, b, &want))
+						ret = blab_fail(&fs->err, BLAB_ECORRUPT, "inode %llu: no checksum for data at logical %llu",
+								(unsigned long long)ino, (unsigned long long)b);
+					else if (crc32c(sec, ss) != want)
+						ret = blab_fail(&fs->err, BLAB_ECORRUPT,
+								"inode %llu: csum mismatch at logical %llu: have 0x%08x want 0x%08x",
+								(unsigned long long)ino, (unsigned long long)b, crc32c(sec, ss), want);
+				}
+				free(sec);
+				if (ret)
+					return ret;
+			}
+		}
+		cur = e > cur ? e : cur + 1;
+	}
+	return 0;
+}
+
+int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got, int verify)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, root, ino, &in);
+	if (ret)
+		return ret;
+	if (off >= in.size) {
+		*got = 0;
+		return 0;
+	}
+	if (len > in.size - off)
+		len = in.size - off;
+	*got = len;
+	return read_range(fs, root, ino, in.size, off, buf, len, verify);
+}
+
+int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, root, ino, &in);
+	if (ret)
+		return ret;
+	*got = off >= in.size ? 0 : (len < in.size - off ? len : in.size - off);
+	return *got ? read_range(fs, root, ino, in.size, off, buf, *got, 0) : 0;
+}
+
+/* Writes buf as new data extents at [start, start + len) (whole sectors). */
+static int write_new_extents(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, const u8 *buf, u64 len)
+{
+	u64 done = 0;
+	while (done < len) {
+		u64 piece = len - done < MAX_DATA_EXTENT ? len - done : MAX_DATA_EXTENT, bytenr;
+		int ret;
+		/* Prefer room in existing block groups; a new chunk only when small pieces do not fit either. */
+		for (;;) {
+			ret = btrfs_reserve_data(fs, piece, &bytenr, piece <= (1ULL << 20));
+			if (ret != BLAB_ENOSPC || piece <= fs->sectorsize)
+				break;
+			piece = round_up(piece / 2, fs->sectorsize);
+		}
+		if (ret)
+			return blab_fail(&fs->err, BLAB_ENOSPC, "no space for %llu bytes of file data", (unsigned long long)(len - done));
+		u64 foff = start + done;
+		if ((ret = btrfs_add_new_data_ref(fs, bytenr, piece, root->objectid, ino, foff)))
+			return ret;
+		for (u64 w = 0; w < piece; w += 1ULL << 24) {
+			u32 n = (u32)(piece - w < (1ULL << 24) ? piece - w : (1ULL << 24));
+			if ((ret = btrfs_write_logical(fs, bytenr + w, buf + done + w, n)))
+				return ret;
+		}
+		if ((ret = btrfs_csum_file_blocks(fs, bytenr, buf + done, piece)))
+			return ret;
+		struct file_extent fe = {.type = BTRFS_FILE_EXTENT_REG, .generation = fs->generation, .ram_bytes = piece,
+					 .disk_bytenr = bytenr, .disk_num_bytes = piece};
+		if ((ret = insert_reg_extent(fs, root, ino, foff, &fe, 0, piece)))
+			return ret;
+		done += piece;
+	}
+	return 0;
+}
+
+static int has_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, int *yes)
+{
+	struct btrfs_key key = {ino, BTRFS_EXTENT_DATA_KEY, 0};
+	u8 *p;
+	u32 size;
+	int ret = btrfs_lookup_item(fs, root, &key, &p, &size, 0);
+	*yes = ret == 0 && size >= BTRFS_FILE_EXTENT_INLINE_DATA_START && btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_INLINE;
+	return ret == BLAB_ENOENT ? 0 : ret;
+}
+
+static int regular_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_inode *in)
+{
+	int ret = btrfs_read_inode(fs, root, ino, in);
+	if (ret)
+		return ret;
+	if ((in->mode & S_IFMT_) == S_IFDIR_)
+		return blab_fail(&fs->err, BLAB_EISDIR, "inode %llu is a directory", (unsigned long long)ino);
+	if ((in->mode & S_IFMT_) != S_IFREG_)
+		return blab_fail(&fs->err, BLAB_EINVAL, "inode %llu is not a regular file", (unsigned long long)ino);
+	return 0;
+}
+
+/* Replaces the file's whole content by an inline extent of new_size bytes. */
+static int rewrite_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_inode *in, u64 new_size,
+			  u64 off, const u8 *data, u64 len)
+{
+	u8 buf[4096];
+	u64 dropped;
+	int ret = read_range(fs, root, in->ino, in->size, 0, buf, new_size, 0);
+	if (ret)
+		return ret;
+	if (len)
+		memcpy(buf + off, data, len);
+	if ((ret = btrfs_drop_file_extents(fs, root, in->ino, 0, (u64)-1, &dropped)))
+		return ret;
+	in->nbytes -= dropped;
+	if (new_size) {
+		if ((ret = btrfs_insert_inline_extent(fs, root, in->ino, buf, (u32)new_size)))
+			return ret;
+		in->nbytes += new_size;
+	}
+	in->size = new_size;
+	return 0;
+}
+
+/* Rewrites [start, end) (whole sectors) as new extents: the file's content
+ * there, with data laid over [off, off + len). */
+static int rewrite_range(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_inode *in, u64 start, u64 end,
+			 u64 off, const u8 *data, u64 len)
+{
+	u8 *buf = malloc(end - start);
+	if (!buf)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "write of %llu bytes", (unsigned long long)(end - start));
+	u64 dropped;
+	int ret = read_range(fs, root, in->ino, in->size, start, buf, end - start, 0);
+	if (!ret && len)
+		memcpy(buf + (off - start), data, len);
+	if (!ret)
+		ret = btrfs_drop_file_extents(fs, root, in->ino, start, end, &dropped);
+	if (!ret) {
+		in->nbytes -= dropped;
+		ret = write_new_extents(fs, root, in->ino, start, buf, end - start);
+	}
+	if (!ret)
+		in->nbytes += end - start;
+	free(buf);
+	return ret;
+}
+
+static void touch_data(struct btrfs_fs_info *fs, struct btrfs_inode *in)
+{
+	in->mtime = in->ctime = (struct btrfs_timespec){fs->now, 0};
+	in->transid = fs->generation;
+	in->sequence++;
+}
+
+int btrfs_file_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len)
+{
+	struct btrfs_inode in;
+	int ret = regular_inode(fs, root, ino, &in);
+	if (ret)
+		return ret;
+	if (off + len < off || off + len > (1ULL << 60))
+		return blab_fail(&fs->err, BLAB_EINVAL, "write at %llu of %llu bytes is past the largest file size",
+				 (unsigned long long)off, (unsigned long long)len);
+	if (!len)
+		return 0;
+	u64 ss = fs->sectorsize, new_size = off + len > in.size ? off + len : in.size;
+	if (new_size <= btrfs_max_inline(fs)) {
+		ret = rewrite_inline(fs, root, &in, new_size, off, data, len);
+	} else {
+		int inl;
+		if ((ret = has_inline(fs, root, ino, &inl)))
+			return ret;
+		u64 start = round_down(off, ss), end = round_up(off + len, ss);
+		if (inl) { /* the inline data becomes part of the first regular extent */
+			start = 0;
+			if (end < round_up(in.size, ss))
+				end = round_up(in.size, ss);
+		}
+		ret = rewrite_range(fs, root, &in, start, end, off, data, len);
+		in.size = new_size;
+	}
+	if (ret)
+		return ret;
+	touch_data(fs, &in);
+	return btrfs_update_inode(fs, root, &in);
+}
+
+int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 size)
+{
+	struct btrfs_inode in;
+	int ret = regular_inode(fs, root, ino, &in);
+	if (ret)
+		return ret;
+	if (size > (1ULL << 60))
+		return blab_fail(&fs->err, BLAB_EINVAL, "size %llu is past the largest file size", (unsigned long long)size);
+	u64 ss = fs->sectorsize;
+	int inl;
+	if ((ret = has_inline(fs, root, ino, &inl)))
+		return ret;
+	if (size == in.size) {
+		/* nothing moves */
+	} else if (inl && size <= btrfs_max_inline(fs)) {
+		ret = rewrite_inline(fs, root, &in, size, 0, NULL, 0);
+	} else if (inl) {
+		/* growing past what stays inline: the data moves to a regular extent, the rest is a hole */
+		u64 old = in.size;
+		ret = rewrite_range(fs, root, &in, 0, round_up(old, ss), 0, NULL, 0);
+		in.size = size;
+	} else if (size < in.size) {
+		u64 dropped;
+		if ((ret = btrfs_drop_file_extents(fs, root, ino, round_up(size, ss), (u64)-1, &dropped)))
+			return ret;
+		in.nbytes -= dropped;
+		if (size % ss) {
+			/* the last sector keeps zeros past the new end, so growing later shows zeros */
+			struct file_extent fe;
+			ret = find_extent(fs, root, ino, round_down(size, ss), round_up(size, ss), &fe);
+			if (ret == 0 && fe.type == BTRFS_FILE_EXTENT_REG && fe.disk_bytenr) {
+				in.size = size;
+				ret = rewrite_range(fs, root, &in, round_down(size, ss), round_up(size, ss), 0, NULL, 0);
+			} else if (ret == BLAB_ENOENT) {
+				ret = 0;
+			}
+		}
+		in.size = size;
+	} else {
+		in.size = size; /* a hole: nothing on disk under NO_HOLES */
+	}
+	if (ret)
+		return ret;
+	touch_data(fs, &in);
+	return btrfs_update_inode(fs, root, &in);
+}

@@ -1,0 +1,27 @@
+/* file.h — file data: inline extents for small files, regular extents with
+ * checksums for the rest, holes left implicit (NO_HOLES), overwrite that
+ * splits extent items, truncate, and reading back. */
+#ifndef BTRFSLAB_FILE_H
+#define BTRFSLAB_FILE_H
+#include "ctree.h"
+
+/* Largest file kept inline (the kernel's default max_inline, 2048). */
+u32 btrfs_max_inline(const struct btrfs_fs_info *fs);
+/* Largest symlink target (inline, up to PATH_MAX - 1). */
+u32 btrfs_max_symlink(const struct btrfs_fs_info *fs);
+int btrfs_insert_inline_extent(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const u8 *data, u32 len);
+/* Removes file extent items' coverage of [start, end) of ino (splitting and
+ * trimming items that straddle it, dropping data references); *dropped gets
+ * the bytes removed from the inode's nbytes (may be NULL). */
+int btrfs_drop_file_extents(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end, u64 *dropped);
+/* Writes len bytes at off of regular file ino. */
+int btrfs_file_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len);
+/* Sets the size of regular file ino. */
+int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 size);
+/* Reads [off, off + len) of ino (clipped to its size) into buf; *got gets
+ * the bytes read. verify checks data checksums. */
+int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got,
+		    int verify);
+/* Like btrfs_file_read for any inode with data (symlinks too), no checksum checks. */
+int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got);
+#endif

@@ -1,0 +1,751 @@
+#include "inode.h"
+#include "crc32c.h"
+#include "dir-item.h"
+#include "extent-tree.h"
+#include "file.h"
+#include <stdlib.h>
+
+u8 btrfs_mode_to_ftype(u32 mode)
+{
+	switch (mode & S_IFMT_) {
+	case S_IFREG_: return BTRFS_FT_REG_FILE;
+	case S_IFDIR_: return BTRFS_FT_DIR;
+	case S_IFCHR_: return BTRFS_FT_CHRDEV;
+	case S_IFBLK_: return BTRFS_FT_BLKDEV;
+	case S_IFIFO_: return BTRFS_FT_FIFO;
+	case S_IFSOCK_: return BTRFS_FT_SOCK;
+	case S_IFLNK_: return BTRFS_FT_SYMLINK;
+	default: return BTRFS_FT_UNKNOWN;
+	}
+}
+
+static void get_ts(const u8 *p, struct btrfs_timespec *t)
+{
+	t->sec = btrfs_timespec_sec(p);
+	t->nsec = btrfs_timespec_nsec(p);
+}
+
+static void put_ts(u8 *p, const struct btrfs_timespec *t)
+{
+	btrfs_set_timespec_sec(p, t->sec);
+	btrfs_set_timespec_nsec(p, t->nsec);
+}
+
+static void fill_inode_item(u8 *p, const struct btrfs_inode *in)
+{
+	memset(p, 0, BTRFS_INODE_ITEM_SIZE);
+	btrfs_set_inode_generation(p, in->generation);
+	btrfs_set_inode_transid(p, in->transid);
+	btrfs_set_inode_size(p, in->size);
+	btrfs_set_inode_nbytes(p, in->nbytes);
+	btrfs_set_inode_nlink(p, in->nlink);
+	btrfs_set_inode_uid(p, in->uid);
+	btrfs_set_inode_gid(p, in->gid);
+	btrfs_set_inode_mode(p, in->mode);
+	btrfs_set_inode_rdev(p, in->rdev);
+	btrfs_set_inode_flags(p, in->flags);
+	btrfs_set_inode_sequence(p, in->sequence);
+	put_ts(p + BTRFS_INODE_ATIME_OFF, &in->atime);
+	put_ts(p + BTRFS_INODE_CTIME_OFF, &in->ctime);
+	put_ts(p + BTRFS_INODE_MTIME_OFF, &in->mtime);
+	put_ts(p + BTRFS_INODE_OTIME_OFF, &in->otime);
+}
+
+int btrfs_read_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_inode *out)
+{
+	struct btrfs_key key = {ino, BTRFS_INODE_ITEM_KEY, 0};
+	u8 *p;
+	u32 size;
+	int ret = btrfs_lookup_item(fs, root, &key, &p, &size, 0);
+	if (ret == BLAB_ENOENT)
+		return blab_fail(&fs->err, BLAB_ENOENT, "inode %llu has no INODE_ITEM in tree %lld", (unsigned long long)ino,
+				 (long long)root->objectid);
+	if (ret)
+		return ret;
+	if (size < BTRFS_INODE_ITEM_SIZE)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "inode %llu: INODE_ITEM is %u bytes, expect %d", (unsigned long long)ino,
+				 size, BTRFS_INODE_ITEM_SIZE);
+	out->ino = ino;
+	out->generation = btrfs_inode_generation(p);
+	out->transid = btrfs_inode_transid(p);
+	out->size = btrfs_inode_size(p);
+	out->nbytes = btrfs_inode_nbytes(p);
+	out->nlink = btrfs_inode_nlink(p);
+	out->uid = btrfs_inode_uid(p);
+	out->gid = btrfs_inode_gid(p);
+	out->mode = btrfs_inode_mode(p);
+	out->rdev = btrfs_inode_rdev(p);
+	out->flags = btrfs_inode_flags(p);
+	out->sequence = btrfs_inode_sequence(p);
+	get_ts(p + BTRFS_INODE_ATIME_OFF, &out->atime);
+	get_ts(p + BTRFS_INODE_CTIME_OFF, &out->ctime);
+	get_ts(p + BTRFS_INODE_MTIME_OFF, &out->mtime);
+	get_ts(p + BTRFS_INODE_OTIME_OFF, &out->otime);
+	return 0;
+}
+
+int btrfs_update_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_inode *in)
+{
+	struct btrfs_key key = {in->ino, BTRFS_INODE_ITEM_KEY, 0};
+	u8 *p;
+	u32 size;
+	int ret = btrfs_lookup_item(fs, root, &key, &p, &size, 1);
+	if (ret)
+		return ret == BLAB_ENOENT ? blab_fail(&fs->err, ret, "inode %llu vanished", (unsigned long long)in->ino) : ret;
+	fill_inode_item(p, in);
+	return 0;
+}
+
+/* Marks an inode changed now in this transaction. */
+static void touch(struct btrfs_fs_info *fs, struct btrfs_inode *in, int data)
+{
+	struct btrfs_timespec now = {fs->now, 0};
+	in->ctime = now;
+	if (data)
+		in->mtime = now;
+	in->transid = fs->generation;
+	in->sequence++;
+}
+
+/* ---- numbers: inodes and directory indexes ---- */
+
+static int highest_objectid(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 *out)
+{
+	if (!root->highest_objectid) {
+		struct btrfs_path path;
+		struct btrfs_key key = {BTRFS_LAST_FREE_OBJECTID, 0, 0};
+		int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+		if (ret < 0)
+			return ret;
+		u64 hi = BTRFS_FIRST_FREE_OBJECTID;
+		ret = btrfs_prev_item(fs, &path);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			struct btrfs_key k;
+			btrfs_item_key(path.nodes[0], path.slots[0], &k);
+			if (k.objectid > hi && k.objectid < BTRFS_LAST_FREE_OBJECTID)
+				hi = k.objectid;
+		}
+		root->highest_objectid = hi;
+	}
+	*out = root->highest_objectid;
+	return 0;
+}
+
+static int next_dir_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 *index)
+{
+	u64 *next = u64map_get(&root->dir_index, dir);
+	if (!next) {
+		struct btrfs_path path;
+		struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, (u64)-1};
+		int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+		if (ret < 0)
+			return ret;
+		u64 n = 2; /* 0 and 1 are "." and ".." */
+		ret = btrfs_prev_item(fs, &path);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			struct btrfs_key k;
+			btrfs_item_key(path.nodes[0], path.slots[0], &k);
+			if (k.objectid == dir && k.type == BTRFS_DIR_INDEX_KEY && k.offset + 1 > n)
+				n = k.offset + 1;
+		}
+		if (!(next = u64map_put(&root->dir_index, dir)))
+			return blab_fail(&fs->err, BLAB_ENOMEM, "directory indexes");
+		*next = n;
+	}
+	*index = (*next)++;
+	return 0;
+}
+
+/* ---- lookups ---- */
+
+int btrfs_lookup_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len, u64 *ino, u8 *type)
+{
+	struct dir_entry e;
+	u32 off;
+	int ret = btrfs_lookup_dir_entry(fs, root, dir, BTRFS_DIR_ITEM_KEY, name, len, &e, &off);
+	if (ret)
+		return ret;
+	if (e.location.type != BTRFS_INODE_ITEM_KEY)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "%.*s is a subvolume: not supported yet", len, name);
+	*ino = e.location.objectid;
+	if (type)
+		*type = e.type;
+	return 0;
+}
+
+static int is_dir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, int *yes)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, root, ino, &in);
+	if (!ret)
+		*yes = (in.mode & S_IFMT_) == S_IFDIR_;
+	return ret;
+}
+
+/* Walks path; *ino is the last component's inode. ENOENT/ENOTDIR name the
+ * component. */
+int btrfs_lookup_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *ino)
+{
+	u64 cur = BTRFS_FIRST_FREE_OBJECTID;
+	const char *p = path;
+	if (*p != '/')
+		return blab_fail(&fs->err, BLAB_EINVAL, "%s: paths must start with /", path);
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		int d;
+		int ret = is_dir(fs, root, cur, &d);
+		if (ret)
+			return ret;
+		if (!d)
+			return blab_fail(&fs->err, BLAB_ENOTDIR, "%.*s: not a directory", (int)(p - path - 1), path);
+		if (e - p > BTRFS_NAME_LEN)
+			return blab_fail(&fs->err, BLAB_ENAMETOOLONG, "%.*s: name longer than %d bytes", (int)(e - path), path, BTRFS_NAME_LEN);
+		if (e - p == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (e - p == 2 && p[0] == '.' && p[1] == '.')
+			return blab_fail(&fs->err, BLAB_EINVAL, "%s: '..' is not supported in paths", path);
+		ret = btrfs_lookup_name(fs, root, cur, p, (u16)(e - p), &cur, NULL);
+		if (ret == BLAB_ENOENT)
+			return blab_fail(&fs->err, BLAB_ENOENT, "%.*s: no such file or directory", (int)(e - path), path);
+		if (ret)
+			return ret;
+		p = e;
+	}
+	*ino = cur;
+	return 0;
+}
+
+/* Splits path into its parent directory's inode and the last name. */
+static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
+			  u16 *len)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (path[0] != '/')
+		return blab_fail(&fs->err, BLAB_EINVAL, "%s: paths must start with /", path);
+	size_t s = n;
+	while (s > 0 && path[s - 1] != '/')
+		s--;
+	if (s == n)
+		return blab_fail(&fs->err, BLAB_EINVAL, "%s: names the root directory", path);
+	if (n - s > BTRFS_NAME_LEN)
+		return blab_fail(&fs->err, BLAB_ENAMETOOLONG, "%s: name longer than %d bytes", path, BTRFS_NAME_LEN);
+	if ((n - s == 1 && path[s] == '.') || (n - s == 2 && path[s] == '.' && path[s + 1] == '.'))
+		return blab_fail(&fs->err, BLAB_EINVAL, "%s: '.' and '..' cannot be created or removed", path);
+	char *parent = malloc(s + 1);
+	if (!parent)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "path");
+	memcpy(parent, path, s);
+	parent[s] = 0;
+	int ret = btrfs_lookup_path(fs, root, parent, dir);
+	if (!ret) {
+		int d;
+		ret = is_dir(fs, root, *dir, &d);
+		if (!ret && !d)
+			ret = blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory", parent);
+	}
+	free(parent);
+	*name = path + s;
+	*len = (u16)(n - s);
+	return ret;
+}
+
+/* ---- links ---- */
+
+/* Adds name -> ino (of type) to dir: INODE_REF, DIR_ITEM, DIR_INDEX, and
+ * the directory's size and times. */
+static int add_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, u8 type, const char *name, u16 len)
+{
+	u64 index = 0;
+	int ret = next_dir_index(fs, root, dir, &index);
+	if (ret)
+		return ret;
+	u8 ref[BTRFS_INODE_REF_SIZE + BTRFS_NAME_LEN];
+	btrfs_set_inode_ref_index(ref, index);
+	btrfs_set_inode_ref_name_len(ref, len);
+	memcpy(ref + BTRFS_INODE_REF_SIZE, name, len);
+	struct btrfs_key key = {ino, BTRFS_INODE_REF_KEY, dir};
+	if ((ret = btrfs_add_name_entry(fs, root, &key, ref, BTRFS_INODE_REF_SIZE + len)))
+		return ret == BLAB_EOVERFLOW ? blab_fail(&fs->err, BLAB_EOVERFLOW, "too many links to inode %llu in one directory",
+							  (unsigned long long)ino)
+					     : ret;
+	struct dir_entry e = {.location = {ino, BTRFS_INODE_ITEM_KEY, 0}, .transid = fs->generation, .type = type,
+			      .name = name, .name_len = len};
+	u8 buf[BTRFS_DIR_ITEM_SIZE + BTRFS_NAME_LEN];
+	btrfs_fill_dir_entry(buf, &e);
+	u32 esz = btrfs_dir_entry_size(&e);
+	key = (struct btrfs_key){dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len)};
+	if ((ret = btrfs_add_name_entry(fs, root, &key, buf, esz)))
+		return ret;
+	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
+	if ((ret = btrfs_insert_item(fs, root, &key, buf, esz)))
+		return ret;
+	struct btrfs_inode d;
+	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
+		return ret;
+	d.size += 2 * (u64)len;
+	touch(fs, &d, 1);
+	return btrfs_update_inode(fs, root, &d);
+}
+
+/* Removes name -> ino from dir (the reverse of add_link). */
+static int remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len)
+{
+	u64 index = 0;
+	u32 off;
+	struct dir_entry e;
+	int ret = btrfs_lookup_inode_ref(fs, root, ino, dir, name, len, &index, &off);
+	if (ret)
+		return ret == BLAB_ENOENT ? blab_fail(&fs->err, BLAB_ECORRUPT, "inode %llu has no ref for name %.*s in %llu",
+						      (unsigned long long)ino, len, name, (unsigned long long)dir)
+					  : ret;
+	struct btrfs_key key = {ino, BTRFS_INODE_REF_KEY, dir};
+	if ((ret = btrfs_remove_name_entry(fs, root, &key, off, BTRFS_INODE_REF_SIZE + len)))
+		return ret;
+	if ((ret = btrfs_lookup_dir_entry(fs, root, dir, BTRFS_DIR_ITEM_KEY, name, len, &e, &off)))
+		return ret;
+	key = (struct btrfs_key){dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len)};
+	if ((ret = btrfs_remove_name_entry(fs, root, &key, off, btrfs_dir_entry_size(&e))))
+		return ret;
+	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
+	ret = btrfs_delete_item(fs, root, &key);
+	if (ret == BLAB_ENOENT)
+		ret = blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no DIR_INDEX %llu for %.*s", (unsigned long long)dir,
+				(unsigned long long)index, len, name);
+	if (ret)
+		return ret;
+	struct btrfs_inode d;
+	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
+		return ret;
+	d.size -= 2 * (u64)len;
+	touch(fs, &d, 1);
+	return btrfs_update_inode(fs, root, &d);
+}
+
+static int check_new_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len)
+{
+	if (len == 0 || len > BTRFS_NAME_LEN || memchr(name, '/', len) || memchr(name, 0, len))
+		return blab_fail(&fs->err, BLAB_EINVAL, "'%.*s' is not a valid name", len, name);
+	u64 ino;
+	int ret = btrfs_lookup_name(fs, root, dir, name, len, &ino, NULL);
+	if (ret == 0)
+		return blab_fail(&fs->err, BLAB_EEXIST, "%.*s: file exists", len, name);
+	return ret == BLAB_ENOENT ? 0 : ret;
+}
+
+static int new_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct inode_attrs *a, u64 size, u64 nbytes,
+		     u64 *ino)
+{
+	u64 hi;
+	int ret = highest_objectid(fs, root, &hi);
+	if (ret)
+		return ret;
+	if (hi + 1 >= BTRFS_LAST_FREE_OBJECTID)
+		return blab_fail(&fs->err, BLAB_ENOSPC, "no inode numbers left");
+	struct btrfs_inode in = {0};
+	in.ino = hi + 1;
+	in.generation = in.transid = fs->generation;
+	in.size = size;
+	in.nbytes = nbytes;
+	in.nlink = 1;
+	in.mode = a->mode;
+	in.uid = a->uid;
+	in.gid = a->gid;
+	in.rdev = a->rdev;
+	struct btrfs_timespec now = {fs->now, 0};
+	in.atime = a->have_times ? a->atime : now;
+	in.ctime = a->have_times ? a->ctime : now;
+	in.mtime = a->have_times ? a->mtime : now;
+	in.otime = now;
+	u8 item[BTRFS_INODE_ITEM_SIZE];
+	fill_inode_item(item, &in);
+	struct btrfs_key key = {in.ino, BTRFS_INODE_ITEM_KEY, 0};
+	if ((ret = btrfs_insert_item(fs, root, &key, item, sizeof(item))))
+		return ret;
+	root->highest_objectid = in.ino;
+	*ino = in.ino;
+	return 0;
+}
+
+int btrfs_create_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len,
+		    const struct inode_attrs *a, u64 *ino)
+{
+	int ret = check_new_name(fs, root, dir, name, len);
+	if (ret)
+		return ret;
+	u8 type = btrfs_mode_to_ftype(a->mode);
+	if (type == BTRFS_FT_UNKNOWN || type == BTRFS_FT_SYMLINK)
+		return blab_fail(&fs->err, BLAB_EINVAL, "%.*s: mode 0%o is not a file, directory or special file", len, name, a->mode);
+	if ((ret = new_inode(fs, root, a, 0, 0, ino)))
+		return ret;
+	return add_link(fs, root, dir, *ino, type, name, len);
+}
+
+int btrfs_symlink_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len,
+		     const char *target, const struct inode_attrs *a, u64 *ino)
+{
+	size_t tl = strlen(target);
+	int ret = check_new_name(fs, root, dir, name, len);
+	if (ret)
+		return ret;
+	if (tl == 0 || tl > btrfs_max_symlink(fs))
+		return blab_fail(&fs->err, BLAB_ENAMETOOLONG, "%.*s: symlink target of %zu bytes: it must be 1 to %u bytes", len,
+				 name, tl, btrfs_max_symlink(fs));
+	struct inode_attrs sa = *a;
+	sa.mode = S_IFLNK_ | 0777;
+	if ((ret = new_inode(fs, root, &sa, tl, tl, ino)))
+		return ret;
+	if ((ret = btrfs_insert_inline_extent(fs, root, *ino, (const u8 *)target, (u32)tl)))
+		return ret;
+	return add_link(fs, root, dir, *ino, BTRFS_FT_SYMLINK, name, len);
+}
+
+int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 dir, const char *name, u16 len)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, root, ino, &in);
+	if (ret)
+		return ret;
+	if ((in.mode & S_IFMT_) == S_IFDIR_)
+		return blab_fail(&fs->err, BLAB_EISDIR, "%.*s: directories cannot be hard linked", len, name);
+	if (in.nlink >= 65535)
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "%.*s: too many links", len, name);
+	if ((ret = check_new_name(fs, root, dir, name, len)))
+		return ret;
+	if ((ret = add_link(fs, root, dir, ino, btrfs_mode_to_ftype(in.mode), name, len)))
+		return ret;
+	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
+		return ret;
+	in.nlink++;
+	touch(fs, &in, 0);
+	return btrfs_update_inode(fs, root, &in);
+}
+
+/* Deletes every item of an inode with no names left, dropping its data. */
+static int evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino)
+{
+	int ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, NULL);
+	if (ret)
+		return ret;
+	for (;;) {
+		/* the first remaining item of the inode, found read-only ... */
+		struct btrfs_path path;
+		struct btrfs_key key = {ino, 0, 0}, k;
+		ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+		if (ret < 0)
+			return ret;
+		if ((ret = btrfs_path_next_item(fs, &path)))
+			return ret < 0 ? ret : 0;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != ino)
+			return 0;
+		/* ... then a writable path to it, and all of the inode's items in that leaf go */
+		if ((ret = btrfs_search_slot(fs, root, &k, &path, -1, 1)) != 0)
+			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "item of inode %llu vanished", (unsigned long long)ino);
+		struct extent_buffer *leaf = path.nodes[0];
+		int slot = path.slots[0], n = 0;
+		while (slot + n < (int)btrfs_nritems(leaf)) {
+			btrfs_item_key(leaf, slot + n, &k);
+			if (k.objectid != ino)
+				break;
+			n++;
+		}
+		if ((ret = btrfs_del_items(fs, root, &path, slot, n)))
+			return ret;
+	}
+}
+
+/* Drops one link; the inode goes when its last link does. */
+static int drop_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len)
+{
+	int ret = remove_link(fs, root, dir, ino, name, len);
+	if (ret)
+		return ret;
+	struct btrfs_inode in;
+	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
+		return ret;
+	if ((in.mode & S_IFMT_) == S_IFDIR_ || in.nlink <= 1)
+		return evict_inode(fs, root, ino);
+	in.nlink--;
+	touch(fs, &in, 0);
+	return btrfs_update_inode(fs, root, &in);
+}
+
+/* ---- path forms ---- */
+
+int btrfs_create(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, const struct inode_attrs *a, u64 *ino)
+{
+	u64 dir;
+	const char *name;
+	u16 len;
+	int ret = resolve_parent(fs, root, path, &dir, &name, &len);
+	if (ret)
+		return ret;
+	ret = btrfs_create_at(fs, root, dir, name, len, a, ino);
+	if (ret == BLAB_EEXIST)
+		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
+	return ret;
+}
+
+int btrfs_symlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *target, const char *path)
+{
+	u64 dir, ino;
+	const char *name;
+	u16 len;
+	struct inode_attrs a = {.mode = S_IFLNK_ | 0777};
+	int ret = resolve_parent(fs, root, path, &dir, &name, &len);
+	if (ret)
+		return ret;
+	ret = btrfs_symlink_at(fs, root, dir, name, len, target, &a, &ino);
+	if (ret == BLAB_EEXIST)
+		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
+	return ret;
+}
+
+int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *existing, const char *path)
+{
+	u64 ino, dir;
+	const char *name;
+	u16 len;
+	int ret = btrfs_lookup_path(fs, root, existing, &ino);
+	if (ret)
+		return ret;
+	if ((ret = resolve_parent(fs, root, path, &dir, &name, &len)))
+		return ret;
+	ret = btrfs_link_at(fs, root, ino, dir, name, len);
+	if (ret == BLAB_EEXIST)
+		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
+	else if (ret == BLAB_EISDIR)
+		blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory: directories cannot be hard linked", existing);
+	return ret;
+}
+
+static int lookup_child(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
+			u16 *len, u64 *ino, int *isdir)
+{
+	int ret = resolve_parent(fs, root, path, dir, name, len);
+	if (ret)
+		return ret;
+	u8 type;
+	ret = btrfs_lookup_name(fs, root, *dir, *name, *len, ino, &type);
+	if (ret == BLAB_ENOENT)
+		return blab_fail(&fs->err, BLAB_ENOENT, "%s: no such file or directory", path);
+	*isdir = type == BTRFS_FT_DIR;
+	return ret;
+}
+
+int btrfs_unlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path)
+{
+	u64 dir, ino;
+	const char *name;
+	u16 len;
+	int d;
+	int ret = lookup_child(fs, root, path, &dir, &name, &len, &ino, &d);
+	if (ret)
+		return ret;
+	if (d)
+		return blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory (use rmdir)", path);
+	return drop_link(fs, root, dir, ino, name, len);
+}
+
+int btrfs_rmdir(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path)
+{
+	u64 dir, ino;
+	const char *name;
+	u16 len;
+	int d;
+	int ret = lookup_child(fs, root, path, &dir, &name, &len, &ino, &d);
+	if (ret)
+		return ret;
+	if (!d)
+		return blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory", path);
+	struct btrfs_inode in;
+	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
+		return ret;
+	if (in.size)
+		return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", path);
+	return drop_link(fs, root, dir, ino, name, len);
+}
+
+/* Whether directory anc is dir itself or one of its ancestors. */
+static int is_ancestor(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 anc, u64 dir, int *yes)
+{
+	*yes = 0;
+	for (int depth = 0; depth < 4096; depth++) {
+		if (dir == anc) {
+			*yes = 1;
+			return 0;
+		}
+		if (dir == BTRFS_FIRST_FREE_OBJECTID)
+			return 0;
+		/* a directory has one INODE_REF: its parent is the key offset */
+		struct btrfs_path path;
+		struct btrfs_key key = {dir, BTRFS_INODE_REF_KEY, 0};
+		int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+		if (ret < 0)
+			return ret;
+		if ((ret = btrfs_path_next_item(fs, &path)))
+			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no parent", (unsigned long long)dir);
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != dir || k.type != BTRFS_INODE_REF_KEY)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no parent", (unsigned long long)dir);
+		dir = k.offset;
+	}
+	return blab_fail(&fs->err, BLAB_ECORRUPT, "directory loop above %llu", (unsigned long long)dir);
+}
+
+int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *from, const char *to)
+{
+	u64 sdir, sino, ddir, dino;
+	const char *sname, *dname;
+	u16 slen, dlen;
+	int sd, ret = lookup_child(fs, root, from, &sdir, &sname, &slen, &sino, &sd);
+	if (ret)
+		return ret;
+	if ((ret = resolve_parent(fs, root, to, &ddir, &dname, &dlen)))
+		return ret;
+	if (sd) {
+		int inside;
+		if ((ret = is_ancestor(fs, root, sino, ddir, &inside)))
+			return ret;
+		if (inside)
+			return blab_fail(&fs->err, BLAB_EINVAL, "%s: cannot move a directory into itself (%s)", from, to);
+	}
+	u8 dtype;
+	ret = btrfs_lookup_name(fs, root, ddir, dname, dlen, &dino, &dtype);
+	if (ret && ret != BLAB_ENOENT)
+		return ret;
+	if (ret == 0) {
+		if (dino == sino)
+			return 0; /* two names of one inode: nothing to do */
+		int dd = dtype == BTRFS_FT_DIR;
+		if (sd && !dd)
+			return blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory (cannot replace it with directory %s)", to, from);
+		if (!sd && dd)
+			return blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory (cannot replace it with %s)", to, from);
+		if (dd) {
+			struct btrfs_inode t;
+			if ((ret = btrfs_read_inode(fs, root, dino, &t)))
+				return ret;
+			if (t.size)
+				return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", to);
+		}
+		if ((ret = drop_link(fs, root, ddir, dino, dname, dlen)))
+			return ret;
+	}
+	struct btrfs_inode in;
+	if ((ret = btrfs_read_inode(fs, root, sino, &in)))
+		return ret;
+	if ((ret = remove_link(fs, root, sdir, sino, sname, slen)) ||
+	    (ret = add_link(fs, root, ddir, sino, btrfs_mode_to_ftype(in.mode), dname, dlen)))
+		return ret;
+	if ((ret = btrfs_read_inode(fs, root, sino, &in)))
+		return ret;
+	touch(fs, &in, 0);
+	return btrfs_update_inode(fs, root, &in);
+}
+
+int btrfs_setxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const char *name, const u8 *value, u16 len)
+{
+	size_t nl = strlen(name);
+	if (nl == 0 || nl > BTRFS_NAME_LEN)
+		return blab_fail(&fs->err, BLAB_EINVAL, "xattr name '%s' must be 1 to %d bytes", name, BTRFS_NAME_LEN);
+	if (BTRFS_DIR_ITEM_SIZE + nl + len > fs->nodesize / 2)
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "xattr %s: value of %u bytes is too large for %u-byte nodes", name, len,
+				 fs->nodesize);
+	struct dir_entry e;
+	u32 off;
+	int ret = btrfs_lookup_dir_entry(fs, root, ino, BTRFS_XATTR_ITEM_KEY, name, (u16)nl, &e, &off);
+	struct btrfs_key key = {ino, BTRFS_XATTR_ITEM_KEY, btrfs_name_hash(name, nl)};
+	if (ret == 0)
+		ret = btrfs_remove_name_entry(fs, root, &key, off, btrfs_dir_entry_size(&e));
+	else if (ret == BLAB_ENOENT)
+		ret = 0;
+	if (ret)
+		return ret;
+	struct dir_entry ne = {.transid = fs->generation, .type = BTRFS_FT_XATTR, .name = name, .name_len = (u16)nl,
+			       .data = value, .data_len = len};
+	u8 *buf = malloc(btrfs_dir_entry_size(&ne));
+	if (!buf)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "xattr");
+	btrfs_fill_dir_entry(buf, &ne);
+	ret = btrfs_add_name_entry(fs, root, &key, buf, btrfs_dir_entry_size(&ne));
+	free(buf);
+	if (ret)
+		return ret;
+	struct btrfs_inode in;
+	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
+		return ret;
+	touch(fs, &in, 0);
+	return btrfs_update_inode(fs, root, &in);
+}
+
+/* ---- listing ---- */
+
+int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, 0};
+	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != dir || k.type != BTRFS_DIR_INDEX_KEY)
+			return 0;
+		struct dir_entry e;
+		if (!btrfs_parse_dir_entry(btrfs_item_ptr(path.nodes[0], path.slots[0]),
+					   btrfs_item_size_nr(path.nodes[0], path.slots[0]), &e))
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt DIR_INDEX (%llu %llu)", (unsigned long long)dir,
+					 (unsigned long long)k.offset);
+		int r = fn(ctx, e.name, e.name_len, e.location.objectid, e.type);
+		if (r)
+			return r;
+		path.slots[0]++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+int btrfs_listxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, xattr_fn fn, void *ctx)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {ino, BTRFS_XATTR_ITEM_KEY, 0};
+	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != ino || k.type != BTRFS_XATTR_ITEM_KEY)
+			return 0;
+		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
+		u32 size = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
+		for (u32 o = 0; o < size;) {
+			struct dir_entry e;
+			u32 n = btrfs_parse_dir_entry(p + o, size - o, &e);
+			if (!n)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt XATTR_ITEM of inode %llu", (unsigned long long)ino);
+			int r = fn(ctx, e.name, e.name_len, e.data, e.data_len);
+			if (r)
+				return r;
+			o += n;
+		}
+		path.slots[0]++;
+	}
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,76 @@
+/* inode.h — inodes and the namespace: inode items, lookups by path, and
+ * the operations that change names (create, mkdir, symlink, link, unlink,
+ * rmdir, rename) and extended attributes. Paths are absolute inside the
+ * filesystem. Errors are BLAB_E* codes with fs->err naming the path. */
+#ifndef BTRFSLAB_INODE_H
+#define BTRFSLAB_INODE_H
+#include "ctree.h"
+
+struct btrfs_timespec {
+	u64 sec;
+	u32 nsec;
+};
+
+struct btrfs_inode {
+	u64 ino;
+	u64 generation, transid, size, nbytes, rdev, flags, sequence;
+	u32 nlink, uid, gid, mode;
+	struct btrfs_timespec atime, ctime, mtime, otime;
+};
+
+/* Attributes for a new inode. */
+struct inode_attrs {
+	u32 mode, uid, gid;
+	u64 rdev;
+	int have_times;
+	struct btrfs_timespec atime, ctime, mtime;
+};
+
+#define S_IFMT_ 0170000
+#define S_IFDIR_ 0040000
+#define S_IFREG_ 0100000
+#define S_IFLNK_ 0120000
+#define S_IFCHR_ 0020000
+#define S_IFBLK_ 0060000
+#define S_IFIFO_ 0010000
+#define S_IFSOCK_ 0140000
+
+u8 btrfs_mode_to_ftype(u32 mode);
+
+int btrfs_read_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_inode *out);
+/* Writes in back to its INODE_ITEM (which must exist). */
+int btrfs_update_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_inode *in);
+
+/* Resolves an absolute path to an inode number. ENOENT, ENOTDIR. */
+int btrfs_lookup_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *ino);
+/* Looks up one name in directory dir. */
+int btrfs_lookup_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len, u64 *ino,
+		      u8 *type);
+
+/* Creates name in directory dir: a new inode of attrs (file, dir, special)
+ * or, for symlinks, use btrfs_symlink_at. Returns its number in *ino. */
+int btrfs_create_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len,
+		    const struct inode_attrs *a, u64 *ino);
+int btrfs_symlink_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len,
+		     const char *target, const struct inode_attrs *a, u64 *ino);
+/* Adds a name for inode ino (not a directory) in dir. */
+int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 dir, const char *name, u16 len);
+
+/* Path forms, as the scenario language uses them. */
+int btrfs_create(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, const struct inode_attrs *a, u64 *ino);
+int btrfs_symlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *target, const char *path);
+int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *existing, const char *path);
+int btrfs_unlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path);
+int btrfs_rmdir(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path);
+int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *from, const char *to);
+int btrfs_setxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const char *name, const u8 *value,
+		   u16 len);
+
+/* Calls fn for each entry of directory dir in index order; fn returns
+ * nonzero to stop (that value is returned). */
+typedef int (*readdir_fn)(void *ctx, const char *name, u16 len, u64 ino, u8 type);
+int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx);
+/* Calls fn for each xattr of ino. */
+typedef int (*xattr_fn)(void *ctx, const char *name, u16 len, const u8 *value, u16 vlen);
+int btrfs_listxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, xattr_fn fn, void *ctx);
+#endif

@@ -1,0 +1,39 @@
+/* scenario.h — the scenario language: one command a line, run against a
+ * filesystem made for it, with an errno-style error naming the line.
+ *
+ *   mkfs [nodesize=N] [sectorsize=4096] [size=S] [label=L]  (optional first line)
+ *   mkdir PATH        create PATH         symlink TARGET PATH
+ *   write PATH OFFSET LENGTH [SEED]       (deterministic bytes from SEED)
+ *   truncate PATH SIZE                    link EXISTING NEW
+ *   rename OLD NEW    unlink PATH         rmdir PATH
+ *   setxattr PATH NAME VALUE              commit
+ *
+ * '#' starts a comment; sizes take K/M/G; arguments may be double-quoted.
+ * create and unlink take one brace range in the last component:
+ * create /d/file_{1..1000}. */
+#ifndef BTRFSLAB_SCENARIO_H
+#define BTRFSLAB_SCENARIO_H
+#include "fs.h"
+
+struct scenario_options {
+	u64 seed; /* UUIDs */
+	u64 now;  /* inode times */
+	int trace; /* keep the event trace */
+};
+
+struct scenario_result {
+	struct btrfs_fs_info *fs; /* committed at the end; owned by the caller */
+	int lines, ops, commits;
+};
+
+/* Runs the script text (name is used in messages). On error returns a
+ * negative code with err->msg like "NAME:LINE: create /a/b: ENOENT: ...";
+ * no filesystem is returned then. */
+int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o,
+		 struct scenario_result *out, struct blab_err *err);
+/* Byte at file offset pos of a `write` with seed (the same in every build
+ * and in the tests' models). */
+u8 scenario_data_byte(u64 seed, u64 pos);
+/* Metrics of a finished run as JSON (caller frees). */
+char *scenario_metrics_json(const struct scenario_result *r);
+#endif
