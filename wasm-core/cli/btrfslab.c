@@ -7,6 +7,9 @@
 #include "../src/image.h"
 #include "../src/mkfs.h"
 #include "../src/print-tree.h"
+#include "../src/rootdir.h"
+#include "../src/transaction.h"
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +17,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #define VERSION "0.1.0"
 
@@ -21,14 +27,17 @@ static const char usage_text[] =
 	"usage: btrfslab COMMAND [ARGS]\n"
 	"\n"
 	"commands:\n"
-	"  mkfs [--size S] [--nodesize N] [--label L] [--seed N] [--time T] IMAGE\n"
-	"        write an empty btrfs filesystem to IMAGE (sizes take K, M, G suffixes)\n"
+	"  mkfs [--rootdir DIR] [--size S] [--nodesize N] [--label L] [--seed N] [--time T] IMAGE\n"
+	"        write a btrfs filesystem to IMAGE, empty or holding a copy of DIR\n"
+	"        (sizes take K, M, G suffixes; with --rootdir and no --size it is sized to fit)\n"
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
 	"        run a scenario script from an empty filesystem ('-' reads standard input)\n"
 	"  ls [-R] [-l] IMAGE [PATH]\n"
 	"        list a directory (or every path below it with -R) of any image\n"
 	"  cat IMAGE PATH\n"
 	"        write a file's contents to standard output (checksums verified)\n"
+	"  extract IMAGE DIR\n"
+	"        copy every file of IMAGE into the new directory DIR (modes, owners, times, xattrs)\n"
 	"  check IMAGE\n"
 	"        the core's own consistency check\n"
 	"  dump-tree [-t TREE] IMAGE\n"
@@ -97,8 +106,8 @@ static int random_seed(u64 *seed)
 static int cmd_mkfs(int argc, char **argv)
 {
 	struct mkfs_options o;
-	const char *image = NULL, *v;
-	int have_seed = 0, have_time = 0;
+	const char *image = NULL, *rootdir = NULL, *v;
+	int have_seed = 0, have_time = 0, have_size = 0;
 	btrfs_mkfs_defaults(&o);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -107,6 +116,7 @@ static int cmd_mkfs(int argc, char **argv)
 				return 2;
 			if (parse_size(v, &o.size))
 				return fprintf(stderr, "btrfslab mkfs: --size: '%s' is not a size (examples: 256M, 1G)\n", v), 2;
+			have_size = 1;
 		} else if (!strcmp(a, "--nodesize") || !strcmp(a, "-n")) {
 			u64 n;
 			if (!(v = opt_value(argc, argv, &i, "mkfs")))
@@ -116,6 +126,9 @@ static int cmd_mkfs(int argc, char **argv)
 			o.nodesize = (u32)n;
 		} else if (!strcmp(a, "--label") || !strcmp(a, "-L")) {
 			if (!(o.label = opt_value(argc, argv, &i, "mkfs")))
+				return 2;
+		} else if (!strcmp(a, "--rootdir") || !strcmp(a, "-r")) {
+			if (!(rootdir = opt_value(argc, argv, &i, "mkfs")))
 				return 2;
 		} else if (!strcmp(a, "--seed")) {
 			if (!(v = opt_value(argc, argv, &i, "mkfs")))
@@ -148,12 +161,49 @@ static int cmd_mkfs(int argc, char **argv)
 		o.now = sde && !parse_size(sde, &o.now) ? o.now : (u64)time(NULL);
 	}
 	struct blab_err err = {0};
-	struct btrfs_fs_info *fs;
-	if (btrfs_mkfs(&o, &fs, &err))
+	struct rootdir_stats st;
+	if (rootdir && !have_size) {
+		if (rootdir_estimate(rootdir, o.nodesize, &o.size, &st, &err))
+			return fail_err("mkfs", &err);
+		if (o.size < btrfs_mkfs_min_size(o.nodesize))
+			o.size = btrfs_mkfs_min_size(o.nodesize);
+	}
+	if (o.size < btrfs_mkfs_min_size(o.nodesize) || o.nodesize < 4096 || o.nodesize > 65536 || (o.nodesize & (o.nodesize - 1))) {
+		struct btrfs_fs_info *none;
+		btrfs_mkfs(&o, &none, &err); /* refuses with the reason */
 		return fail_err("mkfs", &err);
-	int ret = image_write_file(&fs->dev, image, &err);
+	}
+	/* the image file is the device: file data goes straight to it */
+	struct blab_device dev;
+	char *tmp;
+	if (image_create_file(&dev, image, o.size, &tmp, &err))
+		return fail_err("mkfs", &err);
+	o.device = &dev;
+	struct btrfs_fs_info *fs;
+	int ret = btrfs_mkfs(&o, &fs, &err);
+	if (ret) {
+		image_finish_file(&dev, tmp, image, 0, &err);
+		free(tmp);
+		return fail_err("mkfs", &err);
+	}
+	fs->trace.enabled = 0;
+	if (rootdir) {
+		btrfs_start_transaction(fs);
+		ret = rootdir_copy(fs, rootdir, &st, &err);
+		if (!ret && (ret = btrfs_commit_transaction(fs)))
+			err = fs->err;
+		if (ret == BLAB_ENOSPC && have_size) {
+			u64 want;
+			struct rootdir_stats s2;
+			if (!rootdir_estimate(rootdir, o.nodesize, &want, &s2, &err))
+				blab_fail(&err, BLAB_ENOSPC, "%s does not fit in %llu bytes: it needs about %llu (leave out --size to size the image to fit)",
+					  rootdir, (unsigned long long)o.size, (unsigned long long)want);
+		}
+	}
+	int fret = image_finish_file(&fs->dev, tmp, image, ret == 0, ret ? NULL : &err);
+	free(tmp);
 	btrfs_fs_free(fs);
-	return ret ? fail_err("mkfs", &err) : 0;
+	return ret || fret ? fail_err("mkfs", &err) : 0;
 }
 
 static struct btrfs_fs_info *open_image(const char *cmd, const char *path)
@@ -499,6 +549,175 @@ static int cmd_ls_cat(int argc, char **argv, int cat)
 	return rc;
 }
 
+/* Inode -> the path it was first extracted to (for hard links). Returns that
+ * path for an inode already seen, else records path and returns NULL.
+ * extract_seen(0, NULL) frees the table. */
+static char *extract_seen(u64 ino, const char *path)
+{
+	static struct u64map seen;
+	if (!ino) {
+		size_t i = 0;
+		u64 k;
+		void *v;
+		while (u64map_next(&seen, &i, &k, &v))
+			free(*(char **)v);
+		u64map_free(&seen);
+		return NULL;
+	}
+	if (!seen.vsize)
+		u64map_init(&seen, sizeof(char *));
+	char **p = u64map_get(&seen, ino);
+	if (p)
+		return *p;
+	p = u64map_put(&seen, ino);
+	if (p)
+		*p = strdup(path);
+	return NULL;
+}
+
+struct extract_ctx {
+	struct btrfs_fs_info *fs;
+	char path[8192];
+	u8 *buf;
+	int err;
+};
+
+static void set_meta(struct extract_ctx *c, const char *dst, const struct btrfs_inode *in, int is_link)
+{
+	if (lchown(dst, in->uid, in->gid) < 0)
+		c->err |= 0; /* not root: keep going with what we can set */
+	if (!is_link)
+		chmod(dst, in->mode & 07777);
+	struct timespec ts[2] = {{(time_t)in->atime.sec, (long)in->atime.nsec}, {(time_t)in->mtime.sec, (long)in->mtime.nsec}};
+	utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static int extract_xattr(void *ctx, const char *name, u16 len, const u8 *value, u16 vlen)
+{
+	struct extract_ctx *c = ctx;
+	char n[BTRFS_NAME_LEN + 1];
+	memcpy(n, name, len);
+	n[len] = 0;
+	if (lsetxattr(c->path, n, value, vlen, 0) < 0) {
+		fprintf(stderr, "btrfslab extract: %s: xattr %s: %s\n", c->path, n, strerror(errno));
+		c->err = 1;
+	}
+	return 0;
+}
+
+static int extract_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type);
+
+static int extract_inode(struct extract_ctx *c, u64 ino)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	struct btrfs_inode in;
+	const char *dst = c->path;
+	if (btrfs_read_inode(fs, fs->fs_root, ino, &in))
+		return fprintf(stderr, "btrfslab extract: %s\n", fs->err.msg), c->err = 1;
+	u32 fmt = in.mode & S_IFMT_;
+	int ok = 1;
+	if (fmt == S_IFDIR_) {
+		ok = mkdir(dst, 0700) == 0 || (errno == EEXIST && ino == BTRFS_FIRST_FREE_OBJECTID);
+		if (ok && btrfs_readdir(fs, fs->fs_root, ino, extract_entry, c) < 0) {
+			fprintf(stderr, "btrfslab extract: %s: %s\n", dst, fs->err.msg);
+			c->err = 1;
+		}
+	} else if (fmt == S_IFREG_) {
+		int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		ok = fd >= 0;
+		for (u64 off = 0; ok && off < in.size;) {
+			u64 got;
+			if (btrfs_file_read(fs, fs->fs_root, ino, off, c->buf, 1 << 20, &got, 1)) {
+				fprintf(stderr, "btrfslab extract: %s: %s\n", dst, fs->err.msg);
+				c->err = 1;
+				break;
+			}
+			if (!got || write(fd, c->buf, got) != (ssize_t)got)
+				ok = 0;
+			off += got;
+		}
+		if (fd >= 0 && (ftruncate(fd, (off_t)in.size) < 0 || close(fd) < 0))
+			ok = 0;
+	} else if (fmt == S_IFLNK_) {
+		char target[4097];
+		u64 got;
+		ok = !btrfs_file_read_any(fs, fs->fs_root, ino, 0, (u8 *)target, sizeof(target) - 1, &got);
+		if (ok) {
+			target[got] = 0;
+			ok = symlink(target, dst) == 0;
+		}
+	} else {
+		u64 r = in.rdev;
+		ok = mknod(dst, in.mode, makedev((unsigned)(r >> 20), (unsigned)(r & 0xfffff))) == 0;
+	}
+	if (!ok) {
+		fprintf(stderr, "btrfslab extract: %s: %s\n", dst, strerror(errno));
+		return c->err = 1;
+	}
+	if (btrfs_listxattr(fs, fs->fs_root, ino, extract_xattr, c) < 0) {
+		fprintf(stderr, "btrfslab extract: %s: %s\n", dst, fs->err.msg);
+		c->err = 1;
+	}
+	set_meta(c, dst, &in, fmt == S_IFLNK_);
+	return 0;
+}
+
+static int extract_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
+{
+	struct extract_ctx *c = ctx;
+	size_t base = strlen(c->path);
+	if (base + len + 2 > sizeof(c->path) || memchr(name, '/', len) || (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))) {
+		fprintf(stderr, "btrfslab extract: skipping unsafe name '%.*s' in %s\n", len, name, c->path);
+		c->err = 1;
+		return 0;
+	}
+	snprintf(c->path + base, sizeof(c->path) - base, "/%.*s", len, name);
+	if (type == BTRFS_FT_REG_FILE || type == BTRFS_FT_SYMLINK || type == BTRFS_FT_DIR || type == BTRFS_FT_CHRDEV ||
+	    type == BTRFS_FT_BLKDEV || type == BTRFS_FT_FIFO || type == BTRFS_FT_SOCK) {
+		/* a second name of an inode already extracted becomes a hard link */
+		char *first = NULL;
+		if (type != BTRFS_FT_DIR) {
+			struct btrfs_inode in;
+			if (!btrfs_read_inode(c->fs, c->fs->fs_root, ino, &in) && in.nlink > 1) {
+				first = extract_seen(ino, c->path);
+			}
+		}
+		if (first) {
+			if (link(first, c->path) < 0) {
+				fprintf(stderr, "btrfslab extract: %s: %s\n", c->path, strerror(errno));
+				c->err = 1;
+			}
+		} else {
+			extract_inode(c, ino);
+		}
+	}
+	c->path[base] = 0;
+	return 0;
+}
+
+static int cmd_extract(int argc, char **argv)
+{
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-')
+		return fprintf(stderr, "btrfslab extract: usage: extract IMAGE DIR (DIR must not exist)\n"), 2;
+	struct stat st;
+	if (lstat(argv[2], &st) == 0)
+		return fprintf(stderr, "btrfslab extract: %s exists: give a directory to create\n", argv[2]), 1;
+	struct btrfs_fs_info *fs = open_image("extract", argv[1]);
+	if (!fs)
+		return 1;
+	struct extract_ctx c = {.fs = fs, .buf = malloc(1 << 20)};
+	snprintf(c.path, sizeof(c.path), "%s", argv[2]);
+	size_t pl = strlen(c.path);
+	while (pl > 1 && c.path[pl - 1] == '/')
+		c.path[--pl] = 0;
+	if (c.buf)
+		extract_inode(&c, BTRFS_FIRST_FREE_OBJECTID);
+	extract_seen(0, NULL);
+	free(c.buf);
+	btrfs_fs_free(fs);
+	return c.err || !c.buf ? 1 : 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-')
@@ -533,6 +752,8 @@ int main(int argc, char **argv)
 		return cmd_ls_cat(argc - 1, argv + 1, 0);
 	if (!strcmp(c, "cat"))
 		return cmd_ls_cat(argc - 1, argv + 1, 1);
+	if (!strcmp(c, "extract"))
+		return cmd_extract(argc - 1, argv + 1);
 	if (!strcmp(c, "check"))
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(c, "dump-tree"))

@@ -200,6 +200,8 @@ void btrfs_exclude_range_partial(struct btrfs_fs_info *fs, u64 start, u64 len)
 	struct btrfs_block_group *bg = bg_of(fs, start, len);
 	if (!bg)
 		return;
+	if (bg->nsb < (int)(sizeof(bg->sb) / sizeof(bg->sb[0])))
+		bg->sb[bg->nsb++] = (struct free_range){start, len};
 	for (size_t i = 0; i < bg->nfree; i++) {
 		u64 fs_ = bg->free[i].start, fe = fs_ + bg->free[i].len;
 		u64 s = start > fs_ ? start : fs_, e = start + len < fe ? start + len : fe;

@@ -1,5 +1,6 @@
 /* crc32c.c — slicing-by-8 CRC-32C, tables built once on first use. */
 #include "crc32c.h"
+#include <string.h>
 
 static uint32_t table[8][256];
 static int table_ready;
@@ -18,9 +19,38 @@ static void crc32c_init(void)
 	table_ready = 1;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* SSE 4.2 has a CRC-32C instruction: 8 bytes a step. Chosen at run time. */
+__attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+	while (len && ((uintptr_t)p & 7)) {
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+		len--;
+	}
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c = __builtin_ia32_crc32di(c, v);
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+static int have_hw = -1;
+#endif
+
 uint32_t crc32c_raw(uint32_t crc, const void *data, size_t len)
 {
 	const uint8_t *p = data;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+	if (have_hw < 0)
+		have_hw = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	if (have_hw)
+		return crc32c_hw(crc, p, len);
+#endif
 	if (!table_ready)
 		crc32c_init();
 	while (len && ((uintptr_t)p & 7)) {

@@ -4,6 +4,9 @@
 
 int device_init(struct blab_device *d, u64 size)
 {
+	d->fd = 0;
+	d->io = NULL;
+	d->close = NULL;
 	d->size = size;
 	d->npages = (size + DEVICE_PAGE_SIZE - 1) >> DEVICE_PAGE_SHIFT;
 	d->pages = NULL;
@@ -17,6 +20,8 @@ int device_init(struct blab_device *d, u64 size)
 
 void device_free(struct blab_device *d)
 {
+	if (d->close)
+		d->close(d);
 	if (d->pages)
 		for (u64 i = 0; i < d->npages; i++)
 			free(d->pages[i]);
@@ -35,6 +40,8 @@ int device_read(const struct blab_device *d, u64 off, void *buf, size_t len)
 	u8 *out = buf;
 	if (!in_range(d, off, len))
 		return BLAB_EIO;
+	if (d->io)
+		return d->io(d, off, buf, len, 0);
 	while (len) {
 		u64 pi = off >> DEVICE_PAGE_SHIFT;
 		u32 po = (u32)(off & (DEVICE_PAGE_SIZE - 1));
@@ -57,6 +64,8 @@ int device_write(struct blab_device *d, u64 off, const void *buf, size_t len)
 	const u8 *in = buf;
 	if (!in_range(d, off, len))
 		return BLAB_EIO;
+	if (d->io)
+		return d->io(d, off, (void *)buf, len, 1);
 	while (len) {
 		u64 pi = off >> DEVICE_PAGE_SHIFT;
 		u32 po = (u32)(off & (DEVICE_PAGE_SIZE - 1));
@@ -78,7 +87,7 @@ int device_write(struct blab_device *d, u64 off, const void *buf, size_t len)
 
 const u8 *device_page(const struct blab_device *d, u64 page_index)
 {
-	return page_index < d->npages ? d->pages[page_index] : NULL;
+	return page_index < d->npages && d->pages ? d->pages[page_index] : NULL;
 }
 
 static int all_zero(const u8 *p, size_t n)

@@ -12,6 +12,11 @@ struct blab_device {
 	u64 size;
 	u64 npages;
 	u8 **pages; /* NULL page reads as zeros */
+	/* A file-backed device (native only, set up by image.c): reads and
+	 * writes go to fd through io, and pages is unused. */
+	int fd;
+	int (*io)(const struct blab_device *d, u64 off, void *buf, size_t len, int write);
+	void (*close)(struct blab_device *d);
 };
 
 /* Returns 0, BLAB_ENOMEM, or BLAB_EINVAL for a size of 0. */

@@ -45,6 +45,8 @@ struct btrfs_block_group {
 	int dirty;     /* used changed since the last commit */
 	int fst_dirty; /* free space changed since the last commit */
 	u64 pinned;    /* bytes freed in this transaction, free after commit */
+	struct free_range sb[BTRFS_SUPER_MIRROR_MAX * 2]; /* superblock copies inside (never allocated) */
+	int nsb;
 };
 
 struct btrfs_root {

@@ -75,6 +75,87 @@ out:
 	return ret;
 }
 
+static int file_io(const struct blab_device *d, u64 off, void *buf, size_t len, int write)
+{
+	u8 *p = buf;
+#ifdef SYNC_FILE_RANGE_WRITE
+	/* Start writeback every 16 MiB so that the final fsync has little left to wait for. */
+	static u64 since_kick;
+	if (write && (since_kick += len) >= (16u << 20)) {
+		since_kick = 0;
+		sync_file_range(d->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	}
+#endif
+	while (len) {
+		ssize_t n = write ? pwrite(d->fd, p, len, (off_t)off) : pread(d->fd, p, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return BLAB_EIO;
+		p += n;
+		off += (u64)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void file_close(struct blab_device *d)
+{
+	close(d->fd);
+	d->fd = 0;
+	d->io = NULL;
+	d->close = NULL;
+}
+
+int image_create_file(struct blab_device *dev, const char *path, u64 size, char **tmp_path, struct blab_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", path);
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 32);
+	if (!tmp)
+		return blab_fail(err, BLAB_ENOMEM, "path");
+	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
+	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		free(tmp);
+		return blab_fail(err, BLAB_EIO, "cannot create %s: %s", path, strerror(e));
+	}
+	if (ftruncate(fd, (off_t)size) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", path, (unsigned long long)size, strerror(e));
+	}
+	memset(dev, 0, sizeof(*dev));
+	dev->size = size;
+	dev->fd = fd;
+	dev->io = file_io;
+	dev->close = file_close;
+	*tmp_path = tmp;
+	return 0;
+}
+
+int image_finish_file(struct blab_device *dev, const char *tmp_path, const char *path, int commit, struct blab_err *err)
+{
+	int ret = 0;
+	if (commit && fsync(dev->fd) < 0)
+		ret = blab_fail(err, BLAB_EIO, "fsync %s: %s", path, strerror(errno));
+	if (close(dev->fd) < 0 && commit && !ret)
+		ret = blab_fail(err, BLAB_EIO, "close %s: %s", path, strerror(errno));
+	dev->fd = 0;
+	dev->io = NULL;
+	dev->close = NULL;
+	if (commit && !ret && rename(tmp_path, path) < 0)
+		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", path, strerror(errno));
+	if (!commit || ret)
+		unlink(tmp_path);
+	return ret;
+}
+
 int image_read_file(struct blab_device *dev, const char *path, struct blab_err *err)
 {
 	int fd = open(path, O_RDONLY);

@@ -10,4 +10,10 @@
 int image_write_file(const struct blab_device *dev, const char *path, struct blab_err *err);
 /* Reads path (a regular file or block device) into dev. */
 int image_read_file(struct blab_device *dev, const char *path, struct blab_err *err);
+/* A device of size bytes backed by a new temporary file beside path: writes
+ * go straight to it. path must be absent or a regular file. */
+int image_create_file(struct blab_device *dev, const char *path, u64 size, char **tmp_path, struct blab_err *err);
+/* Makes a file-backed device's file the image at path (fsync, rename). On
+ * failure, or with commit 0, the temporary file is removed instead. */
+int image_finish_file(struct blab_device *dev, const char *tmp_path, const char *path, int commit, struct blab_err *err);
 #endif

@@ -121,7 +121,11 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 	struct btrfs_fs_info *fs = btrfs_fs_alloc();
 	if (!fs)
 		return blab_fail(err, BLAB_ENOMEM, "mkfs");
-	if (device_init(&fs->dev, size)) {
+	if (o->device) {
+		fs->dev = *o->device;
+		memset(o->device, 0, sizeof(*o->device));
+		size = fs->dev.size;
+	} else if (device_init(&fs->dev, size)) {
 		blab_fail(&fs->err, BLAB_ENOMEM, "device of %llu bytes", (unsigned long long)size);
 		return fail_mkfs(fs, err);
 	}
