@@ -20,7 +20,9 @@ function cli(...args) {
 test('help and version', () => {
   const h = cli('--help');
   assert.equal(h.code, 0);
-  assert.match(h.out, /mkfs \[--size S\]/);
+  for (const cmd of ['mkfs [--rootdir DIR]', 'run SCRIPT', 'ls [-R] [-l] IMAGE', 'cat IMAGE PATH', 'extract IMAGE DIR', 'check IMAGE', 'dump-tree [-t TREE]']) {
+    assert.ok(h.out.includes(cmd), `help mentions ${cmd}`);
+  }
   assert.match(cli('--version').out, /^btrfslab \d+\.\d+\.\d+/);
 });
 
@@ -99,4 +101,78 @@ test('dump-tree on a file that is not btrfs says so', () => {
   const t = cli('dump-tree', '-t', 'nosuchtree', junk);
   assert.equal(t.code, 2);
   assert.match(t.err, /unknown tree 'nosuchtree'/);
+});
+
+function script(name, text) {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+test('scenario errors name the file, the line and an errno-style reason', () => {
+  const cases = [
+    ['mkdir /a\ncreate /a/b/c\n', /s\.txt:2: create: ENOENT: \/a\/b: no such file or directory/],
+    ['create /x\ncreate /x\n', /s\.txt:2: create: EEXIST: \/x: file exists/],
+    ['mkdir /d\ncreate /d/f\nrmdir /d\n', /s\.txt:3: rmdir: ENOTEMPTY: \/d: directory not empty/],
+    ['create /f\nmkdir /f/g\n', /s\.txt:2: mkdir: ENOTDIR: \/f: not a directory/],
+    ['mkdir /d\nunlink /d\n', /s\.txt:2: unlink: EISDIR/],
+    ['mkdir /d\nmkdir /d/e\nrename /d /d/e/f\n', /s\.txt:3: rename: EINVAL: \/d: cannot move a directory into itself/],
+    ['frobnicate /x\n', /s\.txt:1: frobnicate: EPARSE: unknown command/],
+    ['write /f 0\n', /s\.txt:1: write: EPARSE: expects write PATH OFFSET LENGTH \[SEED\]/],
+    ['create /f\nwrite /f zero 10\n', /s\.txt:2: write: EPARSE: offset 'zero' is not a number/],
+    ['create "/unterminated\n', /s\.txt:1: EPARSE: unterminated quote/],
+    ['create /d/f_{5..1}\n', /s\.txt:1: create: EPARSE: '\/d\/f_\{5\.\.1\}': a brace range looks like/],
+    ['# a comment\n\nmkfs nodesize=12K\n', /s\.txt:3: mkfs: EINVAL: nodesize 12288 is invalid/],
+    ['create /a\nmkfs\n', /s\.txt:2: mkfs: EPARSE: mkfs may only be the first command/],
+    [`create /${'n'.repeat(256)}\n`, /ENAMETOOLONG/],
+  ];
+  for (const [text, want] of cases) {
+    const img = join(dir, 'never.img');
+    const r = cli('run', script('s.txt', text), '--image', img);
+    assert.equal(r.code, 1, `exit code for ${JSON.stringify(text)}`);
+    assert.match(r.err, want, `message for ${JSON.stringify(text)}`);
+    assert.ok(!existsSync(img), 'no image written on error');
+  }
+});
+
+test('a scenario runs, and ls, cat and extract read its image', () => {
+  const img = join(dir, 'run.img');
+  const s = script('ok.txt', '# comment\nmkfs nodesize=4K size=64M label=lab\nmkdir /d\ncreate /d/f_{1..50}\nwrite /d/f_1 0 5000 3\nsymlink /d/f_1 /ln\n"setxattr" /d/f_2 user.k "two words"\ncommit\nunlink /d/f_{10..20}\n');
+  const r = cli('run', s, '--image', img, '--metrics', join(dir, 'm.json'), '--trace', join(dir, 't.jsonl'));
+  assert.equal(r.code, 0, r.err);
+  const m = JSON.parse(readFileSync(join(dir, 'm.json'), 'utf8'));
+  assert.equal(m.commits, 2);
+  assert.equal(m.nodesize, 4096);
+  const trace = readFileSync(join(dir, 't.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(trace.some((e) => e.kind === 'cow') && trace.at(-1).kind === 'commit');
+  assert.deepEqual(cli('ls', img).out.split('\n').filter(Boolean), ['d', 'ln']);
+  const names = cli('ls', img, '/d').out.trim().split('\n');
+  assert.equal(names.length, 39);
+  assert.match(cli('ls', '-l', img, '/').out, /^lrwxrwxrwx 1 0 0 6 ln -> \/d\/f_1$/m);
+  assert.equal(cli('ls', '-R', img).out.trim().split('\n').length, 41);
+  const cat = spawnSync(CLI, ['cat', img, '/d/f_1']);
+  assert.equal(cat.stdout.length, 5000);
+  assert.match(cli('cat', img, '/d').err, /\/d: is a directory/);
+  assert.match(cli('cat', img, '/nope').err, /\/nope: no such file or directory/);
+  assert.match(cli('ls', img, '/d/f_1/x').err, /\/d\/f_1: not a directory/);
+  const out = join(dir, 'extracted');
+  assert.equal(cli('extract', img, out).code, 0);
+  assert.ok(readFileSync(join(out, 'd/f_1')).equals(cat.stdout));
+  assert.match(cli('extract', img, out).err, /exists: give a directory to create/);
+  assert.equal(cli('check', img).code, 0);
+});
+
+test('check reports problems a person can act on', () => {
+  const img = join(dir, 'bad.img');
+  assert.equal(cli('run', script('b.txt', 'mkfs nodesize=4K size=64M\ncreate /f_{1..300}\n'), '--image', img).code, 0);
+  const bytes = readFileSync(img);
+  const extentRoot = (() => {
+    const d = cli('dump-tree', '-t', 'extent', img).out;
+    return Number(/^(?:leaf|node) (\d+)/m.exec(d)[1]);
+  })();
+  bytes[extentRoot + 200] ^= 0xff; // a bit flip in the extent tree root
+  writeFileSync(img, bytes);
+  const r = cli('check', img);
+  assert.equal(r.code, 1);
+  assert.match(r.err + r.out, /checksum verify failed on logical \d+ \(root 2\)/);
 });

@@ -365,7 +365,7 @@ static int cmd_run(int argc, char **argv)
 	int ret = scenario_run(text, len, strcmp(script, "-") ? script : "<stdin>", &o, &res, &err);
 	free(text);
 	if (ret)
-		return fprintf(stderr, "btrfslab run: %s\n", err.msg), 1;
+		return fprintf(stderr, "%s\n", err.msg), 1;
 	int rc = 0;
 	if (metrics) {
 		char *m = scenario_metrics_json(&res);

@@ -248,8 +248,11 @@ static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, con
 	char *parent = malloc(s + 1);
 	if (!parent)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "path");
-	memcpy(parent, path, s);
-	parent[s] = 0;
+	size_t pl = s;
+	while (pl > 1 && path[pl - 1] == '/')
+		pl--;
+	memcpy(parent, path, pl);
+	parent[pl] = 0;
 	int ret = btrfs_lookup_path(fs, root, parent, dir);
 	if (!ret) {
 		int d;

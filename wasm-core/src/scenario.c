@@ -46,14 +46,20 @@ static int fail(struct runner *r, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return blab_fail(r->err, code, "%s:%d: %s%s%s", r->name, r->lineno, r->cmd ? r->cmd : "", r->cmd ? ": " : "", msg);
+	/* "NAME:LINE: COMMAND: ENAME: what" (the name once, after the command) */
+	snprintf(r->err->msg, sizeof(r->err->msg), "%s:%d: %s%s%s: %s", r->name, r->lineno, r->cmd ? r->cmd : "",
+		 r->cmd ? ": " : "", blab_errname(code), msg);
+	r->err->code = code;
+	return code;
 }
 
 /* The core's own message (it starts with the error's name) for this line. */
 static int fail_core(struct runner *r, int code)
 {
 	const char *m = r->fs->err.msg[0] ? r->fs->err.msg : blab_errname(code);
-	return blab_fail(r->err, code, "%s:%d: %s: %s", r->name, r->lineno, r->cmd, m);
+	snprintf(r->err->msg, sizeof(r->err->msg), "%s:%d: %s: %s", r->name, r->lineno, r->cmd, m);
+	r->err->code = code;
+	return code;
 }
 
 /* Splits one line into arguments: whitespace separates, "..." quotes (with
@@ -332,7 +338,8 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 				break;
 			struct blab_err me = {0};
 			if ((ret = btrfs_mkfs(&mo, &r.fs, &me))) {
-				ret = fail(&r, ret, "%s", me.msg);
+				snprintf(err->msg, sizeof(err->msg), "%s:%d: %s: %s", name, r.lineno, r.cmd, me.msg);
+				err->code = ret;
 				break;
 			}
 			r.fs->trace.enabled = o->trace;
