@@ -279,6 +279,7 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out)
 	}
 	check_extents(&c);
 	check_free_space_tree(&c);
+	c.errors += btrfs_check_inodes(fs, out);
 	fs->trace.enabled = trace;
 	u64map_free(&c.blocks);
 	u64map_free(&c.owners);

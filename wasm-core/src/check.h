@@ -8,4 +8,6 @@
  * blocks, block group used bytes, and the free space tree. Problems are
  * written to out, one "ERROR: ..." line each. Returns the number found. */
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out);
+/* The file system part: returns the number of problems found (written to out). */
+int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out);
 #endif

@@ -464,6 +464,8 @@ int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 		      struct btrfs_path *path, int ins_len, int cow)
 {
 	memset(path, 0, sizeof(*path));
+	if (!root)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "a tree this operation needs is missing from the root tree");
 	if (!root->node)
 		return blab_fail(&fs->err, BLAB_ENOENT, "tree %lld has no root block", (long long)root->objectid);
 	if (cow && !fs->trans_running)

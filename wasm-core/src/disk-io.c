@@ -124,8 +124,16 @@ struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr
 {
 	struct extent_buffer *eb = btrfs_find_eb(fs, bytenr);
 	char tn[24];
-	if (eb)
+	if (eb) {
+		/* a cached block must still be what the parent expects: a damaged
+		 * pointer back up the tree would otherwise loop forever */
+		if (level >= 0 && btrfs_header_level(eb->data) != level) {
+			blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu (root %lld) has level %u, expect %d",
+				  (unsigned long long)bytenr, (long long)owner, btrfs_header_level(eb->data), level);
+			return NULL;
+		}
 		return eb;
+	}
 	tree_name(owner, tn, sizeof(tn));
 	if (bytenr & (fs->sectorsize - 1)) {
 		blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu of root %s is not sector aligned", (unsigned long long)bytenr, tn);

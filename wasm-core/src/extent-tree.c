@@ -427,8 +427,12 @@ int btrfs_load_block_groups(struct btrfs_fs_info *fs)
 			const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
 			if (btrfs_item_size_nr(path.nodes[0], path.slots[0]) < BTRFS_BLOCK_GROUP_ITEM_SIZE)
 				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu too small", (unsigned long long)k.objectid);
-			if (!btrfs_find_chunk(fs, k.objectid))
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu has no chunk", (unsigned long long)k.objectid);
+			struct btrfs_chunk_map *cm = btrfs_find_chunk(fs, k.objectid);
+			if (!cm || cm->logical != k.objectid || cm->length != k.offset)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu len %llu does not match a chunk",
+						 (unsigned long long)k.objectid, (unsigned long long)k.offset);
+			if (btrfs_lookup_block_group(fs, k.objectid))
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu is listed twice", (unsigned long long)k.objectid);
 			if ((ret = btrfs_add_block_group(fs, k.objectid, k.offset, btrfs_block_group_flags(p),
 							 btrfs_block_group_used(p))))
 				return ret;

@@ -5,6 +5,7 @@
 #include "../../src/check.h"
 #include "../../src/ctree.h"
 #include "../../src/disk-io.h"
+#include "../../src/extent-tree.h"
 #include "../../src/mkfs.h"
 #include "../../src/transaction.h"
 #include "test.h"
@@ -94,6 +95,19 @@ static int tree_matches(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 	return ret >= 0 && i == m->n;
 }
 
+/* A tree of its own for the B-tree tests (not a subvolume: its items need no meaning). */
+#define TEST_TREE 200ULL
+static struct btrfs_root *test_tree(struct btrfs_fs_info *fs)
+{
+	struct btrfs_root *r = btrfs_add_root(fs, TEST_TREE);
+	if (!r)
+		return NULL;
+	r->in_root_tree = 1;
+	btrfs_set_root_refs(r->item, 1);
+	r->node = btrfs_alloc_tree_block(fs, TEST_TREE, 0);
+	return r->node ? r : NULL;
+}
+
 static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 {
 	struct mkfs_options o;
@@ -114,6 +128,9 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 	u8 *buf = malloc(nodesize);
 	int ok = 1;
 	btrfs_start_transaction(fs);
+	struct btrfs_root *tree = test_tree(fs);
+	if (!tree)
+		return 0;
 	for (int op = 0; ok && op < ops; op++) {
 		u64 r = rnd() % 100;
 		if (r < 62 || m.n == 0) { /* insert */
@@ -124,7 +141,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				continue;
 			u8 fill = (u8)rnd();
 			fill_bytes(buf, size, fill);
-			int ret = btrfs_insert_item(fs, fs->fs_root, &k, buf, size);
+			int ret = btrfs_insert_item(fs, tree, &k, buf, size);
 			if (ret) {
 				printf("  op %d insert: %s\n", op, fs->err.msg);
 				ok = 0;
@@ -140,7 +157,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 		} else if (r < 80) { /* delete one or a run */
 			int pos = (int)(rnd() % (u64)m.n);
 			struct btrfs_path path;
-			int ret = btrfs_search_slot(fs, fs->fs_root, &m.v[pos].key, &path, -1, 1);
+			int ret = btrfs_search_slot(fs, tree, &m.v[pos].key, &path, -1, 1);
 			if (ret != 0) {
 				printf("  op %d delete: search returned %d %s\n", op, ret, fs->err.msg);
 				ok = 0;
@@ -152,7 +169,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				nr = avail;
 			while (pos + nr > m.n)
 				nr--;
-			if (btrfs_del_items(fs, fs->fs_root, &path, path.slots[0], nr)) {
+			if (btrfs_del_items(fs, tree, &path, path.slots[0], nr)) {
 				printf("  op %d delete: %s\n", op, fs->err.msg);
 				ok = 0;
 				break;
@@ -165,7 +182,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 			if (m.v[pos].size + extra > max_item)
 				continue;
 			struct btrfs_path path;
-			int ret = btrfs_search_slot(fs, fs->fs_root, &m.v[pos].key, &path, (int)extra, 1);
+			int ret = btrfs_search_slot(fs, tree, &m.v[pos].key, &path, (int)extra, 1);
 			if (ret != 0) {
 				printf("  op %d extend: search returned %d %s\n", op, ret, fs->err.msg);
 				ok = 0;
@@ -181,7 +198,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				continue;
 			u32 ns = (u32)(rnd() % m.v[pos].size);
 			struct btrfs_path path;
-			if (btrfs_search_slot(fs, fs->fs_root, &m.v[pos].key, &path, 0, 1) != 0) {
+			if (btrfs_search_slot(fs, tree, &m.v[pos].key, &path, 0, 1) != 0) {
 				ok = 0;
 				break;
 			}
@@ -203,7 +220,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				ok = 0;
 			}
 			sb_free(&out);
-			if (ok && !tree_matches(fs, fs->fs_root, &m)) {
+			if (ok && !tree_matches(fs, tree, &m)) {
 				printf("  after op %d: tree differs from the model (seed %llu)\n", op, (unsigned long long)seed);
 				ok = 0;
 			}
@@ -230,15 +247,15 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				ok = 0;
 			}
 			sb_free(&out);
-			if (ok && !tree_matches(r, r->fs_root, &m))
+			if (ok && !tree_matches(r, btrfs_get_root(r, TEST_TREE), &m))
 				ok = 0;
-			if (ok && btrfs_level(r->fs_root->node) < 1)
+			if (ok && btrfs_level(btrfs_get_root(r, TEST_TREE)->node) < 1)
 				printf("  note: tree stayed one leaf\n");
 			btrfs_fs_free(r);
 		}
 	}
-	printf("  seed %llu nodesize %u: %d items, fs tree level %d\n", (unsigned long long)seed, nodesize, m.n,
-	       fs->fs_root->node ? btrfs_level(fs->fs_root->node) : -1);
+	printf("  seed %llu nodesize %u: %d items, tree level %d\n", (unsigned long long)seed, nodesize, m.n,
+	       tree->node ? btrfs_level(tree->node) : -1);
 	free(m.v);
 	free(buf);
 	btrfs_fs_free(fs);
@@ -279,21 +296,23 @@ TEST(ctree_grow_then_empty)
 	CHECK(btrfs_mkfs(&o, &fs, &err) == 0);
 	fs->trace.enabled = 0;
 	btrfs_start_transaction(fs);
+	struct btrfs_root *tree = test_tree(fs);
+	CHECK(tree);
 	u8 data[100] = {0};
 	for (u64 i = 0; i < 5000; i++) {
 		struct btrfs_key k = {1000 + i, 1, 0};
-		CHECK(btrfs_insert_item(fs, fs->fs_root, &k, data, sizeof(data)) == 0);
+		CHECK(btrfs_insert_item(fs, tree, &k, data, sizeof(data)) == 0);
 	}
 	CHECK(btrfs_commit_transaction(fs) == 0);
-	CHECK(btrfs_level(fs->fs_root->node) >= 2);
+	CHECK(btrfs_level(tree->node) >= 2);
 	btrfs_start_transaction(fs);
 	for (u64 i = 0; i < 5000; i++) {
 		struct btrfs_key k = {1000 + (i * 7919) % 5000, 1, 0};
-		CHECK(btrfs_delete_item(fs, fs->fs_root, &k) == 0);
+		CHECK(btrfs_delete_item(fs, tree, &k) == 0);
 	}
 	CHECK(btrfs_commit_transaction(fs) == 0);
-	CHECK_EQ_U64(btrfs_level(fs->fs_root->node), 0);
-	CHECK_EQ_U64(btrfs_nritems(fs->fs_root->node), 2); /* the root directory's inode and ref */
+	CHECK_EQ_U64(btrfs_level(tree->node), 0);
+	CHECK_EQ_U64(btrfs_nritems(tree->node), 0);
 	struct strbuf out = {0};
 	int errors = btrfs_check_fs(fs, &out);
 	if (errors)

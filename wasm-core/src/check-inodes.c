@@ -1,0 +1,267 @@
+/*
+ * check-inodes.c — the file system half of `btrfslab check`: in every
+ * subvolume, link counts against names, directory sizes, DIR_INDEX /
+ * DIR_ITEM / INODE_REF agreeing with each other, file extents in order and
+ * adding up to nbytes, data checksums present, and data extent references
+ * counted against the extent tree.
+ */
+#include "check.h"
+#include "crc32c.h"
+#include "ctree.h"
+#include "dir-item.h"
+#include "file-item.h"
+#include "inode.h"
+#include "u64map.h"
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct ic {
+	struct btrfs_fs_info *fs;
+	struct btrfs_root *root;
+	struct strbuf *out;
+	int *errors;
+	struct u64map *drefs; /* data extent bytenr -> references counted */
+	/* the inode being walked */
+	u64 ino;
+	int have_item;
+	struct btrfs_inode in;
+	u64 names, dir_bytes, ext_end, ext_bytes;
+};
+
+static void bad(struct ic *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bad(struct ic *c, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (++*c->errors <= 200)
+		sb_printf(c->out, "ERROR: root %lld inode %" PRIu64 ": %s\n", (long long)c->root->objectid, c->ino, buf);
+}
+
+static void finish_inode(struct ic *c)
+{
+	if (!c->ino)
+		return;
+	if (!c->have_item) {
+		bad(c, "has items but no INODE_ITEM");
+		return;
+	}
+	u32 fmt = c->in.mode & S_IFMT_;
+	if (fmt == S_IFDIR_) {
+		if (c->names != 1)
+			bad(c, "directory has %" PRIu64 " names, expect exactly 1", c->names);
+		if (c->in.size != c->dir_bytes)
+			bad(c, "directory size is %" PRIu64 " but its entries' names add up to %" PRIu64, c->in.size, c->dir_bytes);
+	} else if (c->in.nlink != c->names) {
+		bad(c, "link count is %u but %" PRIu64 " name%s refer%s to it", c->in.nlink, c->names, c->names == 1 ? "" : "s",
+		    c->names == 1 ? "s" : "");
+	}
+	if ((fmt == S_IFREG_ || fmt == S_IFLNK_) && c->in.nbytes != c->ext_bytes)
+		bad(c, "nbytes is %" PRIu64 " but its extents hold %" PRIu64, c->in.nbytes, c->ext_bytes);
+	if (fmt == S_IFLNK_ && c->ext_bytes != c->in.size)
+		bad(c, "symlink of size %" PRIu64 " has %" PRIu64 " bytes of target", c->in.size, c->ext_bytes);
+}
+
+static void start_inode(struct ic *c, u64 ino)
+{
+	finish_inode(c);
+	c->ino = ino;
+	c->have_item = 0;
+	c->names = c->dir_bytes = c->ext_end = c->ext_bytes = 0;
+}
+
+/* The DIR_INDEX (dir, index) and the DIR_ITEM of name in dir both point at ino. */
+static void check_name(struct ic *c, u64 dir, u64 index, const char *name, u16 len)
+{
+	struct btrfs_key k = {dir, BTRFS_DIR_INDEX_KEY, index};
+	u8 *p;
+	u32 sz;
+	struct dir_entry e;
+	if (btrfs_lookup_item(c->fs, c->root, &k, &p, &sz, 0) || !btrfs_parse_dir_entry(p, sz, &e))
+		bad(c, "name '%.*s' in directory %" PRIu64 " has no DIR_INDEX %" PRIu64, len, name, dir, index);
+	else if (e.name_len != len || memcmp(e.name, name, len) || e.location.objectid != c->ino)
+		bad(c, "DIR_INDEX %" PRIu64 " of directory %" PRIu64 " names '%.*s' -> %" PRIu64 ", the inode ref says '%.*s'", index, dir,
+		    e.name_len, e.name, e.location.objectid, len, name);
+	u32 off;
+	if (btrfs_lookup_dir_entry(c->fs, c->root, dir, BTRFS_DIR_ITEM_KEY, name, len, &e, &off))
+		bad(c, "name '%.*s' in directory %" PRIu64 " has no DIR_ITEM", len, name, dir);
+	else if (e.location.objectid != c->ino)
+		bad(c, "DIR_ITEM '%.*s' of directory %" PRIu64 " points at %" PRIu64, len, name, dir, e.location.objectid);
+}
+
+static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
+{
+	switch (k->type) {
+	case BTRFS_INODE_ITEM_KEY:
+		if (sz < BTRFS_INODE_ITEM_SIZE) {
+			bad(c, "INODE_ITEM is %u bytes", sz);
+			return;
+		}
+		c->have_item = 1;
+		btrfs_read_inode(c->fs, c->root, k->objectid, &c->in);
+		break;
+	case BTRFS_INODE_REF_KEY:
+		for (u32 o = 0; o + BTRFS_INODE_REF_SIZE <= sz;) {
+			u16 nl = btrfs_inode_ref_name_len(p + o);
+			if (o + BTRFS_INODE_REF_SIZE + nl > sz) {
+				bad(c, "INODE_REF to %" PRIu64 " overruns its item", k->offset);
+				break;
+			}
+			c->names++;
+			if (k->offset != c->ino)
+				check_name(c, k->offset, btrfs_inode_ref_index(p + o), (const char *)p + o + BTRFS_INODE_REF_SIZE, nl);
+			o += BTRFS_INODE_REF_SIZE + nl;
+		}
+		break;
+	case BTRFS_INODE_EXTREF_KEY:
+		for (u32 o = 0; o + BTRFS_INODE_EXTREF_SIZE <= sz;) {
+			u16 nl = btrfs_inode_extref_name_len(p + o);
+			if (o + BTRFS_INODE_EXTREF_SIZE + nl > sz)
+				break;
+			c->names++;
+			check_name(c, btrfs_inode_extref_parent(p + o), btrfs_inode_extref_index(p + o),
+				   (const char *)p + o + BTRFS_INODE_EXTREF_SIZE, nl);
+			o += BTRFS_INODE_EXTREF_SIZE + nl;
+		}
+		break;
+	case BTRFS_DIR_ITEM_KEY:
+	case BTRFS_DIR_INDEX_KEY:
+	case BTRFS_XATTR_ITEM_KEY:
+		for (u32 o = 0; o < sz;) {
+			struct dir_entry e;
+			u32 n = btrfs_parse_dir_entry(p + o, sz - o, &e);
+			if (!n) {
+				bad(c, "item (%u %" PRIu64 ") has an entry that overruns it", k->type, k->offset);
+				break;
+			}
+			if (k->type != BTRFS_XATTR_ITEM_KEY) {
+				c->dir_bytes += e.name_len;
+				if (k->type == BTRFS_DIR_ITEM_KEY && btrfs_name_hash(e.name, e.name_len) != k->offset)
+					bad(c, "DIR_ITEM '%.*s' is filed under hash %" PRIu64 ", its name hashes to %" PRIu64, e.name_len, e.name,
+					    k->offset, (u64)btrfs_name_hash(e.name, e.name_len));
+			}
+			o += n;
+		}
+		break;
+	case BTRFS_EXTENT_DATA_KEY: {
+		if (sz < BTRFS_FILE_EXTENT_INLINE_DATA_START) {
+			bad(c, "EXTENT_DATA %" PRIu64 " is %u bytes", k->offset, sz);
+			return;
+		}
+		if (k->offset < c->ext_end)
+			bad(c, "extent at %" PRIu64 " overlaps the one before, which ends at %" PRIu64, k->offset, c->ext_end);
+		if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_INLINE) {
+			if (k->offset)
+				bad(c, "inline extent at offset %" PRIu64 ", not 0", k->offset);
+			c->ext_bytes += btrfs_file_extent_ram_bytes(p);
+			c->ext_end = k->offset + btrfs_file_extent_ram_bytes(p);
+			return;
+		}
+		if (sz < BTRFS_FILE_EXTENT_SIZE) {
+			bad(c, "EXTENT_DATA %" PRIu64 " is %u bytes", k->offset, sz);
+			return;
+		}
+		u64 bytenr = btrfs_file_extent_disk_bytenr(p), num = btrfs_file_extent_num_bytes(p);
+		c->ext_end = k->offset + num;
+		if (!bytenr)
+			return; /* a hole */
+		c->ext_bytes += num;
+		u64 *n = u64map_put(c->drefs, bytenr);
+		if (n)
+			(*n)++;
+		if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_REG && !(c->have_item && (c->in.flags & 1 /* NODATASUM */))) {
+			u64 ss = c->fs->sectorsize, s = bytenr + btrfs_file_extent_offset(p);
+			for (u64 b = s / ss * ss; b < s + num; b += ss) {
+				u32 csum;
+				if (btrfs_lookup_csum(c->fs, b, &csum)) {
+					bad(c, "data at logical %" PRIu64 " (file offset %" PRIu64 ") has no checksum", b, k->offset + (b - s));
+					break;
+				}
+			}
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void walk_root(struct ic *c)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {0, 0, 0};
+	int ret = btrfs_search_slot(c->fs, c->root, &key, &path, 0, 0);
+	while (ret >= 0 && (ret = btrfs_path_next_item(c->fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid >= BTRFS_FIRST_FREE_OBJECTID && k.objectid <= BTRFS_LAST_FREE_OBJECTID) {
+			if (k.objectid != c->ino)
+				start_inode(c, k.objectid);
+			item(c, &k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]));
+		}
+		path.slots[0]++;
+	}
+	finish_inode(c);
+	c->ino = 0;
+	if (ret < 0)
+		bad(c, "%s", c->fs->err.msg);
+}
+
+/* Data extents: the references counted in file trees equal the extent tree's. */
+static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, struct strbuf *out, int *errors)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {0, 0, 0};
+	struct u64map seen;
+	u64map_init(&seen, 1);
+	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
+	while (ret >= 0 && (ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
+		if (k.type == BTRFS_EXTENT_ITEM_KEY && btrfs_item_size_nr(path.nodes[0], path.slots[0]) >= BTRFS_EXTENT_ITEM_SIZE &&
+		    (btrfs_extent_flags(p) & BTRFS_EXTENT_FLAG_DATA)) {
+			u64 *n = u64map_get(drefs, k.objectid);
+			u64 have = n ? *n : 0;
+			if (have != btrfs_extent_refs(p) && ++*errors <= 200)
+				sb_printf(out, "ERROR: data extent %" PRIu64 " len %" PRIu64 ": the extent tree counts %" PRIu64
+					       " references, file extents make %" PRIu64 "\n",
+					  k.objectid, k.offset, btrfs_extent_refs(p), have);
+			u8 *s = u64map_put(&seen, k.objectid);
+			if (s)
+				*s = 1;
+		}
+		path.slots[0]++;
+	}
+	size_t i = 0;
+	u64 b;
+	void *v;
+	while (u64map_next(drefs, &i, &b, &v))
+		if (!u64map_get(&seen, b) && ++*errors <= 200)
+			sb_printf(out, "ERROR: data extent %" PRIu64 " is used by %" PRIu64 " file extent(s) but has no extent item\n", b,
+				  *(u64 *)v);
+	u64map_free(&seen);
+}
+
+int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	int errors = 0;
+	struct u64map drefs;
+	u64map_init(&drefs, sizeof(u64));
+	for (size_t i = 0; i < fs->nroots; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		int subvol = r->objectid == BTRFS_FS_TREE_OBJECTID || r->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID ||
+			     (r->objectid >= BTRFS_FIRST_FREE_OBJECTID && r->objectid <= BTRFS_LAST_FREE_OBJECTID);
+		if (!subvol || !r->node || !r->in_root_tree)
+			continue;
+		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs};
+		walk_root(&c);
+	}
+	check_data_refs(fs, &drefs, out, &errors);
+	u64map_free(&drefs);
+	return errors;
+}
