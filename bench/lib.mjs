@@ -44,3 +44,38 @@ export function btrfsCheckOk(img) {
   const r = spawnSync('btrfs', ['check', img], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`btrfs check ${img} failed:\n${r.stdout}${r.stderr}`);
 }
+
+/** A scenario script that builds the same tree as dir (names, sizes, links;
+ * data from a seed rather than the files' bytes). */
+export async function dirToScript(dir) {
+  const { lstatSync, readdirSync, readlinkSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const q = (p) => (/[\s"\\#]/.test(p) ? `"${p.replace(/["\\]/g, (c) => `\\${c}`)}"` : p);
+  const lines = ['mkfs nodesize=16K size=2G'];
+  const seen = new Map();
+  const walk = (abs, rel) => {
+    for (const e of readdirSync(abs, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const a = join(abs, e.name);
+      const r = `${rel}/${e.name}`;
+      const st = lstatSync(a);
+      if (st.isDirectory()) {
+        lines.push(`mkdir ${q(r)}`);
+        walk(a, r);
+      } else if (st.isSymbolicLink()) {
+        const t = readlinkSync(a);
+        if (t.length < 4000 && !t.includes('\n')) lines.push(`symlink ${q(t)} ${q(r)}`);
+      } else if (st.isFile()) {
+        const key = `${st.dev}:${st.ino}`;
+        if (st.nlink > 1 && seen.has(key)) {
+          lines.push(`link ${q(seen.get(key))} ${q(r)}`);
+          continue;
+        }
+        seen.set(key, r);
+        lines.push(`create ${q(r)}`);
+        if (st.size) lines.push(`write ${q(r)} 0 ${st.size} ${st.ino % 1000}`);
+      }
+    }
+  };
+  walk(dir, '');
+  return `${lines.join('\n')}\n`;
+}

@@ -24,6 +24,7 @@ try {
     const mod = await import(pathToFileURL(join(here, f)).href);
     console.log(`\n## ${mod.name}`);
     const rows = await mod.run(ctx);
+    if (!rows.length) console.log("(no figures)");
     console.log(`${'metric'.padEnd(44)} ${'ours'.padStart(12)} ${'peer'.padStart(12)} ${'ours/peer'.padStart(10)}  peer`);
     for (const r of rows) {
       const ratio = r.peer ? r.ours / r.peer : NaN;

@@ -2,6 +2,10 @@
 #include "disk-io.h"
 #include "mkfs.h"
 #include "print-tree.h"
+#include "check.h"
+#include "file.h"
+#include "inode.h"
+#include "scenario.h"
 #include <stdlib.h>
 
 #define MAX_HANDLES 64
@@ -9,6 +13,8 @@
 static struct btrfs_fs_info *handles[MAX_HANDLES];
 static struct blab_err last_err;
 static struct strbuf out;
+static struct scenario_result results[MAX_HANDLES];
+static u8 *cat_buf;
 
 static int put_handle(struct btrfs_fs_info *fs)
 {
@@ -60,7 +66,141 @@ void blab_close(int h)
 	if (get(h)) {
 		btrfs_fs_free(handles[h]);
 		handles[h] = NULL;
+		memset(&results[h], 0, sizeof(results[h]));
 	}
+}
+
+int blab_run(const char *text, u32 len, u64 seed, u64 now, int trace)
+{
+	struct scenario_options o = {.seed = seed, .now = now, .trace = trace};
+	struct scenario_result res;
+	int ret = scenario_run(text, len, "scenario", &o, &res, &last_err);
+	if (ret)
+		return ret;
+	int h = put_handle(res.fs);
+	if (h > 0)
+		results[h] = res;
+	return h;
+}
+
+const char *blab_metrics_json(int h)
+{
+	if (!get(h))
+		return NULL;
+	if (!results[h].fs) {
+		blab_fail(&last_err, BLAB_EINVAL, "handle %d was not made by a scenario run", h);
+		return NULL;
+	}
+	char *m = scenario_metrics_json(&results[h]);
+	if (!m) {
+		blab_fail(&last_err, BLAB_ENOMEM, "metrics");
+		return NULL;
+	}
+	out.len = 0;
+	out.oom = 0;
+	sb_printf(&out, "%s%c", m, 0);
+	free(m);
+	return out.s;
+}
+
+static void json_str(struct strbuf *b, const char *s, size_t n)
+{
+	sb_printf(b, "\"");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			sb_printf(b, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			sb_printf(b, "\\u%04x", c);
+		else
+			sb_printf(b, "%c", c);
+	}
+	sb_printf(b, "\"");
+}
+
+struct ls_json {
+	struct btrfs_fs_info *fs;
+	int first;
+};
+
+static int ls_one(void *ctx, const char *name, u16 len, u64 ino, u8 type)
+{
+	struct ls_json *l = ctx;
+	struct btrfs_inode in = {0};
+	btrfs_read_inode(l->fs, l->fs->fs_root, ino, &in);
+	sb_printf(&out, "%s{\"name\":", l->first ? "" : ",");
+	json_str(&out, name, len);
+	sb_printf(&out, ",\"ino\":\"%llu\",\"type\":%u,\"mode\":%u,\"size\":\"%llu\",\"nlink\":%u}", (unsigned long long)ino,
+		  type, in.mode, (unsigned long long)in.size, in.nlink);
+	l->first = 0;
+	return 0;
+}
+
+const char *blab_ls(int h, const char *path)
+{
+	struct btrfs_fs_info *fs = get(h);
+	u64 ino;
+	if (!fs)
+		return NULL;
+	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino)) {
+		last_err = fs->err;
+		return NULL;
+	}
+	out.len = 0;
+	out.oom = 0;
+	struct ls_json l = {fs, 1};
+	sb_printf(&out, "[");
+	if (btrfs_readdir(fs, fs->fs_root, ino, ls_one, &l) < 0) {
+		last_err = fs->err;
+		return NULL;
+	}
+	sb_printf(&out, "]%c", 0);
+	return out.oom ? NULL : out.s;
+}
+
+const u8 *blab_cat(int h, const char *path, u32 *len)
+{
+	struct btrfs_fs_info *fs = get(h);
+	u64 ino, got;
+	struct btrfs_inode in;
+	if (!fs)
+		return NULL;
+	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino) || btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
+		last_err = fs->err;
+		return NULL;
+	}
+	if ((in.mode & S_IFMT_) != S_IFREG_) {
+		blab_fail(&last_err, BLAB_EISDIR, "%s: not a regular file", path);
+		return NULL;
+	}
+	if (in.size > (256u << 20)) {
+		blab_fail(&last_err, BLAB_EOVERFLOW, "%s: %llu bytes is more than this view reads", path, (unsigned long long)in.size);
+		return NULL;
+	}
+	free(cat_buf);
+	cat_buf = malloc(in.size ? in.size : 1);
+	if (!cat_buf) {
+		blab_fail(&last_err, BLAB_ENOMEM, "%s", path);
+		return NULL;
+	}
+	if (btrfs_file_read(fs, fs->fs_root, ino, 0, cat_buf, in.size, &got, 1)) {
+		last_err = fs->err;
+		return NULL;
+	}
+	*len = (u32)got;
+	return cat_buf;
+}
+
+const char *blab_check(int h, int *errors)
+{
+	struct btrfs_fs_info *fs = get(h);
+	if (!fs)
+		return NULL;
+	out.len = 0;
+	out.oom = 0;
+	*errors = btrfs_check_fs(fs, &out);
+	sb_printf(&out, "%c", 0);
+	return out.oom ? NULL : out.s;
 }
 
 const char *blab_last_error(void) { return last_err.msg; }

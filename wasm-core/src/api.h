@@ -16,6 +16,18 @@ const char *blab_last_error(void);
 const char *blab_dump_json(int h);
 /* The trace as a JSON array of events, or NULL on error. */
 const char *blab_trace_json(int h);
+/* Runs a scenario script (len bytes at text) from an empty filesystem;
+ * returns a handle. trace keeps the event trace for blab_trace_json. */
+int blab_run(const char *text, u32 len, u64 seed, u64 now, int trace);
+/* Metrics of the last blab_run of h as JSON, or NULL. */
+const char *blab_metrics_json(int h);
+/* The entries of directory path as JSON [{"name","ino","type","mode","size","nlink"}], or NULL. */
+const char *blab_ls(int h, const char *path);
+/* The contents of file path: a pointer (owned by the core until the next
+ * call) with its length in *len, or NULL. */
+const u8 *blab_cat(int h, const char *path, u32 *len);
+/* The core's check of h: the problems as text ("" when none); *errors gets their count. */
+const char *blab_check(int h, int *errors);
 u64 blab_image_size(int h);
 u32 blab_page_size(void);
 /* The page_index-th page of the image, or NULL for a hole (all zeros). */

@@ -299,16 +299,21 @@ static int push_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct b
 	if (!sib)
 		return fs->err.code;
 	u32 sib_free = btrfs_leaf_free_space(fs, sib), leaf_free = btrfs_leaf_free_space(fs, leaf);
+	if (sib_free < need)
+		return 1; /* not worth rebuilding two leaves for */
+	/* As many items as fit move (as the kernel does): a leaf that fills up
+	 * again at once would otherwise push a few items for every insert. */
 	int best = -1, to_sib = 0;
+	u32 moved = 0;
 	for (int k = extend ? 1 : 0; k < n; k++) {
-		u32 moved = dir > 0 ? leaf_space_used(leaf, n - k, k) : leaf_space_used(leaf, 0, k);
+		if (k > 0)
+			moved += BTRFS_ITEM_SIZE + btrfs_item_size_nr(leaf, dir > 0 ? n - k : k - 1);
 		if (moved > sib_free)
 			break;
 		int t = dir > 0 ? slot >= n - k : (extend ? slot < k : slot <= k);
 		if (t ? moved + need <= sib_free : need <= leaf_free + moved) {
 			best = k;
 			to_sib = t;
-			break;
 		}
 	}
 	if (best < 0)

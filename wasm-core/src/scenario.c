@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define MAX_ARGS 8
 #define MAX_TOKEN 4200
@@ -306,6 +307,8 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 		 struct blab_err *err)
 {
 	struct runner r = {.name = name, .err = err, .res = out};
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct line *l = malloc(sizeof(*l));
 	if (!l)
 		return blab_fail(err, BLAB_ENOMEM, "scenario");
@@ -364,6 +367,8 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 			out->commits++;
 	}
 	free(l);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	out->run_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (ret) {
 		btrfs_fs_free(r.fs);
 		out->fs = NULL;
@@ -398,9 +403,9 @@ char *scenario_metrics_json(const struct scenario_result *r)
 	size_t kinds[TRACE_KIND_COUNT] = {0};
 	for (size_t i = 0; i < fs->trace.len; i++)
 		kinds[fs->trace.ev[i].kind]++;
-	sb_printf(&out, "{\"lines\":%d,\"ops\":%d,\"commits\":%d,\"generation\":%" PRIu64 ",\"nodesize\":%u,\"bytes_used\":%" PRIu64
+	sb_printf(&out, "{\"run_ms\":%.3f,\"lines\":%d,\"ops\":%d,\"commits\":%d,\"generation\":%" PRIu64 ",\"nodesize\":%u,\"bytes_used\":%" PRIu64
 			",\"trees\":{",
-		  r->lines, r->ops, r->commits, fs->generation, fs->nodesize, btrfs_super_bytes_used(fs->super));
+		  r->run_ms, r->lines, r->ops, r->commits, fs->generation, fs->nodesize, btrfs_super_bytes_used(fs->super));
 	struct btrfs_root *list[BLAB_MAX_ROOTS];
 	size_t n = 0;
 	for (size_t i = 0; i < fs->nroots; i++)

@@ -24,6 +24,7 @@ struct scenario_options {
 struct scenario_result {
 	struct btrfs_fs_info *fs; /* committed at the end; owned by the caller */
 	int lines, ops, commits;
+	double run_ms; /* time in the core, for benchmarks */
 };
 
 /* Runs the script text (name is used in messages). On error returns a

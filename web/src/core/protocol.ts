@@ -1,12 +1,17 @@
 // The short, typed message list between the page and the core's Worker.
 import type { TreeDump } from '../model/dump';
 import type { TraceEvent } from '../model/trace';
-import type { Handle, MkfsOptions } from './wasm';
+import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics } from './wasm';
 
 export type Request =
   | { op: 'ready' }
   | { op: 'mkfs'; opts: MkfsOptions }
   | { op: 'open'; bytes: ArrayBuffer; name: string }
+  | { op: 'run'; script: string; opts: RunOptions }
+  | { op: 'metrics'; handle: Handle }
+  | { op: 'ls'; handle: Handle; path: string }
+  | { op: 'cat'; handle: Handle; path: string }
+  | { op: 'check'; handle: Handle }
   | { op: 'dump'; handle: Handle }
   | { op: 'trace'; handle: Handle }
   | { op: 'export'; handle: Handle }
@@ -16,6 +21,11 @@ export interface Results {
   ready: { pageSize: number };
   mkfs: { handle: Handle; size: bigint };
   open: { handle: Handle; size: bigint };
+  run: { handle: Handle; size: bigint };
+  metrics: ScenarioMetrics;
+  ls: DirEntry[];
+  cat: Uint8Array;
+  check: { errors: number; problems: string[] };
   dump: TreeDump;
   trace: TraceEvent[];
   export: { blob: Blob };

@@ -103,3 +103,39 @@ describe('errors are typed values', () => {
     expect(() => core.dumpTrees(999 as never)).toThrow(/no open filesystem with handle 999/);
   });
 });
+
+describe('scenarios through WASM', () => {
+  const script = 'mkfs nodesize=4K size=64M\nmkdir /d\ncreate /d/f_{1..300}\nwrite /d/f_150 100 70000 4\nsymlink /d/f_150 /s\ncommit\nunlink /d/f_{1..100}\nrename /d/f_150 /top\n';
+
+  test('the image is byte-identical to the native CLI run', () => {
+    const h = core.run(script, { seed: 9n, now: 1700000000n, trace: false });
+    const ours = core.imageBytes(h);
+    core.close(h);
+    const s = join(dir, 'run.txt');
+    const img = join(dir, 'run.img');
+    execFileSync('sh', ['-c', `cat > ${s}`], { input: script });
+    execFileSync(cliPath, ['run', s, '--image', img, '--seed', '9', '--time', '1700000000']);
+    expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
+  });
+
+  test('ls, cat, check and metrics', () => {
+    const h = core.run(script, { seed: 1n, now: 1n, trace: true });
+    expect(core.ls(h, '/').map((e) => e.name)).toEqual(['d', 's', 'top']);
+    expect(core.ls(h, '/d')).toHaveLength(199);
+    const top = core.cat(h, '/top');
+    expect(top.length).toBe(70100);
+    expect(top.slice(0, 100).every((b) => b === 0)).toBe(true);
+    expect(core.checkFs(h)).toEqual({ errors: 0, problems: [] });
+    const m = core.metrics(h);
+    expect(m.commits).toBe(2);
+    expect(m.events.split).toBeGreaterThan(0);
+    expect(core.trace(h).some((e) => e.kind === 'cow')).toBe(true);
+    expect(() => core.cat(h, '/d')).toThrow(/not a regular file/);
+    expect(() => core.ls(h, '/nope')).toThrow(/\/nope: no such file or directory/);
+    core.close(h);
+  });
+
+  test('a bad script is a typed error naming the line', () => {
+    expect(() => core.run('mkdir /a\nrmdir /b\n', { seed: 1n, now: 1n, trace: false })).toThrow(/scenario:2: rmdir: ENOENT: \/b: no such file or directory/);
+  });
+});

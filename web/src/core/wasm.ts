@@ -8,6 +8,7 @@ import { CoreError } from './errors';
 
 export interface EmscriptenCore {
   HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
   UTF8ToString(ptr: number): string;
   stringToUTF8(s: string, ptr: number, max: number): void;
   lengthBytesUTF8(s: string): number;
@@ -20,6 +21,11 @@ export interface EmscriptenCore {
   _blab_image_size(h: number): bigint;
   _blab_image_page(h: number, index: bigint): number;
   _blab_page_size(): number;
+  _blab_run(text: number, len: number, seed: bigint, now: bigint, trace: number): number;
+  _blab_metrics_json(h: number): number;
+  _blab_ls(h: number, path: number): number;
+  _blab_cat(h: number, path: number, lenOut: number): number;
+  _blab_check(h: number, errorsOut: number): number;
   _blab_alloc(n: number): number;
   _blab_free(p: number): void;
 }
@@ -37,6 +43,34 @@ export interface MkfsOptions {
   seed: bigint;
   /** Seconds since the epoch, for inode and root times. */
   now: bigint;
+}
+
+export interface RunOptions {
+  seed: bigint;
+  now: bigint;
+  /** Keep the event trace (for the player); costs memory on long scripts. */
+  trace: boolean;
+}
+
+export interface DirEntry {
+  name: string;
+  ino: bigint;
+  type: number;
+  mode: number;
+  size: bigint;
+  nlink: number;
+}
+
+export interface ScenarioMetrics {
+  run_ms: number;
+  lines: number;
+  ops: number;
+  commits: number;
+  generation: number;
+  nodesize: number;
+  bytes_used: number;
+  trees: Record<string, { level: number; blocks: number; items: number }>;
+  events: Record<string, number>;
 }
 
 /** An open filesystem inside the core. */
@@ -61,6 +95,57 @@ export class Core {
   private string(ptr: number): string {
     if (!ptr) throw new CoreError(-1, this.lastError());
     return this.m.UTF8ToString(ptr);
+  }
+
+  /** Calls fn with s as a NUL-terminated string in core memory. */
+  private withString<T>(s: string, fn: (ptr: number, len: number) => T): T {
+    const n = this.m.lengthBytesUTF8(s) + 1;
+    const p = this.m._blab_alloc(n);
+    if (!p) throw new CoreError(-2, `ENOMEM: no room for ${n} bytes`);
+    try {
+      this.m.stringToUTF8(s, p, n);
+      return fn(p, n - 1);
+    } finally {
+      this.m._blab_free(p);
+    }
+  }
+
+  /** Runs a scenario script from an empty filesystem. */
+  run(script: string, o: RunOptions): Handle {
+    return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, o.trace ? 1 : 0)) as Handle);
+  }
+
+  metrics(h: Handle): ScenarioMetrics {
+    return JSON.parse(this.string(this.m._blab_metrics_json(h))) as ScenarioMetrics;
+  }
+
+  ls(h: Handle, path: string): DirEntry[] {
+    const raw = JSON.parse(this.withString(path, (p) => this.string(this.m._blab_ls(h, p)))) as
+      { name: string; ino: string; type: number; mode: number; size: string; nlink: number }[];
+    return raw.map((e) => ({ ...e, ino: BigInt(e.ino), size: BigInt(e.size) }));
+  }
+
+  cat(h: Handle, path: string): Uint8Array {
+    const lenPtr = this.m._blab_alloc(4);
+    try {
+      const ptr = this.withString(path, (p) => this.m._blab_cat(h, p, lenPtr));
+      if (!ptr) throw new CoreError(-6, this.lastError());
+      const len = this.m.HEAPU32[lenPtr >> 2];
+      return this.m.HEAPU8.slice(ptr, ptr + len);
+    } finally {
+      this.m._blab_free(lenPtr);
+    }
+  }
+
+  /** The core's consistency check: the problems found, as lines. */
+  checkFs(h: Handle): { errors: number; problems: string[] } {
+    const errPtr = this.m._blab_alloc(4);
+    try {
+      const text = this.string(this.m._blab_check(h, errPtr));
+      return { errors: this.m.HEAPU32[errPtr >> 2], problems: text.split('\n').filter(Boolean) };
+    } finally {
+      this.m._blab_free(errPtr);
+    }
   }
 
   mkfs(o: MkfsOptions): Handle {

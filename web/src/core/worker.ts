@@ -21,6 +21,18 @@ function handle(core: Core, req: Envelope): Results[keyof Results] {
       const handle = core.open(new Uint8Array(req.bytes));
       return { handle, size: core.imageSize(handle) };
     }
+    case 'run': {
+      const handle = core.run(req.script, req.opts);
+      return { handle, size: core.imageSize(handle) };
+    }
+    case 'metrics':
+      return core.metrics(req.handle);
+    case 'ls':
+      return core.ls(req.handle, req.path);
+    case 'cat':
+      return core.cat(req.handle, req.path);
+    case 'check':
+      return core.checkFs(req.handle);
     case 'dump':
       return core.dumpTrees(req.handle);
     case 'trace':
