@@ -76,6 +76,7 @@ export async function withMount(img, fn, { readOnly = false, options = [] } = {}
       owned.mounts.delete(mnt);
     }
     rmSync(mnt, { recursive: true, force: true });
+    spawnSync('btrfs', ['device', 'scan', '--forget', loop]); // the kernel drops its record of our device
     spawnSync('losetup', ['-d', loop]);
     owned.loops.delete(loop);
   }

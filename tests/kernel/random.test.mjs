@@ -31,10 +31,11 @@ export async function checkScenario(seed, nodesize, ops) {
   const img = join(dir, `s${seed}-${nodesize}.img`);
   writeFileSync(script, text);
   try {
-    execFileSync(CLI, ['run', script, '--image', img], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // a fsid of its own per image: the kernel remembers devices by fsid
+    execFileSync(CLI, ['run', script, '--image', img, '--seed', String(seed * 100000 + nodesize)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const c = btrfsCheck(img, ['--check-data-csum']);
     assert.ok(c.ok, `seed ${seed} nodesize ${nodesize}: btrfs check failed (script ${script}):\n${c.output}`);
-    execFileSync(CLI, ['check', img], { encoding: 'utf8' }); // our check agrees: nothing wrong
+    execFileSync(CLI, ['check', '--check-data-csum', img], { encoding: 'utf8' }); // our check agrees: nothing wrong
     const seen = await withMount(img, (mnt) => JSON.parse(execFileSync('python3', [SNAP, mnt], { encoding: 'utf8', maxBuffer: 1 << 28 })), { readOnly: true });
     assert.deepEqual(seen, model.snapshot(), `seed ${seed} nodesize ${nodesize}: the kernel's view differs from the model`);
     rmSync(script);

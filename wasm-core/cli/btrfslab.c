@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"        write a file's contents to standard output (checksums verified)\n"
 	"  extract IMAGE DIR\n"
 	"        copy every file of IMAGE into the new directory DIR (modes, owners, times, xattrs)\n"
-	"  check IMAGE\n"
+	"  check [--check-data-csum] IMAGE\n"
 	"        the core's own consistency check\n"
 	"  dump-tree [-t TREE] IMAGE\n"
 	"        print the trees of IMAGE as `btrfs inspect-internal dump-tree` does\n"
@@ -720,16 +720,26 @@ static int cmd_extract(int argc, char **argv)
 
 static int cmd_check(int argc, char **argv)
 {
-	if (argc != 2 || argv[1][0] == '-')
-		return fprintf(stderr, "btrfslab check: usage: check IMAGE\n"), 2;
-	struct btrfs_fs_info *fs = open_image("check", argv[1]);
+	int flags = 0;
+	const char *image = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--check-data-csum"))
+			flags |= CHECK_DATA_CSUM;
+		else if (argv[i][0] == '-' || image)
+			return fprintf(stderr, "btrfslab check: usage: check [--check-data-csum] IMAGE\n"), 2;
+		else
+			image = argv[i];
+	}
+	if (!image)
+		return fprintf(stderr, "btrfslab check: usage: check [--check-data-csum] IMAGE\n"), 2;
+	struct btrfs_fs_info *fs = open_image("check", image);
 	if (!fs)
 		return 1;
 	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out);
+	int errors = btrfs_check_fs(fs, &out, flags);
 	if (out.len)
 		fwrite(out.s, 1, out.len, stdout);
-	printf("%s: %d error%s found\n", argv[1], errors, errors == 1 ? "" : "s");
+	printf("%s: %d error%s found\n", image, errors, errors == 1 ? "" : "s");
 	sb_free(&out);
 	btrfs_fs_free(fs);
 	return errors ? 1 : 0;

@@ -198,7 +198,7 @@ const char *blab_check(int h, int *errors)
 		return NULL;
 	out.len = 0;
 	out.oom = 0;
-	*errors = btrfs_check_fs(fs, &out);
+	*errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
 	sb_printf(&out, "%c", 0);
 	return out.oom ? NULL : out.s;
 }

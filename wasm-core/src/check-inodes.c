@@ -12,6 +12,7 @@
 #include "file-item.h"
 #include "inode.h"
 #include "u64map.h"
+#include "volumes.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ struct ic {
 	struct strbuf *out;
 	int *errors;
 	struct u64map *drefs; /* data extent bytenr -> references counted */
+	int flags;
 	/* the inode being walked */
 	u64 ino;
 	int have_item;
@@ -176,11 +178,23 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 			(*n)++;
 		if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_REG && !(c->have_item && (c->in.flags & 1 /* NODATASUM */))) {
 			u64 ss = c->fs->sectorsize, s = bytenr + btrfs_file_extent_offset(p);
+			u8 sec[4096];
 			for (u64 b = s / ss * ss; b < s + num; b += ss) {
 				u32 csum;
 				if (btrfs_lookup_csum(c->fs, b, &csum)) {
 					bad(c, "data at logical %" PRIu64 " (file offset %" PRIu64 ") has no checksum", b, k->offset + (b - s));
 					break;
+				}
+				if ((c->flags & CHECK_DATA_CSUM) && ss <= sizeof(sec)) {
+					if (btrfs_read_logical(c->fs, b, sec, (u32)ss)) {
+						bad(c, "data at logical %" PRIu64 " cannot be read: %s", b, c->fs->err.msg);
+						break;
+					}
+					if (crc32c(sec, ss) != csum) {
+						bad(c, "data csum mismatch at logical %" PRIu64 " (file offset %" PRIu64 "): have 0x%08x want 0x%08x", b,
+						    k->offset + (b - s), crc32c(sec, ss), csum);
+						break;
+					}
 				}
 			}
 		}
@@ -248,7 +262,7 @@ static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, stru
 	u64map_free(&seen);
 }
 
-int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out)
+int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
 	int errors = 0;
 	struct u64map drefs;
@@ -259,7 +273,7 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out)
 			     (r->objectid >= BTRFS_FIRST_FREE_OBJECTID && r->objectid <= BTRFS_LAST_FREE_OBJECTID);
 		if (!subvol || !r->node || !r->in_root_tree)
 			continue;
-		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs};
+		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs, .flags = flags};
 		walk_root(&c);
 	}
 	check_data_refs(fs, &drefs, out, &errors);

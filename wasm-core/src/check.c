@@ -263,7 +263,7 @@ static void check_free_space_tree(struct checker *c)
 	}
 }
 
-int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out)
+int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
 	struct checker c = {.fs = fs, .out = out};
 	u64map_init(&c.blocks, sizeof(u64));
@@ -279,7 +279,7 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out)
 	}
 	check_extents(&c);
 	check_free_space_tree(&c);
-	c.errors += btrfs_check_inodes(fs, out);
+	c.errors += btrfs_check_inodes(fs, out, flags);
 	fs->trace.enabled = trace;
 	u64map_free(&c.blocks);
 	u64map_free(&c.owners);

@@ -7,7 +7,8 @@
 /* Checks every tree's structure, the extent tree against the reachable tree
  * blocks, block group used bytes, and the free space tree. Problems are
  * written to out, one "ERROR: ..." line each. Returns the number found. */
-int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out);
+#define CHECK_DATA_CSUM 1 /* also read every data sector and verify its checksum */
+int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
 /* The file system part: returns the number of problems found (written to out). */
-int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out);
+int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
 #endif

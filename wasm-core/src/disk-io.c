@@ -249,6 +249,10 @@ static int read_super(struct btrfs_fs_info *fs)
 		return blab_fail(&fs->err, BLAB_ENOTSUP, "superblock: sectorsize %u is not supported, only 4096", fs->sectorsize);
 	if (fs->nodesize < 4096 || fs->nodesize > 65536 || (fs->nodesize & (fs->nodesize - 1)))
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock: invalid nodesize %u", fs->nodesize);
+	if (btrfs_super_total_bytes(s) > fs->dev.size)
+		return blab_fail(&fs->err, BLAB_ECORRUPT,
+				 "image is %llu bytes but the filesystem is %llu bytes: the image is truncated",
+				 (unsigned long long)fs->dev.size, (unsigned long long)btrfs_super_total_bytes(s));
 	if (btrfs_super_num_devices(s) != 1)
 		return blab_fail(&fs->err, BLAB_ENOTSUP, "filesystem has %llu devices: only single-device filesystems are supported",
 				 (unsigned long long)btrfs_super_num_devices(s));

@@ -213,7 +213,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				break;
 			}
 			struct strbuf out = {0};
-			int errors = btrfs_check_fs(fs, &out);
+			int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
 			if (errors) {
 				printf("  after op %d (seed %llu, nodesize %u): %d problems\n%s", op, (unsigned long long)seed, nodesize,
 				       errors, out.s);
@@ -242,7 +242,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 		} else {
 			r->trace.enabled = 0;
 			struct strbuf out = {0};
-			if (btrfs_check_fs(r, &out)) {
+			if (btrfs_check_fs(r, &out, CHECK_DATA_CSUM)) {
 				printf("  reopened image:\n%s", out.s);
 				ok = 0;
 			}
@@ -314,7 +314,7 @@ TEST(ctree_grow_then_empty)
 	CHECK_EQ_U64(btrfs_level(tree->node), 0);
 	CHECK_EQ_U64(btrfs_nritems(tree->node), 0);
 	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out);
+	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
 	if (errors)
 		printf("%s", out.s);
 	CHECK(errors == 0);

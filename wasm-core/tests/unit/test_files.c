@@ -61,7 +61,7 @@ static int verify_all(struct btrfs_fs_info *fs, u64 *ino, u8 **model, u64 *size)
 	}
 	free(buf);
 	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out);
+	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
 	if (errors)
 		printf("%s", out.s);
 	sb_free(&out);
@@ -205,7 +205,7 @@ TEST(namespace_operations_and_their_errors)
 	CHECK(btrfs_read_inode(fs, fs->fs_root, ino, &in) == 0);
 	CHECK_EQ_U64(in.size, 2 * 1); /* only "s" is left in /a */
 	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out);
+	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
 	if (errors)
 		printf("%s", out.s);
 	CHECK(errors == 0);

@@ -97,7 +97,7 @@ TEST(fuzz_damaged_tree_blocks_never_crash)
 				opened++;
 				f2->trace.enabled = 0;
 				struct strbuf o2 = {0};
-				btrfs_check_fs(f2, &o2);
+				btrfs_check_fs(f2, &o2, CHECK_DATA_CSUM);
 				sb_free(&o2);
 				btrfs_fs_free(f2);
 			} else {
@@ -128,7 +128,7 @@ TEST(fuzz_damaged_tree_blocks_never_crash)
 		opened++;
 		fs->trace.enabled = 0;
 		struct strbuf out = {0};
-		btrfs_check_fs(fs, &out);
+		btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
 		sb_free(&out);
 		w->fs = fs;
 		w->depth = 0;
