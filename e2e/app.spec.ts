@@ -20,6 +20,7 @@ test('format an image in the browser and see its trees', async ({ page }) => {
   await expect(page.getByRole('heading', { name: 'Image: “browser”' })).toBeVisible();
   await expect(page.getByTestId('tree-count')).toHaveText('9');
   await expect(page.getByTestId('bytes-used')).toHaveText(String(9 * 4096));
+  await page.getByText('Every block and item as a list').click();
   for (const name of ['root tree', 'chunk tree', 'extent tree', 'device tree', 'fs tree', 'checksum tree', 'uuid tree', 'free space tree', 'data reloc tree']) {
     await expect(page.getByRole('region', { name, exact: true })).toBeVisible();
   }
@@ -56,6 +57,7 @@ test('open an image made by mkfs.btrfs', async ({ page }) => {
   await openApp(page);
   await page.getByLabel(/Or open an image/).setInputFiles(img);
   await expect(page.getByRole('heading', { name: 'Image: progs.img' })).toBeVisible();
+  await page.getByText('Every block and item as a list').click();
   const uuid = page.getByRole('region', { name: 'uuid tree', exact: true });
   await expect(uuid.getByText(/UUID_KEY_SUBVOL/)).toBeVisible();
   await expect(page.getByRole('region', { name: 'fs tree', exact: true }).getByRole('cell', { name: '(256 INODE_REF 256)' })).toBeVisible();
@@ -89,8 +91,9 @@ test('bad sizes get clear errors', async ({ page }) => {
 
 test('keyboard only: format and download', async ({ page }) => {
   await openApp(page);
-  await page.keyboard.press('Tab'); // size
-  await expect(page.getByLabel('Size', { exact: true })).toBeFocused();
+  const size = page.getByLabel('Size', { exact: true });
+  for (let i = 0; i < 6 && !(await size.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('Tab');
+  await expect(size).toBeFocused();
   await page.keyboard.press('ControlOrMeta+a');
   await page.keyboard.type('48M');
   await page.keyboard.press('Tab'); // node size

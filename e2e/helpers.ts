@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export async function openApp(page: Page) {
-  await page.goto('./');
+  await page.goto('./?view=playground');
   await expect(page.getByRole('status')).not.toHaveText(/Loading the core/);
 }
 

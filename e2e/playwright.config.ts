@@ -10,6 +10,8 @@ export default defineConfig({
   workers: 1,
   retries: 0,
   reporter: [['list'], ['json', { outputFile: './.artifacts/report.json' }]],
+  snapshotPathTemplate: '{testDir}/screenshots/{arg}{ext}',
+  expect: { toHaveScreenshot: { animations: 'disabled' } },
   use: {
     baseURL: 'http://127.0.0.1:4174/',
     browserName: 'chromium',

@@ -19,6 +19,9 @@ const DEBIAN = [
   ['emscripten', '/usr/bin/emcc'],
   ['node-acorn', '/usr/share/nodejs/acorn/package.json'],
   ['chromium', '/usr/bin/chromium'],
+  // the fonts the page renders with: browser screenshots are compared against them
+  ['fonts-dejavu-core', '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'],
+  ['fonts-liberation', '/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf'],
   ['btrfs-progs', '/usr/sbin/mkfs.btrfs'],
   ['xfsprogs', '/usr/sbin/xfs_io'],
   ['util-linux', '/usr/sbin/losetup'],
@@ -51,7 +54,8 @@ function installDebian() {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const apt = (args) => run(sudo[0] ?? 'apt-get', sudo.length ? [...sudo.slice(1), 'apt-get', ...args] : args, { env });
   apt(['update', '-qq']);
-  apt(['install', '-y', '-qq', '--no-install-recommends', ...missing]);
+  // with recommended packages: the browser's fonts come with them, and screenshots compare against them
+  apt(['install', '-y', '-qq', ...missing]);
 }
 
 function installNpm() {

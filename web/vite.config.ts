@@ -16,7 +16,7 @@ export default defineConfig({
     target: 'es2022',
     assetsInlineLimit: 0, // keep the .wasm a file of its own
   },
-  server: { host: '127.0.0.1', port: 5173, strictPort: true },
+  server: { host: '127.0.0.1', port: 5173, strictPort: true, fs: { allow: [fileURLToPath(new URL('..', import.meta.url))] } },
   test: {
     root: webRoot,
     include: ['src/**/*.test.ts'],

@@ -70,9 +70,10 @@ void blab_close(int h)
 	}
 }
 
-int blab_run(const char *text, u32 len, u64 seed, u64 now, int trace)
+int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)
 {
-	struct scenario_options o = {.seed = seed, .now = now, .trace = trace};
+	struct scenario_options o = {.seed = seed, .now = now, .trace = (flags & BLAB_RUN_TRACE) != 0,
+				     .no_final_commit = (flags & BLAB_RUN_NO_FINAL_COMMIT) != 0};
 	struct scenario_result res;
 	int ret = scenario_run(text, len, "scenario", &o, &res, &last_err);
 	if (ret)

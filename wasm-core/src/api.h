@@ -17,8 +17,12 @@ const char *blab_dump_json(int h);
 /* The trace as a JSON array of events, or NULL on error. */
 const char *blab_trace_json(int h);
 /* Runs a scenario script (len bytes at text) from an empty filesystem;
- * returns a handle. trace keeps the event trace for blab_trace_json. */
-int blab_run(const char *text, u32 len, u64 seed, u64 now, int trace);
+ * returns a handle. flags: BLAB_RUN_TRACE keeps the event trace for
+ * blab_trace_json; BLAB_RUN_NO_FINAL_COMMIT leaves the last transaction
+ * running (the state in memory after the last line). */
+#define BLAB_RUN_TRACE 1
+#define BLAB_RUN_NO_FINAL_COMMIT 2
+int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags);
 /* Metrics of the last blab_run of h as JSON, or NULL. */
 const char *blab_metrics_json(int h);
 /* The entries of directory path as JSON [{"name","ino","type","mode","size","nlink"}], or NULL. */

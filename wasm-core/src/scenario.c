@@ -206,6 +206,7 @@ static int run_line(struct runner *r, struct line *l, int first)
 	int ret = 0;
 	if (!strcmp(c, "mkfs"))
 		return first ? 0 : fail(r, BLAB_EPARSE, "mkfs may only be the first command");
+	fs_trace(fs, (struct trace_event){.kind = TRACE_OP, .slot = r->lineno});
 	if (!fs->trans_running)
 		btrfs_start_transaction(fs);
 	if (!strcmp(c, "commit")) {
@@ -358,7 +359,7 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 		else
 			r.fs->trace.enabled = o->trace;
 	}
-	if (!ret && r.fs->trans_running) {
+	if (!ret && r.fs->trans_running && !o->no_final_commit) {
 		r.lineno++;
 		r.cmd = "(final commit)";
 		if ((ret = btrfs_commit_transaction(r.fs)))

@@ -19,6 +19,7 @@ struct scenario_options {
 	u64 seed; /* UUIDs */
 	u64 now;  /* inode times */
 	int trace; /* keep the event trace */
+	int no_final_commit; /* leave the last transaction running (a step of a player) */
 };
 
 struct scenario_result {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 static const char *const names[TRACE_KIND_COUNT] = {
-	[TRACE_TRANS_START] = "trans_start", [TRACE_CHUNK_ALLOC] = "chunk_alloc",
+	[TRACE_OP] = "op", [TRACE_TRANS_START] = "trans_start", [TRACE_CHUNK_ALLOC] = "chunk_alloc",
 	[TRACE_BLOCK_ALLOC] = "block_alloc", [TRACE_BLOCK_FREE] = "block_free",
 	[TRACE_COW] = "cow",                 [TRACE_SEARCH] = "search",
 	[TRACE_ITEM_INSERT] = "item_insert", [TRACE_ITEM_DELETE] = "item_delete",

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 enum trace_kind {
+	TRACE_OP,            /* a scenario command begins: slot: its line number */
 	TRACE_TRANS_START,   /* a: generation */
 	TRACE_CHUNK_ALLOC,   /* bytenr: logical start, a: length, b: type flags, c: physical */
 	TRACE_BLOCK_ALLOC,   /* tree, bytenr, level, a: generation */

@@ -1,21 +1,56 @@
-import { useCallback, useEffect, useReducer, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { CoreClient } from './core/client';
 import type { Handle } from './core/wasm';
 import { countByKind } from './model/trace';
 import { initialState, reduce, type Source } from './model/store';
+import { LESSONS } from './lessons';
 import { FormatPanel, type FormatRequest } from './views/FormatPanel';
 import { ImagePanel } from './views/ImagePanel';
+import { LessonView } from './views/LessonView';
+import { TreeExplorer } from './views/TreeExplorer';
 import { TreeList } from './views/TreeList';
+
+/** The address bar holds the view: ?lesson=ID&step=N, or ?view=playground. */
+function readUrl(): { lesson: string | null; step: number } {
+  const q = new URLSearchParams(window.location.search);
+  const lesson = q.get('lesson');
+  return {
+    lesson: q.get('view') === 'playground' ? null : lesson && LESSONS.some((l) => l.id === lesson) ? lesson : LESSONS[0]?.id ?? null,
+    step: Math.max(0, Number(q.get('step')) || 0),
+  };
+}
+
+function writeUrl(lesson: string | null, step: number) {
+  const q = new URLSearchParams();
+  if (lesson) {
+    q.set('lesson', lesson);
+    if (step) q.set('step', String(step));
+  } else {
+    q.set('view', 'playground');
+  }
+  window.history.replaceState(null, '', `${window.location.pathname}?${q}`);
+}
+
+const reducedMotion = typeof window !== 'undefined' && !!window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
+
+const noMarks = new Map();
 
 export function App() {
   const [state, dispatch] = useReducer(reduce, initialState);
   const core = useRef<CoreClient | null>(null);
+  const [where, setWhere] = useState(readUrl);
+  const [explorerTree, setExplorerTree] = useState('fs');
+  const [ready, setReady] = useState(false);
+  useEffect(() => writeUrl(where.lesson, where.step), [where]);
 
   useEffect(() => {
     const c = new CoreClient();
     core.current = c;
     c.call({ op: 'ready' }).then(
-      () => dispatch({ type: 'idle' }),
+      () => {
+        dispatch({ type: 'idle' });
+        setReady(true);
+      },
       (e: Error) => dispatch({ type: 'failed', message: `The core did not load: ${e.message}` }),
     );
     return () => c.terminate();
@@ -66,20 +101,42 @@ export function App() {
     setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
   }, [state.image]);
 
+  const lesson = useMemo(() => LESSONS.find((l) => l.id === where.lesson) ?? null, [where.lesson]);
+
   return (
     <div className="app">
       <header className="masthead">
         <h1>btrfs-lab</h1>
         <p>Run btrfs, watch it, then hand the result to the Linux kernel.</p>
       </header>
+      <nav className="tabs" aria-label="Sections">
+        {LESSONS.map((l, i) => (
+          <a key={l.id} href={`?lesson=${l.id}`} aria-current={where.lesson === l.id ? 'page' : undefined}
+            onClick={(e) => { e.preventDefault(); setWhere({ lesson: l.id, step: 0 }); }}>Lesson {i + 1}: {l.title}</a>
+        ))}
+        <a href="?view=playground" aria-current={where.lesson === null ? 'page' : undefined}
+          onClick={(e) => { e.preventDefault(); setWhere({ lesson: null, step: 0 }); }}>Images: make, open, export</a>
+      </nav>
       <main>
-        <FormatPanel disabled={state.busy !== null} onFormat={format} onOpen={open} />
         <p className="status" role="status" aria-live="polite">{state.busy ?? (state.image ? 'Ready.' : '')}</p>
         {state.error && <p className="error" role="alert">{state.error}</p>}
-        {state.image && (
+        {where.lesson && ready && lesson && (
+          <LessonView core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
+            onStep={(i) => setWhere((w) => ({ ...w, step: i }))} />
+        )}
+        {!where.lesson && (
           <>
-            <ImagePanel image={state.image} onDownload={download} />
-            <TreeList dump={state.image.dump} />
+            <FormatPanel disabled={state.busy !== null} onFormat={format} onOpen={open} />
+            {state.image && (
+              <>
+                <ImagePanel image={state.image} onDownload={download} />
+                <TreeExplorer dump={state.image.dump} marks={noMarks} treeName={explorerTree} onTreeName={setExplorerTree} reducedMotion={reducedMotion} />
+                <details className="panel">
+                  <summary>Every block and item as a list</summary>
+                  <TreeList dump={state.image.dump} />
+                </details>
+              </>
+            )}
           </>
         )}
       </main>

@@ -9,6 +9,8 @@ export type Request =
   | { op: 'open'; bytes: ArrayBuffer; name: string }
   | { op: 'run'; script: string; opts: RunOptions }
   | { op: 'metrics'; handle: Handle }
+  | { op: 'traceRun'; script: string; opts: RunOptions }
+  | { op: 'stateAt'; script: string; opts: RunOptions }
   | { op: 'ls'; handle: Handle; path: string }
   | { op: 'cat'; handle: Handle; path: string }
   | { op: 'check'; handle: Handle }
@@ -23,6 +25,8 @@ export interface Results {
   open: { handle: Handle; size: bigint };
   run: { handle: Handle; size: bigint };
   metrics: ScenarioMetrics;
+  traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics };
+  stateAt: TreeDump;
   ls: DirEntry[];
   cat: Uint8Array;
   check: { errors: number; problems: string[] };

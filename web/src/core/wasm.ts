@@ -50,6 +50,8 @@ export interface RunOptions {
   now: bigint;
   /** Keep the event trace (for the player); costs memory on long scripts. */
   trace: boolean;
+  /** Leave the last transaction running: the state in memory after the last line. */
+  noFinalCommit?: boolean;
 }
 
 export interface DirEntry {
@@ -112,7 +114,7 @@ export class Core {
 
   /** Runs a scenario script from an empty filesystem. */
   run(script: string, o: RunOptions): Handle {
-    return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, o.trace ? 1 : 0)) as Handle);
+    return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, (o.trace ? 1 : 0) | (o.noFinalCommit ? 2 : 0))) as Handle);
   }
 
   metrics(h: Handle): ScenarioMetrics {

@@ -27,6 +27,22 @@ function handle(core: Core, req: Envelope): Results[keyof Results] {
     }
     case 'metrics':
       return core.metrics(req.handle);
+    case 'traceRun': {
+      const h = core.run(req.script, { ...req.opts, trace: true });
+      try {
+        return { events: core.trace(h), metrics: core.metrics(h) };
+      } finally {
+        core.close(h);
+      }
+    }
+    case 'stateAt': {
+      const h = core.run(req.script, { ...req.opts, trace: false, noFinalCommit: true });
+      try {
+        return core.dumpTrees(h);
+      } finally {
+        core.close(h);
+      }
+    }
     case 'ls':
       return core.ls(req.handle, req.path);
     case 'cat':

@@ -1,6 +1,7 @@
 // The core's event trace (wasm-core/src/trace.h) as a discriminated union.
 
 export type TraceKind =
+  | 'op'
   | 'trans_start'
   | 'chunk_alloc'
   | 'block_alloc'
@@ -23,6 +24,7 @@ interface Base {
   tree: bigint;
 }
 export type TraceEvent =
+  | (Base & { kind: 'op'; line: number })
   | (Base & { kind: 'trans_start'; generation: bigint })
   | (Base & { kind: 'chunk_alloc'; logical: bigint; length: bigint; type: bigint; physical: bigint })
   | (Base & { kind: 'block_alloc'; bytenr: bigint; level: number; generation: bigint })
@@ -65,6 +67,7 @@ export function parseTrace(json: string): TraceEvent[] {
     const b = BigInt(r.b);
     const key: [bigint, number, bigint] = [BigInt(r.key[0]), r.key[1], BigInt(r.key[2])];
     switch (r.kind) {
+      case 'op': return { ...base, kind: r.kind, line: r.slot };
       case 'trans_start': return { ...base, kind: r.kind, generation: a };
       case 'chunk_alloc': return { ...base, kind: r.kind, logical: bytenr, length: a, type: b, physical: BigInt(r.c) };
       case 'block_alloc': return { ...base, kind: r.kind, bytenr, level: r.level, generation: a };

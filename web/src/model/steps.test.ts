@@ -1,0 +1,61 @@
+import { describe, expect, test } from 'vitest';
+import { marksFor } from './marks';
+import { renderMarkdown } from './markdown';
+import { describeEvent, groupSteps, nextStepWith, scriptPrefix } from './steps';
+import type { TraceEvent } from './trace';
+
+const base = { seq: 0, tree: 5n };
+const events: TraceEvent[] = [
+  { ...base, kind: 'block_alloc', bytenr: 100n, level: 0, generation: 1n },
+  { ...base, kind: 'op', line: 3 },
+  { ...base, kind: 'cow', from: 100n, to: 200n, level: 0, generation: 2n },
+  { ...base, kind: 'item_insert', bytenr: 200n, slot: 1, key: [257n, 1, 0n], size: 160 },
+  { ...base, kind: 'op', line: 4 },
+  { ...base, kind: 'split', left: 200n, right: 300n, level: 0, slot: 20 },
+  { ...base, kind: 'op', line: 5 },
+  { ...base, tree: 0n, kind: 'commit', generation: 2n, rootBytenr: 900n },
+];
+const lines = ['# comment', 'mkfs nodesize=4K', 'create /a', 'create /b_{1..50}', 'commit'];
+
+describe('steps', () => {
+  test('one step per command, events grouped under it', () => {
+    const steps = groupSteps(events, lines);
+    expect(steps.map((s) => [s.line, s.command, s.events.length])).toEqual([
+      [0, 'mkfs', 1], [3, 'create /a', 2], [4, 'create /b_{1..50}', 1], [5, 'commit', 1],
+    ]);
+    expect(steps[1].sentence).toBe('create /a: COW leaf 100 → 200 in the fs tree, generation 2; 1 item inserted.');
+    expect(steps[2].sentence).toBe('create /b_{1..50}: 1 split.');
+    expect(steps[3].sentence).toMatch(/^commit: Commit: generation 2 is on disk, root tree at 900\.$/);
+  });
+
+  test('the state of a step is its script prefix, always with the mkfs line', () => {
+    const steps = groupSteps(events, lines);
+    expect(scriptPrefix(lines, steps, 0)).toBe('# comment\nmkfs nodesize=4K\n');
+    expect(scriptPrefix(lines, steps, 2)).toBe('# comment\nmkfs nodesize=4K\ncreate /a\ncreate /b_{1..50}\n');
+    expect(scriptPrefix(lines, steps, 99)).toBe(lines.join('\n') + '\n');
+  });
+
+  test('jumps and sentences', () => {
+    const steps = groupSteps(events, lines);
+    expect(nextStepWith(steps, 0, 'split')).toBe(2);
+    expect(nextStepWith(steps, 2, 'split')).toBe(-1);
+    expect(describeEvent({ ...base, kind: 'root_grow', bytenr: 5n, level: 1 })).toBe('The fs tree grows a level: new root 5 at level 1');
+  });
+
+  test('marks: copies, splits, new and changed blocks', () => {
+    const m = marksFor(events);
+    expect(m.get('200')).toBe('cow');
+    expect(m.get('100')).toBe('new');
+    expect(m.get('300')).toBe('split');
+  });
+});
+
+describe('markdown', () => {
+  test('renders the lesson subset and escapes everything else', () => {
+    const html = renderMarkdown('# T\n\nA **b** and `c` <script>x</script>\n\n- one\n- two\n\n```\n<raw>\n```\n');
+    expect(html).toContain('<h2>T</h2>');
+    expect(html).toContain('<p>A <strong>b</strong> and <code>c</code> &lt;script&gt;x&lt;/script&gt;</p>');
+    expect(html).toContain('<ul><li>one</li><li>two</li></ul>');
+    expect(html).toContain('<pre><code>&lt;raw&gt;</code></pre>');
+  });
+});

@@ -1,0 +1,137 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { CoreClient } from '../core/client';
+import type { TreeDump } from '../model/dump';
+import { renderMarkdown } from '../model/markdown';
+import { marksFor } from '../model/marks';
+import { groupSteps, scriptPrefix, type Step } from '../model/steps';
+import type { Lesson, Question } from '../lessons';
+import { Player } from './Player';
+import { TreeExplorer } from './TreeExplorer';
+
+export interface LessonViewProps {
+  core: CoreClient;
+  lesson: Lesson;
+  step: number;
+  onStep: (i: number) => void;
+  reducedMotion: boolean;
+}
+
+const RUN = { seed: 1n, now: 1700000000n, trace: true };
+
+/** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. */
+export function LessonView({ core, lesson, step, onStep, reducedMotion }: LessonViewProps) {
+  const [script, setScript] = useState(lesson.scenario);
+  const [steps, setSteps] = useState<Step[]>([]);
+  const [dump, setDump] = useState<TreeDump | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [treeName, setTreeName] = useState('fs');
+  const [answers, setAnswers] = useState<Record<number, number>>({});
+  const [asking, setAsking] = useState<{ q: Question; to: number } | null>(null);
+  const cache = useRef(new Map<number, TreeDump>());
+  const lines = useMemo(() => script.split('\n'), [script]);
+
+  const run = useCallback(async (text: string) => {
+    setError(null);
+    try {
+      const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
+      cache.current.clear();
+      setSteps(groupSteps(r.events, text.split('\n')));
+    } catch (e) {
+      setSteps([]);
+      setDump(null);
+      setError((e as Error).message);
+    }
+  }, [core]);
+
+  useEffect(() => {
+    setScript(lesson.scenario);
+    setAnswers({});
+    void run(lesson.scenario);
+  }, [lesson, run]);
+
+  const index = steps.length ? Math.min(step, steps.length - 1) : 0;
+  useEffect(() => {
+    if (!steps.length) return;
+    let live = true;
+    const have = cache.current.get(index);
+    if (have) {
+      setDump(have);
+      return;
+    }
+    core.call({ op: 'stateAt', script: scriptPrefix(lines, steps, index), opts: RUN }).then(
+      (d) => {
+        cache.current.set(index, d);
+        if (live) setDump(d);
+      },
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [core, steps, index, lines]);
+
+  // Moving forward onto a step a question is about asks it first.
+  const goTo = (i: number) => {
+    if (i > index) {
+      const qi = lesson.questions.findIndex((q, n) => answers[n] === undefined && steps.slice(index + 1, i + 1).some((s) => s.line === q.beforeLine));
+      if (qi >= 0) {
+        const q = lesson.questions[qi];
+        const to = steps.findIndex((s, n) => n > index && s.line === q.beforeLine);
+        setAsking({ q, to });
+        return;
+      }
+    }
+    onStep(i);
+  };
+
+  const qIndex = asking ? lesson.questions.indexOf(asking.q) : -1;
+  const answered = qIndex >= 0 ? answers[qIndex] : undefined;
+  const marks = useMemo(() => {
+    const tree = dump?.trees.find((t) => t.name === treeName);
+    const all = marksFor(steps[index]?.events ?? []);
+    if (!tree) return all;
+    const own = new Set(tree.blocks.map((b) => b.bytenr.toString()));
+    return new Map([...all].filter(([b]) => own.has(b)));
+  }, [dump, steps, index, treeName]);
+
+  return (
+    <article className="lesson" aria-labelledby="lesson-title">
+      <div className="lesson-text">
+        <h2 id="lesson-title">{lesson.title}</h2>
+        <div dangerouslySetInnerHTML={{ __html: renderMarkdown(lesson.text) }} />
+      </div>
+      <div className="lesson-lab">
+      <section className="panel" aria-labelledby="scenario-h">
+        <h3 id="scenario-h">Scenario</h3>
+        <textarea aria-label="Scenario script" value={script} rows={Math.min(14, lines.length + 1)} spellCheck={false}
+          onChange={(e) => setScript(e.target.value)} />
+        <div>
+          <button type="button" onClick={() => { onStep(0); void run(script); }}>Run scenario</button>{' '}
+          <button type="button" onClick={() => { setScript(lesson.scenario); onStep(0); void run(lesson.scenario); }}>Reset</button>
+        </div>
+        {error && <p className="error" role="alert">{error}</p>}
+      </section>
+      {asking && (
+        <section className="question panel" role="dialog" aria-labelledby="q-h">
+          <h3 id="q-h">Predict: {asking.q.prompt}</h3>
+          <div role="radiogroup" aria-label="Answers">
+            {asking.q.choices.map((c, i) => (
+              <button key={c} type="button" role="radio" aria-checked={answered === i} disabled={answered !== undefined}
+                className={answered === undefined ? '' : i === asking.q.answer ? 'right' : answered === i ? 'wrong' : ''}
+                onClick={() => setAnswers({ ...answers, [qIndex]: i })}>{c}</button>
+            ))}
+          </div>
+          {answered !== undefined && (
+            <>
+              <p className="reveal" role="status">{answered === asking.q.answer ? 'Right. ' : 'Not quite. '}{asking.q.explain}</p>
+              <button type="button" onClick={() => { const to = asking.to; setAsking(null); onStep(to); }}>See it happen</button>
+            </>
+          )}
+        </section>
+      )}
+      {steps.length > 0 && <Player steps={steps} index={index} onIndex={goTo} reducedMotion={reducedMotion} />}
+      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={setTreeName} reducedMotion={reducedMotion} />}
+      </div>
+    </article>
+  );
+}

@@ -1,0 +1,86 @@
+import { useEffect, useRef, useState } from 'react';
+import { nextStepWith, type Step } from '../model/steps';
+import type { TraceKind } from '../model/trace';
+
+export interface PlayerProps {
+  steps: Step[];
+  index: number;
+  onIndex: (i: number) => void;
+  reducedMotion: boolean;
+}
+
+const JUMPS: [TraceKind, string][] = [['split', 'Next split'], ['cow', 'Next COW'], ['merge', 'Next merge'], ['commit', 'Next commit']];
+
+function typingIn(t: EventTarget | null): boolean {
+  const el = t as HTMLElement | null;
+  return !!el && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA' || el.tagName === 'SELECT' || el.isContentEditable);
+}
+
+/** Step forward and back, play and pause at a speed, scrub, jump to the next event of a kind. */
+export function Player({ steps, index, onIndex, reducedMotion }: PlayerProps) {
+  const [playing, setPlaying] = useState(false);
+  const [speed, setSpeed] = useState(1);
+  const last = steps.length - 1;
+  const step = steps[index];
+  const go = useRef(onIndex);
+  go.current = onIndex;
+
+  useEffect(() => {
+    if (!playing) return;
+    if (index >= last) {
+      setPlaying(false);
+      return;
+    }
+    const t = setTimeout(() => go.current(index + 1), reducedMotion ? 300 / speed : 1200 / speed);
+    return () => clearTimeout(t);
+  }, [playing, index, last, speed, reducedMotion]);
+
+  useEffect(() => {
+    const onKey = (ev: KeyboardEvent) => {
+      if (typingIn(ev.target) || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+      if (ev.key === 'ArrowRight') {
+        ev.preventDefault();
+        go.current(Math.min(last, index + 1));
+      } else if (ev.key === 'ArrowLeft') {
+        ev.preventDefault();
+        go.current(Math.max(0, index - 1));
+      } else if (ev.key === ' ' && (ev.target as HTMLElement)?.tagName !== 'BUTTON') {
+        ev.preventDefault();
+        setPlaying((p) => !p);
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [index, last]);
+
+  return (
+    <section className="player" aria-label="Player">
+      <div className="player-controls">
+        <button type="button" onClick={() => onIndex(0)} disabled={index === 0} aria-label="First step">|◀</button>
+        <button type="button" onClick={() => onIndex(Math.max(0, index - 1))} disabled={index === 0} aria-label="Step back">◀</button>
+        <button type="button" onClick={() => setPlaying(!playing)} disabled={index >= last && !playing} aria-label={playing ? 'Pause' : 'Play'}>
+          {playing ? 'Pause' : 'Play'}
+        </button>
+        <button type="button" onClick={() => onIndex(Math.min(last, index + 1))} disabled={index >= last} aria-label="Step forward">▶</button>
+        <button type="button" onClick={() => onIndex(last)} disabled={index >= last} aria-label="Last step">▶|</button>
+        <label className="speed">
+          Speed
+          <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))}>
+            {[0.5, 1, 2, 4].map((s) => <option key={s} value={s}>{s}×</option>)}
+          </select>
+        </label>
+        {JUMPS.map(([kind, label]) => {
+          const to = nextStepWith(steps, index, kind);
+          return <button key={kind} type="button" className="jump" disabled={to < 0} onClick={() => onIndex(to)}>{label}</button>;
+        })}
+      </div>
+      <label className="scrub">
+        <span>Step {index} of {last}</span>
+        <input type="range" min={0} max={last} value={index} aria-label="Step" onChange={(e) => onIndex(Number(e.target.value))} />
+      </label>
+      <p className="sentence" aria-live="polite" data-testid="sentence">
+        {step ? (step.line ? `Line ${step.line}, ${step.sentence}` : `Before the first command: ${step.sentence}`) : ''}
+      </p>
+    </section>
+  );
+}

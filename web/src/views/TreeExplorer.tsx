@@ -1,0 +1,116 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { Block, KeyPtr, LeafItem, TreeDump } from '../model/dump';
+import { createTreeView, type Mark } from './treeView';
+
+export interface TreeExplorerProps {
+  dump: TreeDump;
+  marks: Map<string, Mark>;
+  treeName: string;
+  onTreeName: (name: string) => void;
+  reducedMotion: boolean;
+}
+
+function download(name: string, blob: Blob) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 30_000);
+}
+
+/** The SVG with the styles it needs inlined, so it stands alone. */
+function standaloneSvg(svg: SVGSVGElement): string {
+  const clone = svg.cloneNode(true) as SVGSVGElement;
+  const box = (svg.querySelector('g.viewport') as SVGGElement).getBBox();
+  clone.setAttribute('xmlns', 'http://www.w3.org/2000/svg');
+  clone.setAttribute('viewBox', `${box.x - 20} ${box.y - 20} ${box.width + 40} ${box.height + 40}`);
+  clone.setAttribute('width', String(Math.ceil(box.width + 40)));
+  clone.setAttribute('height', String(Math.ceil(box.height + 40)));
+  (clone.querySelector('g.viewport') as SVGGElement).removeAttribute('transform');
+  const style = document.createElementNS('http://www.w3.org/2000/svg', 'style');
+  style.textContent = `
+    .block .frame{fill:#fff;stroke:#457b9d;stroke-width:1.5}
+    .block[data-mark=cow] .frame{stroke:#e76f51;stroke-width:3}
+    .block[data-mark=new] .frame{stroke:#2a9d8f;stroke-width:3}
+    .block[data-mark=split] .frame{stroke:#3a86ff;stroke-width:3}
+    .block[data-mark=touched] .frame{stroke:#e9c46a;stroke-width:3}
+    text{font:10px monospace;fill:#1d2a38} .title{font-weight:bold}
+    .item{fill:#a8dadc} .link{fill:none;stroke:#9aa5b1}`;
+  clone.insertBefore(style, clone.firstChild);
+  return new XMLSerializer().serializeToString(clone);
+}
+
+export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion }: TreeExplorerProps) {
+  const ref = useRef<HTMLDivElement>(null);
+  const view = useRef<ReturnType<typeof createTreeView> | null>(null);
+  const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
+  const [selected, setSelected] = useState<{ block: Block; item: LeafItem | KeyPtr } | null>(null);
+  const tree = useMemo(() => dump.trees.find((t) => t.name === treeName) ?? dump.trees[0], [dump, treeName]);
+
+  useEffect(() => {
+    view.current = createTreeView({
+      el: ref.current!,
+      onSelectItem: (block, item) => setSelected({ block, item }),
+      onToggle: (b) => setCollapsed((c) => {
+        const n = new Set(c);
+        if (n.has(b)) n.delete(b);
+        else n.add(b);
+        return n;
+      }),
+    });
+    return () => view.current?.destroy();
+  }, []);
+
+  useEffect(() => {
+    if (tree) view.current?.update({ tree, marks, collapsed, reducedMotion });
+  }, [tree, marks, collapsed, reducedMotion]);
+
+  const exportSvg = () => download(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
+  const exportPng = () => {
+    const text = standaloneSvg(view.current!.svg());
+    const img = new Image();
+    img.onload = () => {
+      const c = document.createElement('canvas');
+      c.width = img.width;
+      c.height = img.height;
+      const ctx = c.getContext('2d')!;
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(0, 0, c.width, c.height);
+      ctx.drawImage(img, 0, 0);
+      c.toBlob((b) => b && download(`${tree.name}-tree.png`, b), 'image/png');
+    };
+    img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
+  };
+
+  return (
+    <section className="explorer" aria-label="Tree explorer">
+      <div className="explorer-bar">
+        <label>
+          Tree
+          <select value={tree?.name} onChange={(e) => { onTreeName(e.target.value); setSelected(null); }}>
+            {dump.trees.map((t) => <option key={t.id.toString()} value={t.name}>{t.name} ({t.blocks.length} block{t.blocks.length === 1 ? '' : 's'})</option>)}
+          </select>
+        </label>
+        <button type="button" onClick={() => view.current?.fit()}>Fit</button>
+        <button type="button" onClick={exportSvg}>Export SVG</button>
+        <button type="button" onClick={exportPng}>Export PNG</button>
+        <span className="legend"><i className="m-cow" />copied <i className="m-new" />new <i className="m-split" />split <i className="m-touched" />changed</span>
+      </div>
+      <div className="tree-canvas" ref={ref} data-testid="tree-canvas" />
+      {selected && (
+        <div className="item-detail" role="region" aria-label="Item">
+          <h4>{selected.block.level ? 'Key pointer' : 'Item'} {selected.item.slot} of {selected.block.level ? `node ${selected.block.bytenr}` : `leaf ${selected.block.bytenr}`}</h4>
+          <code>key ({selected.item.key.text})</code>
+          {selected.item.kind === 'item' ? (
+            <p><code>itemoff {selected.item.offset} itemsize {selected.item.size}</code><br />{selected.item.summary || '(no decoded fields)'}</p>
+          ) : (
+            <p><code>block {selected.item.blockptr.toString()} gen {selected.item.generation.toString()}</code></p>
+          )}
+          <button type="button" onClick={() => setSelected(null)}>Close</button>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,211 @@
+// The tree explorer: one tree of the current state drawn as nodes and
+// leaves with their keys (d3-hierarchy layout), zoom and pan, collapse and
+// expand, items clickable. Blocks are keyed by bytenr, so a COW shows as a
+// new block entering and the old one leaving, and a split as one leaf
+// becoming two. Large trees stay cheap: items are drawn one by one only in
+// small blocks, as a density bar in large ones.
+import { hierarchy, tree as d3tree, type HierarchyPointNode } from 'd3-hierarchy';
+import { select, type Selection } from 'd3-selection';
+import 'd3-transition';
+import { zoom, zoomIdentity, type ZoomBehavior } from 'd3-zoom';
+import type { Block, KeyPtr, LeafItem, Tree } from '../model/dump';
+
+export type Mark = 'new' | 'cow' | 'split' | 'touched' | 'freed';
+
+export interface TreeViewProps {
+  tree: Tree;
+  /** bytenr -> how the current step touched the block. */
+  marks: Map<string, Mark>;
+  /** Bytenrs whose children are hidden. */
+  collapsed: Set<string>;
+  reducedMotion: boolean;
+}
+
+export interface TreeViewOptions {
+  el: HTMLElement;
+  onSelectItem: (block: Block, item: LeafItem | KeyPtr) => void;
+  onToggle: (bytenr: string) => void;
+}
+
+interface NodeDatum {
+  block: Block;
+  children?: NodeDatum[];
+  hiddenChildren: number;
+}
+
+const BLOCK_W = 184;
+const BLOCK_H = 64;
+const MAX_ITEMS_DRAWN = 24;
+
+export function buildHierarchy(tree: Tree, collapsed: Set<string>): NodeDatum | null {
+  const byBytenr = new Map(tree.blocks.map((b) => [b.bytenr.toString(), b]));
+  const root = tree.blocks[0];
+  if (!root) return null;
+  const seen = new Set<string>();
+  const make = (b: Block): NodeDatum => {
+    seen.add(b.bytenr.toString());
+    const ptrs = b.level > 0 ? (b.entries as KeyPtr[]) : [];
+    const kids = ptrs.map((p) => byBytenr.get(p.blockptr.toString())).filter((c): c is Block => !!c && !seen.has(c.bytenr.toString()));
+    if (collapsed.has(b.bytenr.toString())) return { block: b, hiddenChildren: kids.length };
+    return { block: b, children: kids.length ? kids.map(make) : undefined, hiddenChildren: 0 };
+  };
+  return make(root);
+}
+
+function keyText(e: LeafItem | KeyPtr | undefined): string {
+  return e ? `(${e.key.text})` : '';
+}
+
+export function createTreeView(opts: TreeViewOptions) {
+  const svg = select(opts.el).append('svg').attr('class', 'tree-svg').attr('role', 'img');
+  const viewport = svg.append('g').attr('class', 'viewport');
+  const linkLayer = viewport.append('g').attr('class', 'links');
+  const nodeLayer = viewport.append('g').attr('class', 'nodes');
+  let current: TreeViewProps | null = null;
+  const zoomer: ZoomBehavior<SVGSVGElement, unknown> = zoom<SVGSVGElement, unknown>()
+    .scaleExtent([0.05, 4])
+    .on('zoom', (ev) => viewport.attr('transform', ev.transform.toString()));
+  svg.call(zoomer);
+  let fittedFor = '';
+
+  function update(props: TreeViewProps) {
+    current = props;
+    const data = buildHierarchy(props.tree, props.collapsed);
+    const ms = props.reducedMotion ? 0 : 450;
+    svg.attr('aria-label', `${props.tree.name} tree: ${props.tree.blocks.length} blocks`);
+    if (!data) {
+      nodeLayer.selectAll('*').remove();
+      linkLayer.selectAll('*').remove();
+      return;
+    }
+    const root = d3tree<NodeDatum>().nodeSize([BLOCK_W + 24, BLOCK_H + 60])(hierarchy(data));
+    const nodes = root.descendants();
+    const links = root.links();
+
+    const linkSel = linkLayer
+      .selectAll<SVGPathElement, { source: HierarchyPointNode<NodeDatum>; target: HierarchyPointNode<NodeDatum> }>('path')
+      .data(links, (l) => l.target.data.block.bytenr.toString());
+    linkSel.exit().remove();
+    linkSel
+      .enter()
+      .append('path')
+      .attr('class', 'link')
+      .merge(linkSel)
+      .attr('d', (l) => `M${l.source.x},${l.source.y + BLOCK_H} C${l.source.x},${l.source.y + BLOCK_H + 30} ${l.target.x},${l.target.y - 30} ${l.target.x},${l.target.y}`);
+
+    const sel = nodeLayer
+      .selectAll<SVGGElement, HierarchyPointNode<NodeDatum>>('g.block')
+      .data(nodes, (d) => d.data.block.bytenr.toString());
+
+    sel.exit().classed('leaving', true).transition().duration(ms).style('opacity', 0).remove();
+
+    const enter = sel
+      .enter()
+      .append('g')
+      .attr('class', 'block')
+      .attr('tabindex', 0)
+      .attr('role', 'button')
+      .attr('transform', (d) => `translate(${d.x - BLOCK_W / 2},${d.y})`)
+      .style('opacity', 0)
+      .on('click', (ev: MouseEvent, d) => {
+        if ((ev.target as Element).closest('.item')) return;
+        opts.onToggle(d.data.block.bytenr.toString());
+      })
+      .on('keydown', (ev: KeyboardEvent, d) => {
+        if (ev.key === 'Enter') opts.onToggle(d.data.block.bytenr.toString());
+      });
+    enter.append('rect').attr('class', 'frame').attr('width', BLOCK_W).attr('height', BLOCK_H).attr('rx', 4);
+    enter.append('text').attr('class', 'title').attr('x', 6).attr('y', 14);
+    enter.append('text').attr('class', 'keys').attr('x', 6).attr('y', 28);
+    enter.append('text').attr('class', 'keys2').attr('x', 6).attr('y', 40);
+    enter.append('g').attr('class', 'items').attr('transform', `translate(4,${BLOCK_H - 18})`);
+    enter.append('text').attr('class', 'hidden-count').attr('x', BLOCK_W / 2).attr('y', BLOCK_H + 14).attr('text-anchor', 'middle');
+
+    const all = enter.merge(sel);
+    all
+      .attr('data-bytenr', (d) => d.data.block.bytenr.toString())
+      .attr('data-mark', (d) => props.marks.get(d.data.block.bytenr.toString()) ?? null)
+      .attr('aria-label', (d) => {
+        const b = d.data.block;
+        return `${b.level ? `node level ${b.level}` : 'leaf'} ${b.bytenr}, ${b.nritems} ${b.level ? 'pointers' : 'items'}, generation ${b.generation}`;
+      })
+      .attr('aria-expanded', (d) => (d.data.block.level ? String(!d.data.hiddenChildren) : null));
+    all
+      .transition()
+      .duration(ms)
+      .style('opacity', 1)
+      .attr('transform', (d) => `translate(${d.x - BLOCK_W / 2},${d.y})`);
+    all.select('text.title').text((d) => `${d.data.block.level ? `node L${d.data.block.level}` : 'leaf'} ${d.data.block.bytenr}`);
+    all.select('text.keys').text((d) => keyText(d.data.block.entries[0]));
+    all.select('text.keys2').text((d) => {
+      const b = d.data.block;
+      return b.nritems > 1 ? `… ${keyText(b.entries[b.entries.length - 1])}` : `gen ${b.generation}`;
+    });
+    all.select('text.hidden-count').text((d) => (d.data.hiddenChildren ? `+${d.data.hiddenChildren} hidden` : ''));
+    all.each(function (d) {
+      drawItems(select(this).select<SVGGElement>('g.items'), d.data.block, opts);
+    });
+    all.select('title').remove();
+    all.append('title').text((d) => `${d.data.block.nritems} items, ${d.data.block.free} bytes free, generation ${d.data.block.generation}`);
+
+    // fit when the tree or its shape changes (not on every step: the learner may have zoomed)
+    const key = `${props.tree.id}:${nodes.length}:${root.height}`;
+    if (fittedFor !== key) {
+      fittedFor = key;
+      fit();
+    }
+  }
+
+  function fit() {
+    const box = (nodeLayer.node() as SVGGElement).getBBox();
+    const w = opts.el.clientWidth || 800;
+    const h = opts.el.clientHeight || 500;
+    if (!box.width) return;
+    const k = Math.min(1.2, 0.9 * Math.min(w / (box.width + 40), h / (box.height + 40)));
+    svg.call(zoomer.transform, zoomIdentity.translate(w / 2 - k * (box.x + box.width / 2), 20 - k * box.y).scale(k));
+  }
+
+  return {
+    update,
+    fit,
+    svg: () => svg.node() as SVGSVGElement,
+    destroy() {
+      svg.on('.zoom', null);
+      svg.remove();
+      current = null;
+    },
+    get props() {
+      return current;
+    },
+  };
+}
+
+function drawItems(g: Selection<SVGGElement, unknown, null, undefined>, b: Block, opts: TreeViewOptions) {
+  const n = b.entries.length;
+  const w = BLOCK_W - 8;
+  if (n > MAX_ITEMS_DRAWN) {
+    // level of detail: a density bar, one click target for the block's first item
+    const sel = g.selectAll<SVGRectElement, number>('rect.item').data([0]);
+    sel.exit().remove();
+    sel.enter().append('rect').attr('class', 'item dense').merge(sel)
+      .attr('width', w).attr('height', 12)
+      .on('click', () => opts.onSelectItem(b, b.entries[0]));
+    g.selectAll('text.count').data([n]).join('text').attr('class', 'count').attr('x', w / 2).attr('y', 10)
+      .attr('text-anchor', 'middle').text(`${n} ${b.level ? 'pointers' : 'items'}`);
+    return;
+  }
+  g.selectAll('text.count').remove();
+  const cw = n ? w / n : w;
+  g.selectAll<SVGRectElement, LeafItem | KeyPtr>('rect.item')
+    .data(b.entries, (e) => `${e.slot}`)
+    .join('rect')
+    .attr('class', 'item')
+    .attr('x', (e) => e.slot * cw)
+    .attr('width', Math.max(1, cw - 1))
+    .attr('height', 12)
+    .on('click', (_ev, e) => opts.onSelectItem(b, e))
+    .selectAll('title')
+    .data((e) => [e])
+    .join('title')
+    .text((e) => `slot ${e.slot} (${e.key.text})`);
+}
