@@ -21,6 +21,7 @@ const RUN = { seed: 1n, now: 1700000000n, trace: true };
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion }: LessonViewProps) {
   const [script, setScript] = useState(lesson.scenario);
+  const [ranScript, setRanScript] = useState(lesson.scenario);
   const [steps, setSteps] = useState<Step[]>([]);
   const [dump, setDump] = useState<TreeDump | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -28,13 +29,14 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
   const [answers, setAnswers] = useState<Record<number, number>>({});
   const [asking, setAsking] = useState<{ q: Question; to: number } | null>(null);
   const cache = useRef(new Map<number, TreeDump>());
-  const lines = useMemo(() => script.split('\n'), [script]);
+  const lines = useMemo(() => ranScript.split('\n'), [ranScript]);
 
   const run = useCallback(async (text: string) => {
     setError(null);
     try {
       const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
       cache.current.clear();
+      setRanScript(text);
       setSteps(groupSteps(r.events, text.split('\n')));
     } catch (e) {
       setSteps([]);
@@ -72,7 +74,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
 
   // Moving forward onto a step a question is about asks it first.
   const goTo = (i: number) => {
-    if (i > index) {
+    // the questions are about the lesson's own scenario, not one the learner changed
+    if (i > index && ranScript === lesson.scenario) {
       const qi = lesson.questions.findIndex((q, n) => answers[n] === undefined && steps.slice(index + 1, i + 1).some((s) => s.line === q.beforeLine));
       if (qi >= 0) {
         const q = lesson.questions[qi];

@@ -2,6 +2,9 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Block, KeyPtr, LeafItem, TreeDump } from '../model/dump';
 import { createTreeView, type Mark } from './treeView';
 
+/** Above this many blocks a tree opens with its leaves folded. */
+export const LOD_BLOCKS = 400;
+
 export interface TreeExplorerProps {
   dump: TreeDump;
   marks: Map<string, Mark>;
@@ -48,6 +51,14 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion 
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   const [selected, setSelected] = useState<{ block: Block; item: LeafItem | KeyPtr } | null>(null);
   const tree = useMemo(() => dump.trees.find((t) => t.name === treeName) ?? dump.trees[0], [dump, treeName]);
+  // Level of detail: a tree of many blocks starts with its leaves folded
+  // under their parents (expand a node to see them), so that even 100,000
+  // items draw only the nodes and the leaves asked for.
+  const folded = useMemo(() => {
+    if (!tree || tree.blocks.length <= LOD_BLOCKS) return new Set<string>();
+    return new Set(tree.blocks.filter((b) => b.level === 1).map((b) => b.bytenr.toString()));
+  }, [tree?.id, tree && tree.blocks.length > LOD_BLOCKS]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => setCollapsed(folded), [folded]);
 
   useEffect(() => {
     view.current = createTreeView({
