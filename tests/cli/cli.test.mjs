@@ -2,7 +2,7 @@
 // and no half-written image left behind.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -175,4 +175,23 @@ test('check reports problems a person can act on', () => {
   const r = cli('check', img);
   assert.equal(r.code, 1);
   assert.match(r.err + r.out, /checksum verify failed on logical \d+ \(root 2\)/);
+});
+
+test('outputs: devices and pipes are written in place, links are followed and kept', () => {
+  const s = script('o.txt', 'create /a\n');
+  const r = spawnSync(CLI, ['run', s, '--metrics', '/dev/stdout'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).ops, 1);
+  assert.ok(lstatSync('/dev/stdout').isSymbolicLink(), '/dev/stdout is still a link');
+  const real = join(dir, 'real.img');
+  const link = join(dir, 'link.img');
+  writeFileSync(real, '');
+  symlinkSync(real, link);
+  assert.equal(cli('mkfs', '--size', '32M', link).code, 0);
+  assert.ok(lstatSync(link).isSymbolicLink(), 'the link stays a link');
+  assert.equal(statSync(real).size, 32 << 20);
+  assert.equal(cli('run', s, '--image', link).code, 0);
+  assert.ok(lstatSync(link).isSymbolicLink());
+  symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling.img'));
+  assert.match(cli('mkfs', '--size', '32M', join(dir, 'dangling.img')).err, /symbolic link to a missing file/);
 });

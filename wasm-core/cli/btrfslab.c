@@ -31,7 +31,8 @@ static const char usage_text[] =
 	"        write a btrfs filesystem to IMAGE, empty or holding a copy of DIR\n"
 	"        (sizes take K, M, G suffixes; with --rootdir and no --size it is sized to fit)\n"
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
-	"        run a scenario script from an empty filesystem ('-' reads standard input)\n"
+	"        run a scenario script from an empty filesystem ('-' reads standard input;\n"
+	"        --metrics - and --trace - write to standard output)\n"
 	"  ls [-R] [-l] IMAGE [PATH]\n"
 	"        list a directory (or every path below it with -R) of any image\n"
 	"  cat IMAGE PATH\n"
@@ -306,24 +307,53 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-static int write_text(const char *path, const char *text, size_t len, const char *cmd)
+/* Writes text to path: a regular file (or a new one) atomically through a
+ * temporary file and a rename; a device, a pipe or /dev/stdout in place. */
+static int write_text(const char *user_path, const char *text, size_t len, const char *cmd)
 {
+	struct blab_err err = {0};
+	char *path;
+	int special;
+	if (image_resolve_output(user_path, &path, &special, &err))
+		return fail_err(cmd, &err);
+	int ok;
+	struct stat ts, os;
+	if (!strcmp(user_path, "-") ||
+	    (special && stat(path, &ts) == 0 && fstat(1, &os) == 0 && ts.st_dev == os.st_dev && ts.st_ino == os.st_ino)) {
+		/* our own standard output (a pipe or socket cannot always be opened by name) */
+		ok = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
+		free(path);
+		return ok ? 0 : fprintf(stderr, "btrfslab %s: cannot write to standard output\n", cmd), !ok;
+	}
+	if (special) {
+		FILE *f = fopen(path, "wb");
+		ok = f && fwrite(text, 1, len, f) == len;
+		if (f && fclose(f))
+			ok = 0;
+		if (!ok)
+			fprintf(stderr, "btrfslab %s: cannot write %s: %s\n", cmd, user_path, strerror(errno));
+		free(path);
+		return ok ? 0 : 1;
+	}
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 32);
-	if (!tmp)
+	if (!tmp) {
+		free(path);
 		return 1;
+	}
 	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
 	FILE *f = fopen(tmp, "wb");
-	int ok = f && fwrite(text, 1, len, f) == len;
+	ok = f && fwrite(text, 1, len, f) == len;
 	if (f && fclose(f))
 		ok = 0;
 	if (ok && rename(tmp, path))
 		ok = 0;
 	if (!ok) {
-		fprintf(stderr, "btrfslab %s: cannot write %s: %s\n", cmd, path, strerror(errno));
+		fprintf(stderr, "btrfslab %s: cannot write %s: %s\n", cmd, user_path, strerror(errno));
 		unlink(tmp);
 	}
 	free(tmp);
+	free(path);
 	return ok ? 0 : 1;
 }
 

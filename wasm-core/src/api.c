@@ -221,6 +221,21 @@ const char *blab_dump_json(int h)
 	return out.oom ? NULL : out.s;
 }
 
+const char *blab_dump_json_tree(int h, u64 tree_id, int max_leaf_entries)
+{
+	struct btrfs_fs_info *fs = get(h);
+	if (!fs)
+		return NULL;
+	out.len = 0;
+	out.oom = 0;
+	if (btrfs_dump_tree_json_opts(fs, &out, tree_id, max_leaf_entries)) {
+		last_err = fs->err;
+		return NULL;
+	}
+	sb_printf(&out, "%c", 0);
+	return out.oom ? NULL : out.s;
+}
+
 const char *blab_trace_json(int h)
 {
 	struct btrfs_fs_info *fs = get(h);

@@ -14,6 +14,9 @@ void blab_close(int h);
 const char *blab_last_error(void);
 /* Every tree as JSON, or NULL on error. */
 const char *blab_dump_json(int h);
+/* One tree in full (tree_id, 0 for all), the rest listed; leaves of more than
+ * max_leaf_entries items (when > 0) give only their first and last. */
+const char *blab_dump_json_tree(int h, u64 tree_id, int max_leaf_entries);
 /* The trace as a JSON array of events, or NULL on error. */
 const char *blab_trace_json(int h);
 /* Runs a scenario script (len bytes at text) from an empty filesystem;

@@ -28,11 +28,47 @@ static int write_all(int fd, const u8 *p, size_t n, off_t off)
 	return 0;
 }
 
-int image_write_file(const struct blab_device *dev, const char *path, struct blab_err *err)
+static int image_write_file_at(const struct blab_device *dev, const char *path, const char *user_path, struct blab_err *err);
+
+int image_resolve_output(const char *path, char **resolved, int *special, struct blab_err *err)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", path);
+	struct stat st, lst;
+	*special = 0;
+	int exists = stat(path, &st) == 0; /* follows links */
+	if (exists && !S_ISREG(st.st_mode)) {
+		*special = 1; /* a device, a pipe, /dev/stdout: written where it is */
+		*resolved = strdup(path);
+	} else if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		*resolved = realpath(path, NULL); /* a link to a regular file: replace the file, keep the link */
+	} else if (!exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		return blab_fail(err, BLAB_EINVAL, "%s is a symbolic link to a missing file", path);
+	} else {
+		*resolved = strdup(path);
+	}
+	if (!*resolved)
+		return blab_fail(err, BLAB_ENOMEM, "path %s", path);
+	return 0;
+}
+
+int image_write_file(const struct blab_device *dev, const char *user_path, struct blab_err *err)
+{
+	char *path;
+	int special;
+	int rr = image_resolve_output(user_path, &path, &special, err);
+	if (rr)
+		return rr;
+	if (special) {
+		free(path);
+		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", user_path);
+	}
+	int ret0 = image_write_file_at(dev, path, user_path, err);
+	free(path);
+	return ret0;
+}
+
+static int image_write_file_at(const struct blab_device *dev, const char *path, const char *user_path, struct blab_err *err)
+{
+	(void)user_path;
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 32);
 	if (!tmp)
@@ -107,28 +143,35 @@ static void file_close(struct blab_device *d)
 	d->close = NULL;
 }
 
-int image_create_file(struct blab_device *dev, const char *path, u64 size, char **tmp_path, struct blab_err *err)
+int image_create_file(struct blab_device *dev, const char *user_path, u64 size, char **tmp_path, struct blab_err *err)
 {
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", path);
+	char *path;
+	int special;
+	int rr = image_resolve_output(user_path, &path, &special, err);
+	if (rr)
+		return rr;
+	if (special) {
+		free(path);
+		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", user_path);
+	}
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 32);
 	if (!tmp)
 		return blab_fail(err, BLAB_ENOMEM, "path");
 	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
+	free(path);
 	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		int e = errno;
 		free(tmp);
-		return blab_fail(err, BLAB_EIO, "cannot create %s: %s", path, strerror(e));
+		return blab_fail(err, BLAB_EIO, "cannot create %s: %s", user_path, strerror(e));
 	}
 	if (ftruncate(fd, (off_t)size) < 0) {
 		int e = errno;
 		close(fd);
 		unlink(tmp);
 		free(tmp);
-		return blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", path, (unsigned long long)size, strerror(e));
+		return blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", user_path, (unsigned long long)size, strerror(e));
 	}
 	memset(dev, 0, sizeof(*dev));
 	dev->size = size;
@@ -139,9 +182,17 @@ int image_create_file(struct blab_device *dev, const char *path, u64 size, char 
 	return 0;
 }
 
-int image_finish_file(struct blab_device *dev, const char *tmp_path, const char *path, int commit, struct blab_err *err)
+int image_finish_file(struct blab_device *dev, const char *tmp_path, const char *user_path, int commit, struct blab_err *err)
 {
 	int ret = 0;
+	/* the image goes where the temporary file was made for: its name without ".tmp-PID" */
+	char *path = strdup(tmp_path);
+	if (!path)
+		return blab_fail(err, BLAB_ENOMEM, "path");
+	char *dot = strrchr(path, '.');
+	if (dot && !strncmp(dot, ".tmp-", 5))
+		*dot = 0;
+	(void)user_path;
 	if (commit && fsync(dev->fd) < 0)
 		ret = blab_fail(err, BLAB_EIO, "fsync %s: %s", path, strerror(errno));
 	if (close(dev->fd) < 0 && commit && !ret)
@@ -153,6 +204,7 @@ int image_finish_file(struct blab_device *dev, const char *tmp_path, const char 
 		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", path, strerror(errno));
 	if (!commit || ret)
 		unlink(tmp_path);
+	free(path);
 	return ret;
 }
 

@@ -16,4 +16,9 @@ int image_create_file(struct blab_device *dev, const char *path, u64 size, char 
 /* Makes a file-backed device's file the image at path (fsync, rename). On
  * failure, or with commit 0, the temporary file is removed instead. */
 int image_finish_file(struct blab_device *dev, const char *tmp_path, const char *path, int commit, struct blab_err *err);
+/* Where output for path should go: *resolved (malloc'd) is path with
+ * symlinks followed; *special is set when it exists and is not a regular
+ * file (a device, a pipe, /dev/stdout): such a target is written in place,
+ * never replaced. */
+int image_resolve_output(const char *path, char **resolved, int *special, struct blab_err *err);
 #endif

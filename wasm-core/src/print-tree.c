@@ -396,7 +396,7 @@ static void json_string(struct strbuf *out, const char *s)
 }
 
 static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner, struct strbuf *out,
-			   int *first, int depth)
+			   int *first, int depth, int max_leaf_entries)
 {
 	char kb[128], sum[512];
 	struct btrfs_key k;
@@ -407,15 +407,19 @@ static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer 
 		  *first ? "" : ",", eb->start, level, btrfs_header_generation(eb->data), btrfs_header_owner(eb->data), nr,
 		  level ? (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE - nr : btrfs_leaf_free_space(fs, eb));
 	*first = 0;
+	int lod = !level && max_leaf_entries > 0 && nr > (u32)max_leaf_entries;
+	int written = 0;
 	for (u32 i = 0; i < nr; i++) {
+		if (lod && i != 0 && i != nr - 1)
+			continue;
 		if (level) {
 			btrfs_node_key(eb, (int)i, &k);
 		} else {
 			btrfs_item_key(eb, (int)i, &k);
 		}
 		btrfs_format_key(&k, kb, sizeof(kb));
-		sb_printf(out, "%s{\"key\":[\"%" PRIu64 "\",%u,\"%" PRIu64 "\"],\"text\":", i ? "," : "", k.objectid, k.type,
-			  k.offset);
+		sb_printf(out, "%s{\"slot\":%u,\"key\":[\"%" PRIu64 "\",%u,\"%" PRIu64 "\"],\"text\":", written++ ? "," : "", i,
+			  k.objectid, k.type, k.offset);
 		json_string(out, kb);
 		if (level) {
 			sb_printf(out, ",\"blockptr\":\"%" PRIu64 "\",\"gen\":\"%" PRIu64 "\"}", btrfs_node_blockptr(eb, (int)i),
@@ -435,14 +439,30 @@ static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer 
 		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), level - 1, owner);
 		if (!c)
 			return fs->err.code;
-		int ret = dump_block_json(fs, c, owner, out, first, depth + 1);
+		int ret = dump_block_json(fs, c, owner, out, first, depth + 1, max_leaf_entries);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
+static u64 count_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb, u64 owner, int depth)
+{
+	u64 n = 1;
+	for (u32 i = 0; btrfs_level(eb) && i < btrfs_nritems(eb) && depth < BTRFS_MAX_LEVEL; i++) {
+		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
+		if (c)
+			n += count_blocks(fs, c, owner, depth + 1);
+	}
+	return n;
+}
+
 int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	return btrfs_dump_tree_json_opts(fs, out, 0, 0);
+}
+
+int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 tree_id, int max_leaf_entries)
 {
 	struct btrfs_root *roots[BLAB_MAX_ROOTS + 2];
 	int n = 0;
@@ -458,12 +478,17 @@ int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out)
 		const char *name = roots[i]->objectid == BTRFS_ROOT_TREE_OBJECTID ? "root"
 				   : roots[i]->objectid == BTRFS_CHUNK_TREE_OBJECTID ? "chunk"
 										 : tree_title(roots[i]->objectid);
-		sb_printf(out, "%s{\"id\":\"%" PRIu64 "\",\"name\":\"%s\",\"owner\":\"%s\",\"blocks\":[", i ? "," : "",
-			  roots[i]->objectid, name, owner_name(roots[i]->objectid, on, sizeof(on)));
+		int full = !tree_id || tree_id == roots[i]->objectid;
+		sb_printf(out, "%s{\"id\":\"%" PRIu64 "\",\"name\":\"%s\",\"owner\":\"%s\",\"level\":%d,\"block_count\":%" PRIu64
+			       ",\"blocks\":[",
+			  i ? "," : "", roots[i]->objectid, name, owner_name(roots[i]->objectid, on, sizeof(on)),
+			  btrfs_level(roots[i]->node), full ? 0 : count_blocks(fs, roots[i]->node, roots[i]->objectid, 0));
 		int first = 1;
-		int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, &first, 0);
-		if (ret)
-			return ret;
+		if (full) {
+			int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, &first, 0, max_leaf_entries);
+			if (ret)
+				return ret;
+		}
 		sb_printf(out, "]}");
 	}
 	sb_printf(out, "]}");

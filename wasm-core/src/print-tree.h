@@ -24,4 +24,8 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 /* Every tree as JSON: {"trees":[{"id":"5","name":"fs","blocks":[...]}]},
  * 64-bit values as decimal strings. */
 int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out);
+/* The same for one tree in full (tree_id; 0 for all), the others listed
+ * with their block counts but no blocks; with max_leaf_entries > 0, leaves
+ * of more items list only their first and last (level of detail). */
+int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 tree_id, int max_leaf_entries);
 #endif

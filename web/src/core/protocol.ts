@@ -10,7 +10,7 @@ export type Request =
   | { op: 'run'; script: string; opts: RunOptions }
   | { op: 'metrics'; handle: Handle }
   | { op: 'traceRun'; script: string; opts: RunOptions }
-  | { op: 'stateAt'; script: string; opts: RunOptions }
+  | { op: 'stateAt'; script: string; opts: RunOptions; tree: bigint; maxLeafEntries: number }
   | { op: 'ls'; handle: Handle; path: string }
   | { op: 'cat'; handle: Handle; path: string }
   | { op: 'check'; handle: Handle }

@@ -17,6 +17,7 @@ export interface EmscriptenCore {
   _blab_close(h: number): void;
   _blab_last_error(): number;
   _blab_dump_json(h: number): number;
+  _blab_dump_json_tree(h: number, tree: bigint, maxLeafEntries: number): number;
   _blab_trace_json(h: number): number;
   _blab_image_size(h: number): bigint;
   _blab_image_page(h: number, index: bigint): number;
@@ -181,6 +182,11 @@ export class Core {
 
   dumpTrees(h: Handle): TreeDump {
     return parseTreeDump(this.string(this.m._blab_dump_json(h)));
+  }
+
+  /** One tree in full, the others listed; leaves of more than maxLeafEntries items give their first and last only. */
+  dumpTree(h: Handle, tree: bigint, maxLeafEntries = 0): TreeDump {
+    return parseTreeDump(this.string(this.m._blab_dump_json_tree(h, tree, maxLeafEntries)));
   }
 
   trace(h: Handle): TraceEvent[] {

@@ -38,7 +38,7 @@ function handle(core: Core, req: Envelope): Results[keyof Results] {
     case 'stateAt': {
       const h = core.run(req.script, { ...req.opts, trace: false, noFinalCommit: true });
       try {
-        return core.dumpTrees(h);
+        return core.dumpTree(h, req.tree, req.maxLeafEntries);
       } finally {
         core.close(h);
       }

@@ -40,6 +40,8 @@ export interface Tree {
   id: bigint;
   name: string;
   owner: string;
+  /** Blocks in the tree (blocks may be empty when only another tree was asked for). */
+  blockCount: number;
   blocks: Block[];
 }
 
@@ -53,6 +55,7 @@ export interface TreeDump {
 
 type RawKey = [string, number, string];
 interface RawEntry {
+  slot?: number;
   key: RawKey;
   text: string;
   offset?: number;
@@ -75,7 +78,7 @@ interface RawDump {
   generation: string;
   total_bytes: string;
   bytes_used: string;
-  trees: { id: string; name: string; owner: string; blocks: RawBlock[] }[];
+  trees: { id: string; name: string; owner: string; block_count?: number; blocks: RawBlock[] }[];
 }
 
 /** Parses the core's JSON (64-bit values as decimal strings) without loss. */
@@ -90,6 +93,7 @@ export function parseTreeDump(json: string): TreeDump {
       id: BigInt(t.id),
       name: t.name,
       owner: t.owner,
+      blockCount: t.blocks.length || t.block_count || 0,
       blocks: t.blocks.map((b) => ({
         bytenr: BigInt(b.bytenr),
         level: b.level,
@@ -97,7 +101,8 @@ export function parseTreeDump(json: string): TreeDump {
         owner: BigInt(b.owner),
         nritems: b.nritems,
         free: b.free,
-        entries: b.items.map((e, slot) => {
+        entries: b.items.map((e, i) => {
+          const slot = e.slot ?? i;
           const key: Key = { objectid: BigInt(e.key[0]), type: e.key[1], offset: BigInt(e.key[2]), text: e.text };
           return b.level === 0
             ? { kind: 'item', slot, key, offset: e.offset ?? 0, size: e.size ?? 0, summary: e.summary ?? '' }
@@ -118,3 +123,9 @@ export function blockHeadline(b: Block): string {
   const what = b.level === 0 ? 'leaf' : `node level ${b.level}`;
   return `${what} ${b.bytenr} items ${b.nritems} free space ${b.free} generation ${b.generation}`;
 }
+
+/** Tree names as the core gives them, to their objectids. */
+export const TREE_IDS: Record<string, bigint> = {
+  root: 1n, extent: 2n, chunk: 3n, device: 4n, fs: 5n, checksum: 7n, uuid: 9n, 'free space': 10n,
+  'data reloc': 18446744073709551607n,
+};

@@ -9,6 +9,8 @@ export interface Step {
   line: number;
   command: string;
   events: TraceEvent[];
+  /** The kinds of event in this step (for jumps without scanning events). */
+  kinds: Set<TraceKind>;
   sentence: string;
 }
 
@@ -75,15 +77,16 @@ export function summarize(command: string, events: TraceEvent[]): string {
 /** Splits a trace into steps at each `op` event; lines are the script's. */
 export function groupSteps(events: TraceEvent[], scriptLines: string[]): Step[] {
   const steps: Step[] = [];
-  let cur: Step = { index: 0, line: 0, command: 'mkfs', events: [], sentence: '' };
+  let cur: Step = { index: 0, line: 0, command: 'mkfs', events: [], kinds: new Set(), sentence: '' };
   for (const e of events) {
     if (e.kind === 'op') {
       cur.sentence = summarize(cur.command, cur.events);
       steps.push(cur);
       const text = (scriptLines[e.line - 1] ?? '').trim();
-      cur = { index: steps.length, line: e.line, command: text, events: [], sentence: '' };
+      cur = { index: steps.length, line: e.line, command: text, events: [], kinds: new Set(), sentence: '' };
     } else {
       cur.events.push(e);
+      cur.kinds.add(e.kind);
     }
   }
   cur.sentence = summarize(cur.command, cur.events);
@@ -102,6 +105,6 @@ export function scriptPrefix(scriptLines: string[], steps: Step[], index: number
 
 /** Index of the next step (after from) with an event of kind, or -1. */
 export function nextStepWith(steps: Step[], from: number, kind: TraceKind): number {
-  for (let i = from + 1; i < steps.length; i++) if (steps[i].events.some((e) => e.kind === kind)) return i;
+  for (let i = from + 1; i < steps.length; i++) if (steps[i].kinds.has(kind)) return i;
   return -1;
 }

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { CoreClient } from '../core/client';
-import type { TreeDump } from '../model/dump';
+import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
 import { groupSteps, scriptPrefix, type Step } from '../model/steps';
@@ -28,7 +28,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
   const [treeName, setTreeName] = useState('fs');
   const [answers, setAnswers] = useState<Record<number, number>>({});
   const [asking, setAsking] = useState<{ q: Question; to: number } | null>(null);
-  const cache = useRef(new Map<number, TreeDump>());
+  const cache = useRef(new Map<string, TreeDump>());
   const lines = useMemo(() => ranScript.split('\n'), [ranScript]);
 
   const run = useCallback(async (text: string) => {
@@ -55,14 +55,16 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
   useEffect(() => {
     if (!steps.length) return;
     let live = true;
-    const have = cache.current.get(index);
+    const key = `${index}:${treeName}`;
+    const have = cache.current.get(key);
     if (have) {
       setDump(have);
       return;
     }
-    core.call({ op: 'stateAt', script: scriptPrefix(lines, steps, index), opts: RUN }).then(
+    // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
+    core.call({ op: 'stateAt', script: scriptPrefix(lines, steps, index), opts: RUN, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
       (d) => {
-        cache.current.set(index, d);
+        cache.current.set(key, d);
         if (live) setDump(d);
       },
       (e: Error) => live && setError(e.message),
@@ -70,7 +72,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
     return () => {
       live = false;
     };
-  }, [core, steps, index, lines]);
+  }, [core, steps, index, lines, treeName]);
 
   // Moving forward onto a step a question is about asks it first.
   const goTo = (i: number) => {

@@ -48,23 +48,28 @@ function standaloneSvg(svg: SVGSVGElement): string {
 export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion }: TreeExplorerProps) {
   const ref = useRef<HTMLDivElement>(null);
   const view = useRef<ReturnType<typeof createTreeView> | null>(null);
-  const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
+  // blocks the learner toggled; in a large tree every level-1 node starts folded and a toggle unfolds it
+  const [toggled, setToggled] = useState<Set<string>>(new Set());
   const [selected, setSelected] = useState<{ block: Block; item: LeafItem | KeyPtr } | null>(null);
   const tree = useMemo(() => dump.trees.find((t) => t.name === treeName) ?? dump.trees[0], [dump, treeName]);
-  // Level of detail: a tree of many blocks starts with its leaves folded
-  // under their parents (expand a node to see them), so that even 100,000
-  // items draw only the nodes and the leaves asked for.
-  const folded = useMemo(() => {
-    if (!tree || tree.blocks.length <= LOD_BLOCKS) return new Set<string>();
-    return new Set(tree.blocks.filter((b) => b.level === 1).map((b) => b.bytenr.toString()));
-  }, [tree?.id, tree && tree.blocks.length > LOD_BLOCKS]); // eslint-disable-line react-hooks/exhaustive-deps
-  useEffect(() => setCollapsed(folded), [folded]);
+  // Level of detail: a tree of many blocks shows its leaves folded under
+  // their parents (expand a node to see them), so that even 100,000 items
+  // draw only the nodes and the leaves asked for.
+  const collapsed = useMemo(() => {
+    if (!tree || tree.blocks.length <= LOD_BLOCKS) return toggled;
+    const c = new Set<string>();
+    for (const b of tree.blocks) {
+      const k = b.bytenr.toString();
+      if ((b.level === 1) !== toggled.has(k)) c.add(k);
+    }
+    return c;
+  }, [tree, toggled]);
 
   useEffect(() => {
     view.current = createTreeView({
       el: ref.current!,
       onSelectItem: (block, item) => setSelected({ block, item }),
-      onToggle: (b) => setCollapsed((c) => {
+      onToggle: (b) => setToggled((c) => {
         const n = new Set(c);
         if (n.has(b)) n.delete(b);
         else n.add(b);
@@ -101,7 +106,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion 
         <label>
           Tree
           <select value={tree?.name} onChange={(e) => { onTreeName(e.target.value); setSelected(null); }}>
-            {dump.trees.map((t) => <option key={t.id.toString()} value={t.name}>{t.name} ({t.blocks.length} block{t.blocks.length === 1 ? '' : 's'})</option>)}
+            {dump.trees.map((t) => <option key={t.id.toString()} value={t.name}>{t.name} ({t.blockCount} block{t.blockCount === 1 ? '' : 's'})</option>)}
           </select>
         </label>
         <button type="button" onClick={() => view.current?.fit()}>Fit</button>
