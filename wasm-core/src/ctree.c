@@ -512,6 +512,23 @@ int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 	}
 }
 
+/* From path->nodes[level] at its slot, reads the blocks down to a leaf,
+ * each at its first slot (or its last, with to_last). */
+static int descend(struct btrfs_fs_info *fs, struct btrfs_path *path, int level, int to_last)
+{
+	while (level > 0) {
+		struct extent_buffer *parent = path->nodes[level];
+		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, path->slots[level]), level - 1,
+								btrfs_header_owner(parent->data));
+		if (!c)
+			return fs->err.code;
+		level--;
+		path->nodes[level] = c;
+		path->slots[level] = to_last ? (int)btrfs_nritems(c) - 1 : 0;
+	}
+	return 0;
+}
+
 int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 {
 	if (path->slots[0] < (int)btrfs_nritems(path->nodes[0]))
@@ -525,16 +542,9 @@ int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 		level++;
 	}
 	path->slots[level]++;
-	while (level > 0) {
-		struct extent_buffer *parent = path->nodes[level];
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, path->slots[level]), level - 1,
-								btrfs_header_owner(parent->data));
-		if (!c)
-			return fs->err.code;
-		level--;
-		path->nodes[level] = c;
-		path->slots[level] = 0;
-	}
+	int ret = descend(fs, path, level, 0);
+	if (ret)
+		return ret;
 	return btrfs_nritems(path->nodes[0]) ? 0 : btrfs_path_next_item(fs, path);
 }
 
@@ -550,16 +560,9 @@ int btrfs_prev_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 	if (level >= BTRFS_MAX_LEVEL || !path->nodes[level])
 		return 1;
 	path->slots[level]--;
-	while (level > 0) {
-		struct extent_buffer *parent = path->nodes[level];
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, path->slots[level]), level - 1,
-								btrfs_header_owner(parent->data));
-		if (!c)
-			return fs->err.code;
-		level--;
-		path->nodes[level] = c;
-		path->slots[level] = (int)btrfs_nritems(c) - 1;
-	}
+	int ret = descend(fs, path, level, 1);
+	if (ret)
+		return ret;
 	return path->slots[0] >= 0 ? 0 : btrfs_prev_item(fs, path);
 }
 

@@ -56,6 +56,15 @@ static const char *tree_name(u64 owner, char *buf, size_t n)
 	return buf;
 }
 
+static int key_order_error(struct btrfs_fs_info *fs, const char *what, const char *tn, const struct extent_buffer *eb, u32 slot,
+			   const struct btrfs_key *k, const struct btrfs_key *prev)
+{
+	return blab_fail(&fs->err, BLAB_ECORRUPT,
+			 "corrupt %s: root=%s block=%llu slot=%u, key out of order, have (%llu %u %llu) expect > (%llu %u %llu)", what,
+			 tn, (unsigned long long)eb->start, slot, (unsigned long long)k->objectid, k->type,
+			 (unsigned long long)k->offset, (unsigned long long)prev->objectid, prev->type, (unsigned long long)prev->offset);
+}
+
 int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner)
 {
 	const u8 *d = eb->data;
@@ -77,11 +86,7 @@ int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, 
 			const u8 *kp = d + BTRFS_HEADER_SIZE + i * BTRFS_KEY_PTR_SIZE;
 			btrfs_disk_key_to_cpu(&k, kp);
 			if (i && btrfs_comp_keys(&prev, &k) >= 0)
-				return blab_fail(&fs->err, BLAB_ECORRUPT,
-						 "corrupt node: root=%s block=%llu slot=%u, key out of order, have (%llu %u %llu) expect > (%llu %u %llu)",
-						 tn, (unsigned long long)eb->start, i, (unsigned long long)k.objectid, k.type,
-						 (unsigned long long)k.offset, (unsigned long long)prev.objectid, prev.type,
-						 (unsigned long long)prev.offset);
+				return key_order_error(fs, "node", tn, eb, i, &k, &prev);
 			u64 ptr = btrfs_key_blockptr(kp);
 			if (!ptr || (ptr & (fs->sectorsize - 1)))
 				return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt node: root=%s block=%llu slot=%u, invalid block pointer %llu",
@@ -101,11 +106,7 @@ int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, 
 		btrfs_disk_key_to_cpu(&k, it);
 		u32 off = btrfs_item_offset(it), sz = btrfs_item_size(it);
 		if (i && btrfs_comp_keys(&prev, &k) >= 0)
-			return blab_fail(&fs->err, BLAB_ECORRUPT,
-					 "corrupt leaf: root=%s block=%llu slot=%u, key out of order, have (%llu %u %llu) expect > (%llu %u %llu)",
-					 tn, (unsigned long long)eb->start, i, (unsigned long long)k.objectid, k.type,
-					 (unsigned long long)k.offset, (unsigned long long)prev.objectid, prev.type,
-					 (unsigned long long)prev.offset);
+			return key_order_error(fs, "leaf", tn, eb, i, &k, &prev);
 		if (off + sz != prev_off)
 			return blab_fail(&fs->err, BLAB_ECORRUPT,
 					 "corrupt leaf: root=%s block=%llu slot=%u, unexpected item end, have %u expect %u",

@@ -29,6 +29,7 @@ static int write_all(int fd, const u8 *p, size_t n, off_t off)
 }
 
 static int image_write_file_at(const struct blab_device *dev, const char *path, const char *user_path, struct blab_err *err);
+static int image_output(const char *user_path, char **path, struct blab_err *err);
 
 int image_resolve_output(const char *path, char **resolved, int *special, struct blab_err *err)
 {
@@ -50,20 +51,26 @@ int image_resolve_output(const char *path, char **resolved, int *special, struct
 	return 0;
 }
 
+/* An image's output path: links followed; refused when it is not a regular file. */
+static int image_output(const char *user_path, char **path, struct blab_err *err)
+{
+	int special, ret = image_resolve_output(user_path, path, &special, err);
+	if (!ret && special) {
+		free(*path);
+		ret = blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", user_path);
+	}
+	return ret;
+}
+
 int image_write_file(const struct blab_device *dev, const char *user_path, struct blab_err *err)
 {
 	char *path;
-	int special;
-	int rr = image_resolve_output(user_path, &path, &special, err);
-	if (rr)
-		return rr;
-	if (special) {
-		free(path);
-		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", user_path);
-	}
-	int ret0 = image_write_file_at(dev, path, user_path, err);
+	int ret = image_output(user_path, &path, err);
+	if (ret)
+		return ret;
+	ret = image_write_file_at(dev, path, user_path, err);
 	free(path);
-	return ret0;
+	return ret;
 }
 
 static int image_write_file_at(const struct blab_device *dev, const char *path, const char *user_path, struct blab_err *err)
@@ -146,14 +153,9 @@ static void file_close(struct blab_device *d)
 int image_create_file(struct blab_device *dev, const char *user_path, u64 size, char **tmp_path, struct blab_err *err)
 {
 	char *path;
-	int special;
-	int rr = image_resolve_output(user_path, &path, &special, err);
+	int rr = image_output(user_path, &path, err);
 	if (rr)
 		return rr;
-	if (special) {
-		free(path);
-		return blab_fail(err, BLAB_EINVAL, "%s exists and is not a regular file", user_path);
-	}
 	size_t n = strlen(path);
 	char *tmp = malloc(n + 32);
 	if (!tmp)
