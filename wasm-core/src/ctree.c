@@ -433,11 +433,75 @@ static int split_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 	return 0;
 }
 
-/* Splits nodes[level] in two (growing the root first if it is the root). */
+/*
+ * Before a full node splits, moves key pointers to a neighbour with room
+ * (dir -1: the node's first ones to the left neighbour's end; +1: its last
+ * ones to the right neighbour's start), half the difference between them.
+ * Returns 0 when it moved some (path updated), 1 when it could not.
+ */
+static int push_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level, int dir)
+{
+	struct extent_buffer *node = path->nodes[level], *parent = path->nodes[level + 1];
+	if (!parent)
+		return 1;
+	int pslot = path->slots[level + 1], sslot = pslot + dir;
+	if (sslot < 0 || sslot >= (int)btrfs_nritems(parent))
+		return 1;
+	struct extent_buffer *sib = read_child(fs, root, parent, sslot, 0);
+	if (!sib)
+		return fs->err.code;
+	int n = (int)btrfs_nritems(node), ns = (int)btrfs_nritems(sib), max = (int)btrfs_nodeptrs(fs);
+	int k = (n - ns) / 2;
+	if (k > max - 4 - ns)
+		k = max - 4 - ns;
+	if (k < 4)
+		return 1; /* not worth it: split */
+	if (btrfs_cow_block(fs, root, sib, parent, sslot, &sib))
+		return fs->err.code;
+	int slot = path->slots[level];
+	if (dir < 0) {
+		memcpy(btrfs_key_ptr_nr(sib, ns), btrfs_key_ptr_nr(node, 0), (size_t)k * BTRFS_KEY_PTR_SIZE);
+		memmove(btrfs_key_ptr_nr(node, 0), btrfs_key_ptr_nr(node, k), (size_t)(n - k) * BTRFS_KEY_PTR_SIZE);
+	} else {
+		memmove(btrfs_key_ptr_nr(sib, k), btrfs_key_ptr_nr(sib, 0), (size_t)ns * BTRFS_KEY_PTR_SIZE);
+		memcpy(btrfs_key_ptr_nr(sib, 0), btrfs_key_ptr_nr(node, n - k), (size_t)k * BTRFS_KEY_PTR_SIZE);
+	}
+	memset(btrfs_key_ptr_nr(node, n - k), 0, (size_t)k * BTRFS_KEY_PTR_SIZE);
+	btrfs_set_header_nritems(node->data, (u32)(n - k));
+	btrfs_set_header_nritems(sib->data, (u32)(ns + k));
+	node->dirty = sib->dirty = 1;
+	/* the right one of the pair has a new first key */
+	struct extent_buffer *right = dir < 0 ? node : sib;
+	struct btrfs_key k0;
+	btrfs_node_key(right, 0, &k0);
+	btrfs_cpu_key_to_disk(btrfs_key_ptr_nr(parent, dir < 0 ? pslot : sslot), &k0);
+	parent->dirty = 1;
+	if (dir < 0 && slot < k) {
+		path->nodes[level] = sib;
+		path->slots[level] = ns + slot;
+		path->slots[level + 1] = sslot;
+	} else if (dir < 0) {
+		path->slots[level] = slot - k;
+	} else if (slot >= n - k) {
+		path->nodes[level] = sib;
+		path->slots[level] = slot - (n - k);
+		path->slots[level + 1] = sslot;
+	}
+	fs_trace(fs, (struct trace_event){.kind = TRACE_PUSH, .tree = root->objectid, .bytenr = sib->start, .a = node->start,
+					  .level = level, .slot = k});
+	return 0;
+}
+
+/* Makes room in a full node: a push to a neighbour, or a split in two
+ * (growing the root first if it is the root). */
 static int split_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level)
 {
 	struct extent_buffer *c = path->nodes[level];
 	int ret;
+	if (root->node != c) {
+		if ((ret = push_node(fs, root, path, level, -1)) <= 0 || (ret = push_node(fs, root, path, level, +1)) <= 0)
+			return ret;
+	}
 	if (root->node == c && (ret = insert_new_root(fs, root, path, level + 1)))
 		return ret;
 	int n = (int)btrfs_nritems(c), mid = (n + 1) / 2;

@@ -7,6 +7,7 @@
 #include "../../src/disk-io.h"
 #include "../../src/extent-tree.h"
 #include "../../src/mkfs.h"
+#include "../../src/scenario.h"
 #include "../../src/transaction.h"
 #include "test.h"
 #include <stdlib.h>
@@ -320,4 +321,33 @@ TEST(ctree_grow_then_empty)
 	CHECK(errors == 0);
 	sb_free(&out);
 	btrfs_fs_free(fs);
+}
+
+TEST(ctree_node_level_push_split_merge_are_reached)
+{
+	/* 30,000 names in 4K blocks, then all but 1,000 removed: leaves and nodes
+	 * push, split and merge, the root grows twice and shrinks */
+	const char *script = "mkfs nodesize=4K size=256M\nmkdir /d\ncreate /d/f_{1..30000}\nunlink /d/f_{1..29000}\n";
+	struct scenario_options o = {.seed = 1, .now = 1, .trace = 1};
+	struct scenario_result res;
+	struct blab_err err = {0};
+	CHECK(scenario_run(script, strlen(script), "nodes", &o, &res, &err) == 0);
+	int count[TRACE_KIND_COUNT][3] = {{0}};
+	for (size_t i = 0; i < res.fs->trace.len; i++) {
+		const struct trace_event *e = &res.fs->trace.ev[i];
+		if (e->level >= 0 && e->level < 3)
+			count[e->kind][e->level]++;
+	}
+	CHECK(count[TRACE_PUSH][1] > 0);
+	CHECK(count[TRACE_SPLIT][1] > 0);
+	CHECK(count[TRACE_MERGE][1] > 0);
+	CHECK(count[TRACE_ROOT_GROW][2] > 0);
+	CHECK(count[TRACE_PUSH][0] > 0 && count[TRACE_SPLIT][0] > 0 && count[TRACE_MERGE][0] > 0);
+	struct strbuf out = {0};
+	int errors = btrfs_check_fs(res.fs, &out, CHECK_DATA_CSUM);
+	if (errors)
+		printf("%s", out.s);
+	CHECK(errors == 0);
+	sb_free(&out);
+	btrfs_fs_free(res.fs);
 }
