@@ -83,6 +83,7 @@ test('explore another tree, open an item, export the diagram', async ({ page }) 
   await expect(page.getByTestId('tree-canvas').locator('g.block').first()).toContainText(/leaf|node/);
   await page.getByTestId('tree-canvas').locator('rect.item').first().click();
   await expect(page.getByRole('region', { name: 'Item' })).toContainText(/key \(\d+ (BLOCK_GROUP_ITEM|METADATA_ITEM|EXTENT_ITEM)/);
+  await expect(page.getByLabel('Fields as dump-tree prints them')).toContainText(/block group used \d+ chunk_objectid 256 flags \w+\|\w+|refs 1 gen \d+ flags TREE_BLOCK/);
   const [svg] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export SVG' }).click()]);
   expect(svg.suggestedFilename()).toBe('extent-tree.svg');
   const text = await (await svg.createReadStream()).toArray();

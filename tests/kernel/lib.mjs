@@ -97,6 +97,11 @@ export function dumpTreeKeyLines(text) {
     .map((l) => l.replace(/\s+$/, ''));
 }
 
+/** All of a dump-tree listing but btrfs-progs' version banner. */
+export function dumpTreeAll(text) {
+  return text.split('\n').filter((l) => !/^btrfs-progs v/.test(l)).map((l) => l.replace(/\s+$/, ''));
+}
+
 export function progsDumpTree(img) {
   return run('btrfs', ['inspect-internal', 'dump-tree', img], { maxBuffer: 1 << 28 });
 }

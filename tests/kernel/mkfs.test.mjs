@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { btrfsCheck, dumpTreeKeyLines, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
+import { btrfsCheck, dumpTreeAll, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
 
 const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const skip = skipReason();
@@ -57,17 +57,29 @@ describe('btrfslab mkfs images in the kernel', { skip }, () => {
   });
 });
 
-describe('dump-tree lines equal btrfs-progs', { skip }, () => {
-  test('on our image, before and after the kernel wrote to it', async () => {
+describe('dump-tree output equals btrfs-progs, line for line', { skip }, () => {
+  test('on our image, before and after the kernel wrote to it, and with a pending kernel log', async () => {
     const img = mkfs('dump.img', ['--size', '256M', '--seed', '5', '--time', '1700000000']);
-    const ours = () => dumpTreeKeyLines(run(CLI, ['dump-tree', img], { maxBuffer: 1 << 28 }));
-    assert.deepEqual(ours(), dumpTreeKeyLines(progsDumpTree(img)));
+    const ours = () => dumpTreeAll(run(CLI, ['dump-tree', img], { maxBuffer: 1 << 28 }));
+    assert.deepEqual(ours(), dumpTreeAll(progsDumpTree(img)));
     await withMount(img, (mnt) => {
       for (let i = 0; i < 300; i++) writeFileSync(join(mnt, `file_${i}`), 'y'.repeat(i * 10));
     });
     const afterKernel = ours();
-    assert.deepEqual(afterKernel, dumpTreeKeyLines(progsDumpTree(img)));
+    assert.deepEqual(afterKernel, dumpTreeAll(progsDumpTree(img)));
     assert.ok(afterKernel.some((l) => l.startsWith('node ')), 'the kernel grew a tree past one leaf');
+    // a pending log: copy the image while the kernel has it mounted after an fsync
+    const withLog = join(dir, 'withlog.img');
+    await withMount(img, (mnt) => {
+      writeFileSync(join(mnt, 'logged'), 'x'.repeat(9000));
+      run('sync', []);
+      writeFileSync(join(mnt, 'logged2'), 'y'.repeat(5000));
+      run('xfs_io', ['-c', 'fsync', join(mnt, 'logged2')]);
+      run('cp', ['--sparse=always', img, withLog]);
+    }, { options: ['commit=600'] });
+    const logged = dumpTreeAll(run(CLI, ['dump-tree', withLog], { maxBuffer: 1 << 28 }));
+    assert.ok(logged.includes('log root tree'), 'the copy holds a pending log');
+    assert.deepEqual(logged, dumpTreeAll(progsDumpTree(withLog)));
   });
 
   for (const ns of ['4096', '16384', '65536']) {
@@ -76,7 +88,7 @@ describe('dump-tree lines equal btrfs-progs', { skip }, () => {
       writeFileSync(img, '');
       run('truncate', ['-s', '256M', img]);
       run('mkfs.btrfs', ['-q', '-f', '-n', ns, img]);
-      assert.deepEqual(dumpTreeKeyLines(run(CLI, ['dump-tree', img])), dumpTreeKeyLines(progsDumpTree(img)));
+      assert.deepEqual(dumpTreeAll(run(CLI, ['dump-tree', img])), dumpTreeAll(progsDumpTree(img)));
     });
   }
 });

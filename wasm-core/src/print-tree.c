@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 void sb_printf(struct strbuf *b, const char *fmt, ...)
 {
@@ -273,39 +274,357 @@ static void item_summary(const struct btrfs_key *k, const u8 *p, u32 sz, char *b
 	}
 }
 
-static int dump_block_text(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner, struct strbuf *out, int depth)
+
+/* ---- item bodies, as btrfs-progs' dump-tree prints them ---- */
+
+static void flags_text(u64 flags, const char *const *names, int n, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < n; i++)
+		if (names[i] && (flags & (1ULL << i)))
+			len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s", len ? "|" : "", names[i]);
+	if (!len)
+		snprintf(buf, size, "none");
+}
+
+static void bg_flags_text(u64 f, char *buf, size_t size)
+{
+	const char *type = (f & BTRFS_BLOCK_GROUP_DATA) && (f & BTRFS_BLOCK_GROUP_METADATA) ? "DATA|METADATA"
+			   : (f & BTRFS_BLOCK_GROUP_DATA)				   ? "DATA"
+			   : (f & BTRFS_BLOCK_GROUP_METADATA)				   ? "METADATA"
+			   : (f & BTRFS_BLOCK_GROUP_SYSTEM)				   ? "SYSTEM"
+											   : "UNKNOWN";
+	const char *prof = (f & BTRFS_BLOCK_GROUP_DUP)	   ? "DUP"
+			   : (f & BTRFS_BLOCK_GROUP_RAID0)  ? "RAID0"
+			   : (f & BTRFS_BLOCK_GROUP_RAID1)  ? "RAID1"
+			   : (f & BTRFS_BLOCK_GROUP_RAID10) ? "RAID10"
+			   : (f & BTRFS_BLOCK_GROUP_RAID5)  ? "RAID5"
+			   : (f & BTRFS_BLOCK_GROUP_RAID6)  ? "RAID6"
+							    : "single";
+	snprintf(buf, size, "%s|%s", type, prof);
+}
+
+static void print_time(struct strbuf *out, const char *label, const u8 *ts)
+{
+	u64 sec = btrfs_timespec_sec(ts);
+	time_t t = (time_t)sec;
+	struct tm tm;
+	char when[64] = "";
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	sb_printf(out, "\t\t%s %" PRIu64 ".%u (%s)\n", label, sec, btrfs_timespec_nsec(ts), when);
+}
+
+static const char *ftype_name(u8 t)
+{
+	static const char *const n[] = {"UNKNOWN", "FILE", "DIR", "CHRDEV", "BLKDEV", "FIFO", "SOCK", "SYMLINK", "XATTR"};
+	return t < 9 ? n[t] : "UNKNOWN";
+}
+
+static void print_name(struct strbuf *out, const char *label, const u8 *p, u32 len)
+{
+	sb_printf(out, "%s%s", *label == ' ' ? "" : "\t\t", label); /* a leading space: same line */
+	for (u32 i = 0; i < len; i++)
+		sb_printf(out, (p[i] >= 0x20 && p[i] < 0x7f) ? "%c" : "\\x%02x", p[i]);
+	sb_printf(out, "\n");
+}
+
+/* Prints the body lines of one item; returns 0 or -1 when the type is not decoded here. */
+static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, const u8 *p, u32 sz, struct strbuf *out)
+{
+	char kb[128], fl[128], u1[40], u2[40];
+	static const char *const inode_flags[] = {"NODATASUM", "NODATACOW", "READONLY", "NOCOMPRESS", "PREALLOC", "SYNC",
+						  "IMMUTABLE", "APPEND", "NODUMP", "NOATIME", "DIRSYNC", "COMPRESS"};
+	static const char *const root_flags[] = {"RDONLY"};
+	switch (k->type) {
+	case BTRFS_INODE_ITEM_KEY:
+		if (sz < BTRFS_INODE_ITEM_SIZE)
+			return -1;
+		flags_text(btrfs_inode_flags(p), inode_flags, 12, fl, sizeof(fl));
+		sb_printf(out, "\t\tgeneration %" PRIu64 " transid %" PRIu64 " size %" PRIu64 " nbytes %" PRIu64 "\n",
+			  btrfs_inode_generation(p), btrfs_inode_transid(p), btrfs_inode_size(p), btrfs_inode_nbytes(p));
+		sb_printf(out, "\t\tblock group %" PRIu64 " mode %o links %u uid %u gid %u rdev %" PRIu64 "\n", btrfs_inode_block_group(p),
+			  btrfs_inode_mode(p), btrfs_inode_nlink(p), btrfs_inode_uid(p), btrfs_inode_gid(p), btrfs_inode_rdev(p));
+		sb_printf(out, "\t\tsequence %" PRIu64 " flags 0x%" PRIx64 "(%s)\n", btrfs_inode_sequence(p), btrfs_inode_flags(p), fl);
+		print_time(out, "atime", p + BTRFS_INODE_ATIME_OFF);
+		print_time(out, "ctime", p + BTRFS_INODE_CTIME_OFF);
+		print_time(out, "mtime", p + BTRFS_INODE_MTIME_OFF);
+		print_time(out, "otime", p + BTRFS_INODE_OTIME_OFF);
+		return 0;
+	case BTRFS_INODE_REF_KEY:
+		for (u32 o = 0; o + BTRFS_INODE_REF_SIZE <= sz;) {
+			u16 nl = btrfs_inode_ref_name_len(p + o);
+			if (o + BTRFS_INODE_REF_SIZE + nl > sz)
+				return -1;
+			sb_printf(out, "\t\tindex %" PRIu64 " namelen %u", btrfs_inode_ref_index(p + o), nl);
+			print_name(out, " name: ", p + o + BTRFS_INODE_REF_SIZE, nl);
+			o += BTRFS_INODE_REF_SIZE + nl;
+		}
+		/* progs prints "index ... name: x" on one line */
+		return 0;
+	case BTRFS_DIR_ITEM_KEY:
+	case BTRFS_DIR_INDEX_KEY:
+	case BTRFS_XATTR_ITEM_KEY:
+		for (u32 o = 0; o + BTRFS_DIR_ITEM_SIZE <= sz;) {
+			struct btrfs_key loc;
+			btrfs_disk_key_to_cpu(&loc, p + o);
+			u16 nl = btrfs_dir_name_len(p + o), dl = btrfs_dir_data_len(p + o);
+			if (o + BTRFS_DIR_ITEM_SIZE + nl + dl > sz)
+				return -1;
+			btrfs_format_key(&loc, kb, sizeof(kb));
+			sb_printf(out, "\t\tlocation key (%s) type %s\n", kb, ftype_name(btrfs_dir_type(p + o)));
+			sb_printf(out, "\t\ttransid %" PRIu64 " data_len %u name_len %u\n", btrfs_dir_transid(p + o), dl, nl);
+			print_name(out, "name: ", p + o + BTRFS_DIR_ITEM_SIZE, nl);
+			if (dl)
+				print_name(out, "data ", p + o + BTRFS_DIR_ITEM_SIZE + nl, dl);
+			o += BTRFS_DIR_ITEM_SIZE + nl + dl;
+		}
+		return 0;
+	case BTRFS_ROOT_ITEM_KEY: {
+		if (sz < BTRFS_ROOT_ITEM_SIZE)
+			return -1;
+		struct btrfs_key dp;
+		btrfs_disk_key_to_cpu(&dp, p + BTRFS_ROOT_DROP_PROGRESS_OFF);
+		btrfs_format_key(&dp, kb, sizeof(kb));
+		flags_text(btrfs_root_flags(p), root_flags, 1, fl, sizeof(fl));
+		sb_printf(out, "\t\tgeneration %" PRIu64 " root_dirid %" PRIu64 " bytenr %" PRIu64 " byte_limit %" PRIu64 " bytes_used %" PRIu64 "\n",
+			  btrfs_root_generation(p), btrfs_root_dirid(p), btrfs_root_bytenr(p), btrfs_root_byte_limit(p), btrfs_root_bytes_used(p));
+		sb_printf(out, "\t\tlast_snapshot %" PRIu64 " flags 0x%" PRIx64 "(%s) refs %u\n", btrfs_root_last_snapshot(p), btrfs_root_flags(p), fl,
+			  btrfs_root_refs(p));
+		sb_printf(out, "\t\tdrop_progress key (%s) drop_level %u\n", kb, btrfs_root_drop_level(p));
+		sb_printf(out, "\t\tlevel %u generation_v2 %" PRIu64 "\n", btrfs_root_level(p), btrfs_root_generation_v2(p));
+		format_uuid(p + BTRFS_ROOT_UUID_OFF, u1);
+		sb_printf(out, "\t\tuuid %s\n", u1);
+		format_uuid(p + BTRFS_ROOT_PARENT_UUID_OFF, u1);
+		sb_printf(out, "\t\tparent_uuid %s\n", u1);
+		format_uuid(p + BTRFS_ROOT_RECEIVED_UUID_OFF, u1);
+		sb_printf(out, "\t\treceived_uuid %s\n", u1);
+		sb_printf(out, "\t\tctransid %" PRIu64 " otransid %" PRIu64 " stransid %" PRIu64 " rtransid %" PRIu64 "\n", btrfs_root_ctransid(p),
+			  btrfs_root_otransid(p), btrfs_root_stransid(p), btrfs_root_rtransid(p));
+		print_time(out, "ctime", p + BTRFS_ROOT_CTIME_OFF);
+		print_time(out, "otime", p + BTRFS_ROOT_OTIME_OFF);
+		print_time(out, "stime", p + BTRFS_ROOT_STIME_OFF);
+		print_time(out, "rtime", p + BTRFS_ROOT_RTIME_OFF);
+		return 0;
+	}
+	case BTRFS_EXTENT_ITEM_KEY:
+	case BTRFS_METADATA_ITEM_KEY: {
+		if (sz < BTRFS_EXTENT_ITEM_SIZE)
+			return -1;
+		u64 f = btrfs_extent_flags(p);
+		char ef[64] = "";
+		size_t l = 0;
+		if (f & BTRFS_EXTENT_FLAG_DATA)
+			l += (size_t)snprintf(ef + l, sizeof(ef) - l, "DATA");
+		if (f & BTRFS_EXTENT_FLAG_TREE_BLOCK)
+			l += (size_t)snprintf(ef + l, sizeof(ef) - l, "%sTREE_BLOCK", l ? "|" : "");
+		if (f & BTRFS_BLOCK_FLAG_FULL_BACKREF)
+			l += (size_t)snprintf(ef + l, sizeof(ef) - l, "%sFULL_BACKREF", l ? "|" : "");
+		sb_printf(out, "\t\trefs %" PRIu64 " gen %" PRIu64 " flags %s\n", btrfs_extent_refs(p), btrfs_extent_generation(p), ef);
+		u32 o = BTRFS_EXTENT_ITEM_SIZE;
+		if (k->type == BTRFS_METADATA_ITEM_KEY) {
+			sb_printf(out, "\t\ttree block skinny level %" PRIu64 "\n", k->offset);
+		} else if (f & BTRFS_EXTENT_FLAG_TREE_BLOCK) {
+			if (sz < o + BTRFS_TREE_BLOCK_INFO_SIZE)
+				return -1;
+			struct btrfs_key tk;
+			btrfs_disk_key_to_cpu(&tk, p + o);
+			btrfs_format_key(&tk, kb, sizeof(kb));
+			sb_printf(out, "\t\ttree block key (%s) level %u\n", kb, p[o + 17]);
+			o += BTRFS_TREE_BLOCK_INFO_SIZE;
+		}
+		while (o < sz) {
+			u8 t = p[o];
+			char on[24];
+			if (t == BTRFS_TREE_BLOCK_REF_KEY && o + 9 <= sz) {
+				sb_printf(out, "\t\ttree block backref root %s\n", owner_name(btrfs_extent_inline_ref_offset(p + o), on, sizeof(on)));
+				o += 9;
+			} else if (t == BTRFS_SHARED_BLOCK_REF_KEY && o + 9 <= sz) {
+				sb_printf(out, "\t\tshared block backref parent %" PRIu64 "\n", btrfs_extent_inline_ref_offset(p + o));
+				o += 9;
+			} else if (t == BTRFS_EXTENT_DATA_REF_KEY && o + 1 + BTRFS_EXTENT_DATA_REF_SIZE <= sz) {
+				const u8 *d = p + o + 1;
+				sb_printf(out, "\t\textent data backref root %s objectid %" PRIu64 " offset %" PRIu64 " count %u\n",
+					  owner_name(btrfs_extent_data_ref_root(d), on, sizeof(on)), btrfs_extent_data_ref_objectid(d),
+					  btrfs_extent_data_ref_offset(d), btrfs_extent_data_ref_count(d));
+				o += 1 + BTRFS_EXTENT_DATA_REF_SIZE;
+			} else if (t == BTRFS_SHARED_DATA_REF_KEY && o + 13 <= sz) {
+				sb_printf(out, "\t\tshared data backref parent %" PRIu64 " count %u\n", btrfs_extent_inline_ref_offset(p + o),
+					  get_le32(p + o + 9));
+				o += 13;
+			} else {
+				return -1;
+			}
+		}
+		return 0;
+	}
+	case BTRFS_BLOCK_GROUP_ITEM_KEY:
+		if (sz < BTRFS_BLOCK_GROUP_ITEM_SIZE)
+			return -1;
+		bg_flags_text(btrfs_block_group_flags(p), fl, sizeof(fl));
+		sb_printf(out, "\t\tblock group used %" PRIu64 " chunk_objectid %" PRIu64 " flags %s\n", btrfs_block_group_used(p),
+			  btrfs_block_group_chunk_objectid(p), fl);
+		return 0;
+	case BTRFS_DEV_EXTENT_KEY:
+		if (sz < BTRFS_DEV_EXTENT_SIZE)
+			return -1;
+		format_uuid(p + BTRFS_DEV_EXTENT_CHUNK_UUID_OFF, u1);
+		sb_printf(out, "\t\tdev extent chunk_tree %" PRIu64 "\n\t\tchunk_objectid %" PRIu64 " chunk_offset %" PRIu64 " length %" PRIu64
+			       "\n\t\tchunk_tree_uuid %s\n",
+			  btrfs_dev_extent_chunk_tree(p), btrfs_dev_extent_chunk_objectid(p), btrfs_dev_extent_chunk_offset(p),
+			  btrfs_dev_extent_length(p), u1);
+		return 0;
+	case BTRFS_DEV_ITEM_KEY:
+		if (sz < BTRFS_DEV_ITEM_SIZE)
+			return -1;
+		format_uuid(p + BTRFS_DEV_UUID_OFF, u1);
+		format_uuid(p + BTRFS_DEV_FSID_OFF, u2);
+		sb_printf(out, "\t\tdevid %" PRIu64 " total_bytes %" PRIu64 " bytes_used %" PRIu64 "\n", btrfs_dev_devid(p),
+			  btrfs_dev_total_bytes(p), btrfs_dev_bytes_used(p));
+		sb_printf(out, "\t\tio_align %u io_width %u sector_size %u type %" PRIu64 "\n", btrfs_dev_io_align(p), btrfs_dev_io_width(p),
+			  btrfs_dev_sector_size(p), btrfs_dev_type(p));
+		sb_printf(out, "\t\tgeneration %" PRIu64 " start_offset %" PRIu64 " dev_group %u\n", btrfs_dev_generation(p),
+			  btrfs_dev_start_offset(p), btrfs_dev_group(p));
+		sb_printf(out, "\t\tseek_speed %u bandwidth %u\n\t\tuuid %s\n\t\tfsid %s\n", btrfs_dev_seek_speed(p), btrfs_dev_bandwidth(p), u1, u2);
+		return 0;
+	case BTRFS_CHUNK_ITEM_KEY: {
+		if (sz < BTRFS_CHUNK_SIZE_BASE)
+			return -1;
+		u16 ns = btrfs_chunk_num_stripes(p);
+		if (sz < btrfs_chunk_item_size(ns))
+			return -1;
+		bg_flags_text(btrfs_chunk_type(p), fl, sizeof(fl));
+		sb_printf(out, "\t\tlength %" PRIu64 " owner %" PRIu64 " stripe_len %" PRIu64 " type %s\n", btrfs_chunk_length(p),
+			  btrfs_chunk_owner(p), btrfs_chunk_stripe_len(p), fl);
+		sb_printf(out, "\t\tio_align %u io_width %u sector_size %u\n", btrfs_chunk_io_align(p), btrfs_chunk_io_width(p),
+			  btrfs_chunk_sector_size(p));
+		sb_printf(out, "\t\tnum_stripes %u sub_stripes %u\n", ns, btrfs_chunk_sub_stripes(p));
+		for (u16 i = 0; i < ns; i++) {
+			const u8 *st = p + BTRFS_CHUNK_SIZE_BASE + i * BTRFS_STRIPE_SIZE;
+			format_uuid(st + BTRFS_STRIPE_DEV_UUID_OFF, u1);
+			sb_printf(out, "\t\t\tstripe %u devid %" PRIu64 " offset %" PRIu64 "\n\t\t\tdev_uuid %s\n", i, btrfs_stripe_devid(st),
+				  btrfs_stripe_offset(st), u1);
+		}
+		return 0;
+	}
+	case BTRFS_FREE_SPACE_INFO_KEY:
+		if (sz < BTRFS_FREE_SPACE_INFO_SIZE)
+			return -1;
+		sb_printf(out, "\t\tfree space info extent count %u flags %u\n", btrfs_free_space_extent_count(p), btrfs_free_space_flags(p));
+		return 0;
+	case BTRFS_FREE_SPACE_EXTENT_KEY:
+		sb_printf(out, "\t\tfree space extent\n");
+		return 0;
+	case BTRFS_DIR_LOG_ITEM_KEY:
+	case BTRFS_DIR_LOG_INDEX_KEY:
+		if (sz < 8)
+			return -1;
+		sb_printf(out, "\t\tdir log end %" PRIu64 "\n", get_le64(p));
+		return 0;
+	case BTRFS_PERSISTENT_ITEM_KEY:
+		if (k->objectid != BTRFS_DEV_STATS_OBJECTID || sz < 40)
+			return -1;
+		sb_printf(out, "\t\tpersistent item objectid DEV_STATS offset %" PRIu64 "\n\t\tdevice stats\n", k->offset);
+		sb_printf(out, "\t\twrite_errs %" PRIu64 " read_errs %" PRIu64 " flush_errs %" PRIu64 " corruption_errs %" PRIu64
+			       " generation %" PRIu64 "\n",
+			  get_le64(p), get_le64(p + 8), get_le64(p + 16), get_le64(p + 24), get_le64(p + 32));
+		return 0;
+	case BTRFS_UUID_KEY_SUBVOL:
+	case BTRFS_UUID_KEY_RECEIVED_SUBVOL:
+		for (u32 o = 0; o + 8 <= sz; o += 8)
+			sb_printf(out, "\t\tsubvol_id %" PRIu64 "\n", get_le64(p + o));
+		return 0;
+	case BTRFS_EXTENT_CSUM_KEY:
+		sb_printf(out, "\t\trange start %" PRIu64 " end %" PRIu64 " length %" PRIu64 "\n", k->offset,
+			  k->offset + (u64)(sz / 4) * fs->sectorsize, (u64)(sz / 4) * fs->sectorsize);
+		return 0;
+	case BTRFS_EXTENT_DATA_KEY: {
+		if (sz < BTRFS_FILE_EXTENT_INLINE_DATA_START)
+			return -1;
+		u8 t = btrfs_file_extent_type(p);
+		static const char *const comp[] = {"none", "zlib", "lzo", "zstd"};
+		u8 c = btrfs_file_extent_compression(p);
+		sb_printf(out, "\t\tgeneration %" PRIu64 " type %u (%s)\n", btrfs_file_extent_generation(p), t,
+			  t == 0 ? "inline" : t == 1 ? "regular" : t == 2 ? "prealloc" : "unknown");
+		if (t == BTRFS_FILE_EXTENT_INLINE) {
+			sb_printf(out, "\t\tinline extent data size %u ram_bytes %" PRIu64 " compression %u (%s)\n",
+				  sz - BTRFS_FILE_EXTENT_INLINE_DATA_START, btrfs_file_extent_ram_bytes(p), c, c < 4 ? comp[c] : "unknown");
+			return 0;
+		}
+		if (sz < BTRFS_FILE_EXTENT_SIZE)
+			return -1;
+		sb_printf(out, "\t\textent data disk byte %" PRIu64 " nr %" PRIu64 "\n", btrfs_file_extent_disk_bytenr(p),
+			  btrfs_file_extent_disk_num_bytes(p));
+		sb_printf(out, "\t\textent data offset %" PRIu64 " nr %" PRIu64 " ram %" PRIu64 "\n", btrfs_file_extent_offset(p),
+			  btrfs_file_extent_num_bytes(p), btrfs_file_extent_ram_bytes(p));
+		sb_printf(out, "\t\textent compression %u (%s)\n", c, c < 4 ? comp[c] : "unknown");
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+/* One block: header, then its items (with bodies) or key pointers. */
+static void dump_one_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, struct strbuf *out)
 {
 	char kb[128];
 	struct btrfs_key k;
 	u32 nr = btrfs_nritems(eb);
 	print_block_header(fs, eb, out);
-	if (btrfs_level(eb) == 0) {
-		for (u32 i = 0; i < nr; i++) {
+	for (u32 i = 0; i < nr; i++) {
+		if (btrfs_level(eb) == 0) {
 			btrfs_item_key(eb, (int)i, &k);
 			btrfs_format_key(&k, kb, sizeof(kb));
 			sb_printf(out, "\titem %u key (%s) itemoff %u itemsize %u\n", i, kb, btrfs_item_offset_nr(eb, (int)i),
 				  btrfs_item_size_nr(eb, (int)i));
+			print_item_body(fs, &k, btrfs_item_ptr(eb, (int)i), btrfs_item_size_nr(eb, (int)i), out);
+		} else {
+			btrfs_node_key(eb, (int)i, &k);
+			btrfs_format_key(&k, kb, sizeof(kb));
+			sb_printf(out, "\tkey (%s) block %" PRIu64 " gen %" PRIu64 "\n", kb, btrfs_node_blockptr(eb, (int)i),
+				  btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)));
 		}
-		return 0;
 	}
-	for (u32 i = 0; i < nr; i++) {
-		btrfs_node_key(eb, (int)i, &k);
-		btrfs_format_key(&k, kb, sizeof(kb));
-		sb_printf(out, "\tkey (%s) block %" PRIu64 " gen %" PRIu64 "\n", kb, btrfs_node_blockptr(eb, (int)i),
-			  btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)));
+}
+
+/* A tree breadth first, level by level, as dump-tree prints it by default. */
+static int dump_block_text(struct btrfs_fs_info *fs, struct extent_buffer *root, u64 owner, struct strbuf *out, int depth)
+{
+	(void)depth;
+	size_t cap = 64, head = 0, tail = 0;
+	struct extent_buffer **q = malloc(cap * sizeof(*q));
+	if (!q)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "dump");
+	q[tail++] = root;
+	int ret = 0;
+	while (head < tail && !ret) {
+		struct extent_buffer *eb = q[head++];
+		dump_one_block(fs, eb, out);
+		for (u32 i = 0; btrfs_level(eb) && i < btrfs_nritems(eb); i++) {
+			struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
+			if (!c) {
+				ret = fs->err.code;
+				break;
+			}
+			if (tail == cap) {
+				if (tail - head + 1 > 1u << 24) {
+					ret = blab_fail(&fs->err, BLAB_ECORRUPT, "tree %lld is too large to dump", (long long)owner);
+					break;
+				}
+				struct extent_buffer **nq = realloc(q, (cap *= 2) * sizeof(*q));
+				if (!nq) {
+					ret = blab_fail(&fs->err, BLAB_ENOMEM, "dump");
+					break;
+				}
+				q = nq;
+			}
+			q[tail++] = c;
+		}
 	}
-	if (depth > BTRFS_MAX_LEVEL)
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu is deeper than %d levels", (unsigned long long)owner,
-				 BTRFS_MAX_LEVEL);
-	for (u32 i = 0; i < nr; i++) {
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
-		if (!c)
-			return fs->err.code;
-		int ret = dump_block_text(fs, c, owner, out, depth + 1);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	free(q);
+	return ret;
 }
 
 static const char *tree_title(u64 id)
@@ -356,6 +675,16 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		if ((ret = dump_block_text(fs, fs->chunk_root->node, BTRFS_CHUNK_TREE_OBJECTID, out, 0)))
 			return ret;
 	}
+	u64 log_root = btrfs_super_log_root(fs->super);
+	if (tree_id == 0 && log_root) {
+		/* a pending log (the last fsync's): its root tree, as dump-tree shows it */
+		struct extent_buffer *lr = btrfs_read_tree_block(fs, log_root, btrfs_super_log_root_level(fs->super), BTRFS_TREE_LOG_OBJECTID);
+		if (!lr)
+			return fs->err.code;
+		sb_printf(out, "log root tree\n");
+		if ((ret = dump_block_text(fs, lr, BTRFS_TREE_LOG_OBJECTID, out, 0)))
+			return ret;
+	}
 	struct btrfs_root *roots[BLAB_MAX_ROOTS];
 	int n = sorted_roots(fs, roots);
 	int found = tree_id == 0 || tree_id == BTRFS_ROOT_TREE_OBJECTID || tree_id == BTRFS_CHUNK_TREE_OBJECTID;
@@ -372,6 +701,24 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 	}
 	if (!found)
 		return blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %lld", (long long)tree_id);
+	if (tree_id == 0 && log_root) {
+		/* each subvolume's log tree, named by its item in the log root tree */
+		struct extent_buffer *lr = btrfs_read_tree_block(fs, log_root, btrfs_super_log_root_level(fs->super), BTRFS_TREE_LOG_OBJECTID);
+		for (u32 i = 0; lr && btrfs_level(lr) == 0 && i < btrfs_nritems(lr); i++) {
+			struct btrfs_key k;
+			btrfs_item_key(lr, (int)i, &k);
+			const u8 *ri = btrfs_item_ptr(lr, (int)i);
+			if (k.type != BTRFS_ROOT_ITEM_KEY || btrfs_item_size_nr(lr, (int)i) < BTRFS_ROOT_ITEM_V1_SIZE)
+				continue;
+			struct extent_buffer *lt = btrfs_read_tree_block(fs, btrfs_root_bytenr(ri), btrfs_root_level(ri), BTRFS_TREE_LOG_OBJECTID);
+			if (!lt)
+				return fs->err.code;
+			btrfs_format_key(&k, kb, sizeof(kb));
+			sb_printf(out, "log tree key (%s) \n", kb);
+			if ((ret = dump_block_text(fs, lt, BTRFS_TREE_LOG_OBJECTID, out, 0)))
+				return ret;
+		}
+	}
 	if (tree_id == 0) {
 		format_uuid(fs->fsid, uu);
 		sb_printf(out, "total bytes %" PRIu64 "\nbytes used %" PRIu64 "\nuuid %s\n", btrfs_super_total_bytes(fs->super),
@@ -429,6 +776,12 @@ static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer 
 			sb_printf(out, ",\"offset\":%u,\"size\":%u,\"summary\":", btrfs_item_offset_nr(eb, (int)i),
 				  btrfs_item_size_nr(eb, (int)i));
 			json_string(out, sum);
+			/* the fields as dump-tree prints them */
+			struct strbuf body = {0};
+			print_item_body(fs, &k, btrfs_item_ptr(eb, (int)i), btrfs_item_size_nr(eb, (int)i), &body);
+			sb_printf(out, ",\"body\":");
+			json_string(out, body.s ? body.s : "");
+			sb_free(&body);
 			sb_printf(out, "}");
 		}
 	}

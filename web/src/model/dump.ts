@@ -16,6 +16,8 @@ export interface LeafItem {
   offset: number;
   size: number;
   summary: string;
+  /** The item's fields, as `btrfs inspect-internal dump-tree` prints them. */
+  body: string;
 }
 
 export interface KeyPtr {
@@ -61,6 +63,7 @@ interface RawEntry {
   offset?: number;
   size?: number;
   summary?: string;
+  body?: string;
   blockptr?: string;
   gen?: string;
 }
@@ -105,7 +108,7 @@ export function parseTreeDump(json: string): TreeDump {
           const slot = e.slot ?? i;
           const key: Key = { objectid: BigInt(e.key[0]), type: e.key[1], offset: BigInt(e.key[2]), text: e.text };
           return b.level === 0
-            ? { kind: 'item', slot, key, offset: e.offset ?? 0, size: e.size ?? 0, summary: e.summary ?? '' }
+            ? { kind: 'item', slot, key, offset: e.offset ?? 0, size: e.size ?? 0, summary: e.summary ?? '', body: e.body ?? '' }
             : { kind: 'ptr', slot, key, blockptr: BigInt(e.blockptr ?? '0'), generation: BigInt(e.gen ?? '0') };
         }),
       })),

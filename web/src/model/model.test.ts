@@ -15,7 +15,7 @@ const DUMP = JSON.stringify({
         { bytenr: '30867456', level: 1, generation: '7', owner: '5', nritems: 1, free: 492,
           items: [{ key: ['256', 1, '0'], text: '256 INODE_ITEM 0', blockptr: '9007199254740993', gen: '6' }] },
         { bytenr: '9007199254740993', level: 0, generation: '6', owner: '5', nritems: 1, free: 16000,
-          items: [{ key: ['256', 1, '0'], text: '256 INODE_ITEM 0', offset: 16123, size: 160, summary: 'mode 40755' }] },
+          items: [{ key: ['256', 1, '0'], text: '256 INODE_ITEM 0', offset: 16123, size: 160, summary: 'mode 40755', body: '\t\tgeneration 1\n' }] },
       ],
     },
   ],
@@ -30,7 +30,7 @@ describe('tree dump', () => {
     expect(ptr.kind).toBe('ptr');
     if (ptr.kind === 'ptr') expect(ptr.blockptr).toBe(9007199254740993n);
     const item = d.trees[0].blocks[1].entries[0];
-    expect(item).toMatchObject({ kind: 'item', offset: 16123, size: 160, summary: 'mode 40755' });
+    expect(item).toMatchObject({ kind: 'item', offset: 16123, size: 160, summary: 'mode 40755', body: '\t\tgeneration 1\n' });
   });
 
   test('block headlines read like dump-tree', () => {

@@ -118,9 +118,9 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion 
       {selected && (
         <div className="item-detail" role="region" aria-label="Item">
           <h4>{selected.block.level ? 'Key pointer' : 'Item'} {selected.item.slot} of {selected.block.level ? `node ${selected.block.bytenr}` : `leaf ${selected.block.bytenr}`}</h4>
-          <code>key ({selected.item.key.text})</code>
+          {selected.item.kind === 'ptr' && <code>key ({selected.item.key.text})</code>}
           {selected.item.kind === 'item' ? (
-            <p><code>itemoff {selected.item.offset} itemsize {selected.item.size}</code><br />{selected.item.summary || '(no decoded fields)'}</p>
+            <pre className="dump" aria-label="Fields as dump-tree prints them">{`\titem ${selected.item.slot} key (${selected.item.key.text}) itemoff ${selected.item.offset} itemsize ${selected.item.size}\n${selected.item.body || '\t\t(no fields decoded for this item type)\n'}`}</pre>
           ) : (
             <p><code>block {selected.item.blockptr.toString()} gen {selected.item.generation.toString()}</code></p>
           )}
