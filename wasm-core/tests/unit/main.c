@@ -1,4 +1,5 @@
 #include "test.h"
+#include "../../src/device.h"
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -26,6 +27,15 @@ void test_fail_at(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stdout);
 	test_failed_now = 1;
+}
+
+int test_copy_device(const struct blab_device *src, struct blab_device *dst)
+{
+	int ret = device_init(dst, src->size);
+	for (u64 i = 0; !ret && i < src->npages; i++)
+		if (src->pages[i])
+			ret = device_write(dst, i << DEVICE_PAGE_SHIFT, src->pages[i], DEVICE_PAGE_SIZE);
+	return ret;
 }
 
 static int by_name(const void *a, const void *b)

@@ -9,6 +9,20 @@
 #include <string.h>
 
 typedef void (*test_fn)(void);
+
+/* xorshift64: the tests' seeded generator (each test keeps its own state). */
+static inline uint64_t test_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A new in-memory device holding the same bytes as src: what a reader
+ * opening the image would see. 0 or a negative BLAB_E* code. */
+struct blab_device;
+int test_copy_device(const struct blab_device *src, struct blab_device *dst);
 void test_register(const char *name, test_fn fn);
 extern int test_failed_now;
 void test_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -24,13 +24,6 @@ struct model {
 };
 
 static u64 rng_state;
-static u64 rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 static int model_find(struct model *m, const struct btrfs_key *k, int *pos)
 {
@@ -133,14 +126,14 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 	if (!tree)
 		return 0;
 	for (int op = 0; ok && op < ops; op++) {
-		u64 r = rnd() % 100;
+		u64 r = test_rand(&rng_state) % 100;
 		if (r < 62 || m.n == 0) { /* insert */
-			struct btrfs_key k = {1000 + rnd() % 5000, (u8)(1 + rnd() % 200), rnd() % 4};
-			u32 size = (rnd() % 50 == 0) ? (u32)(rnd() % max_item) : (u32)(rnd() % 120);
+			struct btrfs_key k = {1000 + test_rand(&rng_state) % 5000, (u8)(1 + test_rand(&rng_state) % 200), test_rand(&rng_state) % 4};
+			u32 size = (test_rand(&rng_state) % 50 == 0) ? (u32)(test_rand(&rng_state) % max_item) : (u32)(test_rand(&rng_state) % 120);
 			int pos;
 			if (model_find(&m, &k, &pos))
 				continue;
-			u8 fill = (u8)rnd();
+			u8 fill = (u8)test_rand(&rng_state);
 			fill_bytes(buf, size, fill);
 			int ret = btrfs_insert_item(fs, tree, &k, buf, size);
 			if (ret) {
@@ -156,7 +149,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 			m.v[pos] = (struct model_item){k, size, fill};
 			m.n++;
 		} else if (r < 80) { /* delete one or a run */
-			int pos = (int)(rnd() % (u64)m.n);
+			int pos = (int)(test_rand(&rng_state) % (u64)m.n);
 			struct btrfs_path path;
 			int ret = btrfs_search_slot(fs, tree, &m.v[pos].key, &path, -1, 1);
 			if (ret != 0) {
@@ -164,7 +157,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 				ok = 0;
 				break;
 			}
-			int nr = 1 + (int)(rnd() % 3);
+			int nr = 1 + (int)(test_rand(&rng_state) % 3);
 			int avail = (int)btrfs_nritems(path.nodes[0]) - path.slots[0];
 			if (nr > avail)
 				nr = avail;
@@ -178,8 +171,8 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 			memmove(&m.v[pos], &m.v[pos + nr], (size_t)(m.n - pos - nr) * sizeof(*m.v));
 			m.n -= nr;
 		} else if (r < 93) { /* extend */
-			int pos = (int)(rnd() % (u64)m.n);
-			u32 extra = 1 + (u32)(rnd() % 200);
+			int pos = (int)(test_rand(&rng_state) % (u64)m.n);
+			u32 extra = 1 + (u32)(test_rand(&rng_state) % 200);
 			if (m.v[pos].size + extra > max_item)
 				continue;
 			struct btrfs_path path;
@@ -194,16 +187,16 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 			fill_bytes(btrfs_item_ptr(path.nodes[0], path.slots[0]), ns, m.v[pos].fill);
 			m.v[pos].size = ns;
 		} else { /* truncate, from the end or the front */
-			int pos = (int)(rnd() % (u64)m.n);
+			int pos = (int)(test_rand(&rng_state) % (u64)m.n);
 			if (!m.v[pos].size)
 				continue;
-			u32 ns = (u32)(rnd() % m.v[pos].size);
+			u32 ns = (u32)(test_rand(&rng_state) % m.v[pos].size);
 			struct btrfs_path path;
 			if (btrfs_search_slot(fs, tree, &m.v[pos].key, &path, 0, 1) != 0) {
 				ok = 0;
 				break;
 			}
-			btrfs_truncate_item(fs, &path, ns, (int)(rnd() & 1));
+			btrfs_truncate_item(fs, &path, ns, (int)(test_rand(&rng_state) & 1));
 			fill_bytes(btrfs_item_ptr(path.nodes[0], path.slots[0]), ns, m.v[pos].fill);
 			m.v[pos].size = ns;
 		}
@@ -232,11 +225,7 @@ static int run_random(u32 nodesize, u64 seed, int ops, int commit_every)
 	if (ok) {
 		/* the committed image, read back by the reader */
 		struct blab_device d;
-		device_init(&d, fs->dev.size);
-		for (u64 i = 0; i < fs->dev.npages; i++)
-			if (fs->dev.pages[i])
-				device_write(&d, i << DEVICE_PAGE_SHIFT, fs->dev.pages[i], DEVICE_PAGE_SIZE);
-		struct btrfs_fs_info *r = btrfs_open(&d, &err);
+		struct btrfs_fs_info *r = test_copy_device(&fs->dev, &d) ? NULL : btrfs_open(&d, &err);
 		if (!r) {
 			printf("  reopen: %s\n", err.msg);
 			ok = 0;

@@ -18,13 +18,6 @@
 #define MAXSZ (600 * 1024)
 
 static u64 st;
-static u64 rnd(void)
-{
-	st ^= st << 13;
-	st ^= st >> 7;
-	st ^= st << 17;
-	return st;
-}
 
 static struct btrfs_fs_info *new_fs(u32 nodesize)
 {
@@ -88,11 +81,11 @@ static int run_files(u32 nodesize, u64 seed, int ops)
 	}
 	int ok = 1;
 	for (int op = 0; ok && op < ops; op++) {
-		int f = (int)(rnd() % NFILES);
-		u64 r = rnd() % 100;
+		int f = (int)(test_rand(&st) % NFILES);
+		u64 r = test_rand(&st) % 100;
 		if (r < 70) {
-			u64 len = r < 30 ? 1 + rnd() % 3000 : 1 + rnd() % 150000;
-			u64 off = rnd() % (size[f] + 20000);
+			u64 len = r < 30 ? 1 + test_rand(&st) % 3000 : 1 + test_rand(&st) % 150000;
+			u64 off = test_rand(&st) % (size[f] + 20000);
 			if (off + len > MAXSZ)
 				continue;
 			for (u64 i = 0; i < len; i++)
@@ -106,7 +99,7 @@ static int run_files(u32 nodesize, u64 seed, int ops)
 			if (off + len > size[f])
 				size[f] = off + len;
 		} else {
-			u64 ns = rnd() % 3 ? rnd() % (size[f] + 1) : size[f] + rnd() % 50000;
+			u64 ns = test_rand(&st) % 3 ? test_rand(&st) % (size[f] + 1) : size[f] + test_rand(&st) % 50000;
 			if (ns > MAXSZ)
 				continue;
 			if (btrfs_file_truncate(fs, fs->fs_root, ino[f], ns)) {
@@ -136,11 +129,7 @@ static int run_files(u32 nodesize, u64 seed, int ops)
 	if (ok) {
 		struct blab_device d;
 		struct blab_err err = {0};
-		device_init(&d, fs->dev.size);
-		for (u64 i = 0; i < fs->dev.npages; i++)
-			if (fs->dev.pages[i])
-				device_write(&d, i << DEVICE_PAGE_SHIFT, fs->dev.pages[i], DEVICE_PAGE_SIZE);
-		struct btrfs_fs_info *r = btrfs_open(&d, &err);
+		struct btrfs_fs_info *r = test_copy_device(&fs->dev, &d) ? NULL : btrfs_open(&d, &err);
 		ok = r && verify_all(r, ino, model, size);
 		btrfs_fs_free(r);
 	}

@@ -13,13 +13,6 @@
 #include <stdlib.h>
 
 static u64 fz;
-static u64 frnd(void)
-{
-	fz ^= fz << 13;
-	fz ^= fz >> 7;
-	fz ^= fz << 17;
-	return fz;
-}
 
 /* 300 rounds in the suite; BTRFSLAB_FUZZ_ROUNDS for a longer soak. */
 static int fuzz_rounds(void)
@@ -76,18 +69,15 @@ TEST(fuzz_damaged_tree_blocks_never_crash)
 	struct walk_ctx *w = malloc(sizeof(*w));
 	for (int iter = 0; iter < fuzz_rounds(); iter++) {
 		struct blab_device d;
-		device_init(&d, base->dev.size);
-		for (u64 i = 0; i < base->dev.npages; i++)
-			if (base->dev.pages[i])
-				device_write(&d, i << DEVICE_PAGE_SHIFT, base->dev.pages[i], DEVICE_PAGE_SIZE);
+		CHECK(test_copy_device(&base->dev, &d) == 0);
 		if (iter % 4 == 3) {
 			/* the superblock: pointers, sizes, the system chunk array */
 			u8 sb[BTRFS_SUPER_INFO_SIZE];
 			device_read(&d, BTRFS_SUPER_INFO_OFFSET, sb, sizeof(sb));
-			int n = 1 + (int)(frnd() % 6);
+			int n = 1 + (int)(test_rand(&fz) % 6);
 			for (int i = 0; i < n; i++) {
-				u32 pos = frnd() % 2 ? 0x48 + (u32)(frnd() % (0xc9 - 0x48)) : BTRFS_SUPER_SYS_ARRAY_OFF + (u32)(frnd() % 200);
-				sb[pos] ^= (u8)(1u << (frnd() % 8));
+				u32 pos = test_rand(&fz) % 2 ? 0x48 + (u32)(test_rand(&fz) % (0xc9 - 0x48)) : BTRFS_SUPER_SYS_ARRAY_OFF + (u32)(test_rand(&fz) % 200);
+				sb[pos] ^= (u8)(1u << (test_rand(&fz) % 8));
 			}
 			put_le32(sb, crc32c(sb + 32, sizeof(sb) - 32));
 			device_write(&d, BTRFS_SUPER_INFO_OFFSET, sb, sizeof(sb));
@@ -106,15 +96,15 @@ TEST(fuzz_damaged_tree_blocks_never_crash)
 			}
 			continue;
 		}
-		u64 b = blocks[frnd() % (u64)nblocks];
+		u64 b = blocks[test_rand(&fz) % (u64)nblocks];
 		u8 blk[4096];
 		device_read(&d, b, blk, sizeof(blk));
-		int flips = 1 + (int)(frnd() % 8);
+		int flips = 1 + (int)(test_rand(&fz) % 8);
 		for (int i = 0; i < flips; i++) {
-			u32 pos = 32 + (u32)(frnd() % (4096 - 32));
-			if (frnd() % 3 == 0)
-				pos = 96 + (u32)(frnd() % 400); /* header fields and item headers */
-			blk[pos] ^= (u8)(1u << (frnd() % 8));
+			u32 pos = 32 + (u32)(test_rand(&fz) % (4096 - 32));
+			if (test_rand(&fz) % 3 == 0)
+				pos = 96 + (u32)(test_rand(&fz) % 400); /* header fields and item headers */
+			blk[pos] ^= (u8)(1u << (test_rand(&fz) % 8));
 		}
 		put_le32(blk, crc32c(blk + 32, 4096 - 32));
 		device_write(&d, b, blk, sizeof(blk));

@@ -29,12 +29,7 @@ static struct btrfs_fs_info *make(u32 nodesize, u64 size)
 static struct btrfs_fs_info *reopen(struct btrfs_fs_info *fs, struct blab_err *err)
 {
 	struct blab_device d;
-	if (device_init(&d, fs->dev.size))
-		return NULL;
-	for (u64 i = 0; i < fs->dev.npages; i++)
-		if (fs->dev.pages[i])
-			device_write(&d, i << DEVICE_PAGE_SHIFT, fs->dev.pages[i], DEVICE_PAGE_SIZE);
-	return btrfs_open(&d, err);
+	return test_copy_device(&fs->dev, &d) ? NULL : btrfs_open(&d, err);
 }
 
 static u32 image_crc(struct btrfs_fs_info *fs)
