@@ -104,21 +104,6 @@ const char *blab_metrics_json(int h)
 	return out.s;
 }
 
-static void json_str(struct strbuf *b, const char *s, size_t n)
-{
-	sb_printf(b, "\"");
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\')
-			sb_printf(b, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			sb_printf(b, "\\u%04x", c);
-		else
-			sb_printf(b, "%c", c);
-	}
-	sb_printf(b, "\"");
-}
-
 struct ls_json {
 	struct btrfs_fs_info *fs;
 	int first;
@@ -130,7 +115,7 @@ static int ls_one(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 	struct btrfs_inode in = {0};
 	btrfs_read_inode(l->fs, l->fs->fs_root, ino, &in);
 	sb_printf(&out, "%s{\"name\":", l->first ? "" : ",");
-	json_str(&out, name, len);
+	sb_json_string(&out, name, len);
 	sb_printf(&out, ",\"ino\":\"%llu\",\"type\":%u,\"mode\":%u,\"size\":\"%llu\",\"nlink\":%u}", (unsigned long long)ino,
 		  type, in.mode, (unsigned long long)in.size, in.nlink);
 	l->first = 0;

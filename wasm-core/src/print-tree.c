@@ -727,11 +727,11 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 	return out->oom ? blab_fail(&fs->err, BLAB_ENOMEM, "dump") : 0;
 }
 
-static void json_string(struct strbuf *out, const char *s)
+void sb_json_string(struct strbuf *out, const char *s, size_t n)
 {
 	sb_printf(out, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
 		if (c == '"' || c == '\\')
 			sb_printf(out, "\\%c", c);
 		else if (c < 0x20 || c >= 0x7f)
@@ -767,7 +767,7 @@ static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer 
 		btrfs_format_key(&k, kb, sizeof(kb));
 		sb_printf(out, "%s{\"slot\":%u,\"key\":[\"%" PRIu64 "\",%u,\"%" PRIu64 "\"],\"text\":", written++ ? "," : "", i,
 			  k.objectid, k.type, k.offset);
-		json_string(out, kb);
+		sb_json_string(out, kb, strlen(kb));
 		if (level) {
 			sb_printf(out, ",\"blockptr\":\"%" PRIu64 "\",\"gen\":\"%" PRIu64 "\"}", btrfs_node_blockptr(eb, (int)i),
 				  btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)));
@@ -775,12 +775,12 @@ static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer 
 			item_summary(&k, btrfs_item_ptr(eb, (int)i), btrfs_item_size_nr(eb, (int)i), sum, sizeof(sum));
 			sb_printf(out, ",\"offset\":%u,\"size\":%u,\"summary\":", btrfs_item_offset_nr(eb, (int)i),
 				  btrfs_item_size_nr(eb, (int)i));
-			json_string(out, sum);
+			sb_json_string(out, sum, strlen(sum));
 			/* the fields as dump-tree prints them */
 			struct strbuf body = {0};
 			print_item_body(fs, &k, btrfs_item_ptr(eb, (int)i), btrfs_item_size_nr(eb, (int)i), &body);
 			sb_printf(out, ",\"body\":");
-			json_string(out, body.s ? body.s : "");
+			sb_json_string(out, body.s ? body.s : "", body.len);
 			sb_free(&body);
 			sb_printf(out, "}");
 		}

@@ -14,6 +14,9 @@ struct strbuf {
 };
 void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_free(struct strbuf *b);
+/* Appends n bytes of s as a JSON string (quoted, escaped; bytes outside
+ * printable ASCII as \u00XX). */
+void sb_json_string(struct strbuf *b, const char *s, size_t n);
 
 /* Names as dump-tree prints them. */
 const char *btrfs_key_type_name(u8 type, char *buf, size_t n);
