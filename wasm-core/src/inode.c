@@ -699,24 +699,22 @@ int btrfs_setxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, c
 
 /* ---- listing ---- */
 
-int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx)
+/* Calls fn(ctx, key, data, size) for each item with objectid and type, in
+ * key order, until fn returns nonzero (that value is returned). */
+static int each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type,
+		     int (*fn)(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size), void *ctx)
 {
 	struct btrfs_path path;
-	struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, 0};
+	struct btrfs_key key = {objectid, type, 0};
 	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
 	if (ret < 0)
 		return ret;
 	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
 		struct btrfs_key k;
 		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != dir || k.type != BTRFS_DIR_INDEX_KEY)
+		if (k.objectid != objectid || k.type != type)
 			return 0;
-		struct dir_entry e;
-		if (!btrfs_parse_dir_entry(btrfs_item_ptr(path.nodes[0], path.slots[0]),
-					   btrfs_item_size_nr(path.nodes[0], path.slots[0]), &e))
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt DIR_INDEX (%llu %llu)", (unsigned long long)dir,
-					 (unsigned long long)k.offset);
-		int r = fn(ctx, e.name, e.name_len, e.location.objectid, e.type);
+		int r = fn(ctx, &k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]));
 		if (r)
 			return r;
 		path.slots[0]++;
@@ -724,31 +722,47 @@ int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, re
 	return ret < 0 ? ret : 0;
 }
 
+struct list_ctx {
+	struct btrfs_fs_info *fs;
+	readdir_fn dir_fn;
+	xattr_fn xattr_fn;
+	void *ctx;
+};
+
+static int one_dir_index(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size)
+{
+	struct list_ctx *l = ctx;
+	struct dir_entry e;
+	if (!btrfs_parse_dir_entry(p, size, &e))
+		return blab_fail(&l->fs->err, BLAB_ECORRUPT, "corrupt DIR_INDEX (%llu %llu)", (unsigned long long)k->objectid,
+				 (unsigned long long)k->offset);
+	return l->dir_fn(l->ctx, e.name, e.name_len, e.location.objectid, e.type);
+}
+
+int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx)
+{
+	struct list_ctx l = {.fs = fs, .dir_fn = fn, .ctx = ctx};
+	return each_item(fs, root, dir, BTRFS_DIR_INDEX_KEY, one_dir_index, &l);
+}
+
+static int one_xattr_item(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size)
+{
+	struct list_ctx *l = ctx;
+	for (u32 o = 0; o < size;) {
+		struct dir_entry e;
+		u32 n = btrfs_parse_dir_entry(p + o, size - o, &e);
+		if (!n)
+			return blab_fail(&l->fs->err, BLAB_ECORRUPT, "corrupt XATTR_ITEM of inode %llu", (unsigned long long)k->objectid);
+		int r = l->xattr_fn(l->ctx, e.name, e.name_len, e.data, e.data_len);
+		if (r)
+			return r;
+		o += n;
+	}
+	return 0;
+}
+
 int btrfs_listxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, xattr_fn fn, void *ctx)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {ino, BTRFS_XATTR_ITEM_KEY, 0};
-	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != ino || k.type != BTRFS_XATTR_ITEM_KEY)
-			return 0;
-		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-		u32 size = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
-		for (u32 o = 0; o < size;) {
-			struct dir_entry e;
-			u32 n = btrfs_parse_dir_entry(p + o, size - o, &e);
-			if (!n)
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt XATTR_ITEM of inode %llu", (unsigned long long)ino);
-			int r = fn(ctx, e.name, e.name_len, e.data, e.data_len);
-			if (r)
-				return r;
-			o += n;
-		}
-		path.slots[0]++;
-	}
-	return ret < 0 ? ret : 0;
+	struct list_ctx l = {.fs = fs, .xattr_fn = fn, .ctx = ctx};
+	return each_item(fs, root, ino, BTRFS_XATTR_ITEM_KEY, one_xattr_item, &l);
 }
