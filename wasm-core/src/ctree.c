@@ -396,40 +396,34 @@ static int split_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 				mid = m, left = 0;
 		}
 	}
-	if (mid < 0) {
+	/* No split point fits a large item inserted in the middle: [0, slot)
+	 * stays, [slot, n) moves right, and the item gets an empty leaf between. */
+	int twice = mid < 0;
+	if (twice) {
 		assert(!extend && slot > 0 && slot < n);
-		struct extent_buffer *r = new_right_leaf(fs, root, path, pslot, &lp.items[slot].key);
-		struct extent_buffer *m = r ? new_right_leaf(fs, root, path, pslot, ins_key) : NULL;
-		if (!m) {
-			release(&lp);
-			return fs->err.code;
-		}
-		leaf_fill(fs, leaf, lp.items, slot);
-		leaf_fill(fs, r, lp.items + slot, n - slot);
-		release(&lp);
-		path->nodes[0] = m;
-		path->slots[0] = 0;
-		path->slots[1] = pslot + 1;
-		fs_trace(fs, (struct trace_event){.kind = TRACE_SPLIT, .tree = root->objectid, .bytenr = leaf->start, .a = m->start,
-						  .level = 0, .slot = slot});
-		return 0;
+		mid = slot;
 	}
 	struct btrfs_key rkey = mid < n ? lp.items[mid].key : *ins_key;
 	struct extent_buffer *r = new_right_leaf(fs, root, path, pslot, &rkey);
-	if (!r) {
+	struct extent_buffer *m = r && twice ? new_right_leaf(fs, root, path, pslot, ins_key) : NULL;
+	if (!r || (twice && !m)) {
 		release(&lp);
 		return fs->err.code;
 	}
 	leaf_fill(fs, leaf, lp.items, mid);
 	leaf_fill(fs, r, lp.items + mid, n - mid);
 	release(&lp);
-	if (!left) {
+	if (twice) {
+		path->nodes[0] = m;
+		path->slots[0] = 0;
+		path->slots[1] = pslot + 1;
+	} else if (!left) {
 		path->nodes[0] = r;
 		path->slots[0] = slot - mid;
 		path->slots[1] = pslot + 1;
 	}
-	fs_trace(fs, (struct trace_event){.kind = TRACE_SPLIT, .tree = root->objectid, .bytenr = leaf->start, .a = r->start,
-					  .level = 0, .slot = mid});
+	fs_trace(fs, (struct trace_event){.kind = TRACE_SPLIT, .tree = root->objectid, .bytenr = leaf->start,
+					  .a = twice ? m->start : r->start, .level = 0, .slot = mid});
 	return 0;
 }
 
