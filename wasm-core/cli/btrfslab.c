@@ -33,9 +33,13 @@ static const char usage_text[] =
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
 	"        run a scenario script from an empty filesystem ('-' reads standard input;\n"
 	"        --metrics - and --trace - write to standard output)\n"
-	"  ls [-R] [-l] IMAGE [PATH]\n"
+	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
+	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
+	"        write the result (no log left) to OUT; --trace writes every replay step\n"
+	"  ls [--replay] [-R] [-l] IMAGE [PATH]\n"
 	"        list a directory (or every path below it with -R) of any image\n"
-	"  cat IMAGE PATH\n"
+	"        (--replay: of the state after replaying its log, nothing written)\n"
+	"  cat [--replay] IMAGE PATH\n"
 	"        write a file's contents to standard output (checksums verified)\n"
 	"  extract IMAGE DIR\n"
 	"        copy every file of IMAGE into the new directory DIR (modes, owners, times, xattrs)\n"
@@ -417,6 +421,7 @@ static int cmd_run(int argc, char **argv)
 		rc = 1;
 	}
 	btrfs_fs_free(res.fs);
+	scenario_result_free(&res);
 	return rc;
 }
 
@@ -501,13 +506,76 @@ static int ls_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 	return 0;
 }
 
+static int cmd_replay(int argc, char **argv)
+{
+	const char *image = NULL, *out = NULL, *trace = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((!strcmp(a, "-o") || !strcmp(a, "--trace")) && i + 1 < argc) {
+			if (!strcmp(a, "-o"))
+				out = argv[++i];
+			else
+				trace = argv[++i];
+		} else if (a[0] == '-' && a[1]) {
+			return fprintf(stderr, "btrfslab replay: unknown option '%s'\n", a), 2;
+		} else if (!image) {
+			image = a;
+		} else {
+			return fprintf(stderr, "btrfslab replay: unexpected argument '%s'\n", a), 2;
+		}
+	}
+	if (!image || !out)
+		return fprintf(stderr, "btrfslab replay: usage: replay IMAGE -o OUT [--trace OUT.jsonl]\n"), 2;
+	struct btrfs_fs_info *fs = open_image("replay", image);
+	if (!fs)
+		return 1;
+	fs->trace.enabled = trace != NULL;
+	u64 log_root = btrfs_super_log_root(fs->super), gen = btrfs_super_generation(fs->super);
+	struct btrfs_replay_stats st = {0};
+	int rc = 0;
+	if (btrfs_replay_log(fs, &st)) {
+		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
+		btrfs_fs_free(fs);
+		return 1;
+	}
+	if (trace) {
+		struct strbuf t = {0};
+		for (size_t i = 0; i < fs->trace.len; i++) {
+			char buf[512];
+			trace_event_json(&fs->trace.ev[i], buf, sizeof(buf));
+			sb_printf(&t, "%s\n", buf);
+		}
+		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "replay");
+		sb_free(&t);
+	}
+	struct blab_err err = {0};
+	if (image_write_file(&fs->dev, out, &err)) {
+		fail_err("replay", &err);
+		rc = 1;
+	} else if (!log_root) {
+		printf("%s: no log to replay; written unchanged to %s\n", image, out);
+	} else {
+		u64 n = 0;
+		for (int i = 0; i < BTRFS_REPLAY_ACTION_COUNT; i++)
+			n += st.actions[i];
+		printf("%s: replayed the log of transaction %llu (%llu log leaves, %llu steps); committed as %llu to %s\n", image,
+		       (unsigned long long)(gen + 1), (unsigned long long)st.leaves, (unsigned long long)n,
+		       (unsigned long long)fs->generation, out);
+	}
+	btrfs_fs_free(fs);
+	return rc;
+}
+
 static int cmd_ls_cat(int argc, char **argv, int cat)
 {
 	const char *cmd = cat ? "cat" : "ls", *image = NULL, *path = NULL;
 	struct ls_ctx c = {0};
+	int replay = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!cat && a[0] == '-' && a[1] && a[1] != '-' && strspn(a + 1, "Rl") == strlen(a + 1)) {
+		if (!strcmp(a, "--replay")) {
+			replay = 1;
+		} else if (!cat && a[0] == '-' && a[1] && a[1] != '-' && strspn(a + 1, "Rl") == strlen(a + 1)) {
 			c.recursive |= strchr(a, 'R') != NULL;
 			c.longfmt |= strchr(a, 'l') != NULL;
 		} else if (a[0] == '-' && a[1]) {
@@ -521,12 +589,17 @@ static int cmd_ls_cat(int argc, char **argv, int cat)
 		}
 	}
 	if (!image || (cat && !path))
-		return fprintf(stderr, "btrfslab %s: usage: %s\n", cmd, cat ? "cat IMAGE PATH" : "ls [-R] [-l] IMAGE [PATH]"), 2;
+		return fprintf(stderr, "btrfslab %s: usage: %s\n", cmd, cat ? "cat [--replay] IMAGE PATH" : "ls [--replay] [-R] [-l] IMAGE [PATH]"), 2;
 	if (!path)
 		path = "/";
 	struct btrfs_fs_info *fs = open_image(cmd, image);
 	if (!fs)
 		return 1;
+	if (replay && btrfs_replay_log(fs, NULL)) {
+		fprintf(stderr, "btrfslab %s: replaying the log of %s: %s\n", cmd, image, fs->err.msg);
+		btrfs_fs_free(fs);
+		return 1;
+	}
 	c.fs = fs;
 	u64 ino;
 	int rc = 0;
@@ -788,6 +861,8 @@ int main(int argc, char **argv)
 		return cmd_mkfs(argc - 1, argv + 1);
 	if (!strcmp(c, "run"))
 		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(c, "replay"))
+		return cmd_replay(argc - 1, argv + 1);
 	if (!strcmp(c, "ls"))
 		return cmd_ls_cat(argc - 1, argv + 1, 0);
 	if (!strcmp(c, "cat"))

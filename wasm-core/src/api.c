@@ -66,6 +66,7 @@ void blab_close(int h)
 	if (get(h)) {
 		btrfs_fs_free(handles[h]);
 		handles[h] = NULL;
+		scenario_result_free(&results[h]);
 		memset(&results[h], 0, sizeof(results[h]));
 	}
 }
@@ -81,6 +82,8 @@ int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)
 	int h = put_handle(res.fs);
 	if (h > 0)
 		results[h] = res;
+	else
+		scenario_result_free(&res);
 	return h;
 }
 

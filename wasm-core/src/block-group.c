@@ -183,6 +183,29 @@ void btrfs_unpin_range(struct btrfs_fs_info *fs, u64 start, u64 len)
 	give_range(bg, start, len);
 }
 
+int btrfs_pin_free_range(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu len %llu is in no block group", (unsigned long long)start,
+				 (unsigned long long)len);
+	if (take_range(bg, start, len))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu len %llu overlaps an allocated extent",
+				 (unsigned long long)start, (unsigned long long)len);
+	bg->pinned += len;
+	return 0;
+}
+
+void btrfs_claim_pinned_range(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	struct btrfs_block_group *bg = bg_of(fs, start, len);
+	if (!bg)
+		return;
+	bg->pinned -= len;
+	bg->used += len;
+	bg->dirty = bg->fst_dirty = 1;
+}
+
 int btrfs_exclude_range(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
 	struct btrfs_block_group *bg = bg_of(fs, start, len);

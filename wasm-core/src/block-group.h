@@ -17,6 +17,11 @@ int btrfs_free_reserved(struct btrfs_fs_info *fs, u64 start, u64 len);
  * free for allocation until btrfs_unpin_range after the commit. */
 int btrfs_pin_range(struct btrfs_fs_info *fs, u64 start, u64 len);
 void btrfs_unpin_range(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* Replay: a free range that must not be allocated until after the commit
+ * (log blocks, data the log refers to); it stays free in the free space tree. */
+int btrfs_pin_free_range(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* Such a range becomes used (replay allocates a logged data extent). */
+void btrfs_claim_pinned_range(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Loading an image: [start, start+len) is allocated (used is already known). */
 int btrfs_exclude_range(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Like btrfs_exclude_range, for whatever part of the range is still free. */

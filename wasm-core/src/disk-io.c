@@ -1,4 +1,5 @@
 #include "disk-io.h"
+#include "tree-log.h"
 #include "crc32c.h"
 #include "ctree.h"
 #include "extent-tree.h"
@@ -186,36 +187,54 @@ void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr)
 	free(eb);
 }
 
+static int write_block(struct btrfs_fs_info *fs, struct extent_buffer *eb)
+{
+	btrfs_set_header_flags(eb->data, btrfs_header_flags(eb->data) | BTRFS_HEADER_FLAG_WRITTEN);
+	btrfs_csum_tree_block(fs, eb->data);
+	int ret = btrfs_write_logical(fs, eb->start, eb->data, eb->len);
+	if (ret)
+		return ret;
+	eb->dirty = 0;
+	struct btrfs_chunk_map *m = btrfs_find_chunk(fs, eb->start);
+	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_WRITE, .tree = btrfs_header_owner(eb->data),
+					  .bytenr = eb->start, .level = btrfs_header_level(eb->data),
+					  .a = m->stripes[0].physical + (eb->start - m->logical),
+					  .b = btrfs_header_generation(eb->data)});
+	return 0;
+}
+
 int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs)
 {
 	for (size_t h = 0; h < EB_HASH_SIZE; h++) {
 		for (struct extent_buffer *eb = fs->eb_hash[h]; eb; eb = eb->hnext) {
 			if (!eb->dirty)
 				continue;
-			btrfs_set_header_flags(eb->data, btrfs_header_flags(eb->data) | BTRFS_HEADER_FLAG_WRITTEN);
-			btrfs_csum_tree_block(fs, eb->data);
-			int ret = btrfs_write_logical(fs, eb->start, eb->data, eb->len);
+			int ret = write_block(fs, eb);
 			if (ret)
 				return ret;
-			eb->dirty = 0;
-			struct btrfs_chunk_map *m = btrfs_find_chunk(fs, eb->start);
-			fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_WRITE, .tree = btrfs_header_owner(eb->data),
-							  .bytenr = eb->start, .level = btrfs_header_level(eb->data),
-							  .a = m->stripes[0].physical + (eb->start - m->logical),
-							  .b = btrfs_header_generation(eb->data)});
 		}
 	}
 	return 0;
 }
 
-int btrfs_write_super(struct btrfs_fs_info *fs)
+int btrfs_write_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *stats)
+{
+	if (!eb->dirty)
+		return 0;
+	int ret = write_block(fs, eb);
+	if (!ret && stats)
+		((struct btrfs_log_stats *)stats)->blocks_written++;
+	return ret;
+}
+
+int btrfs_write_super_buf(struct btrfs_fs_info *fs, const u8 *super)
 {
 	u8 buf[BTRFS_SUPER_INFO_SIZE];
 	for (int i = 0; i < BTRFS_SUPER_MIRROR_MAX; i++) {
 		u64 off = btrfs_sb_offset(i);
 		if (off + BTRFS_SUPER_INFO_SIZE > fs->dev.size)
 			break;
-		memcpy(buf, fs->super, sizeof(buf));
+		memcpy(buf, super, sizeof(buf));
 		btrfs_set_super_bytenr(buf, off);
 		u32 c = crc32c(buf + BTRFS_CSUM_SIZE, BTRFS_SUPER_INFO_SIZE - BTRFS_CSUM_SIZE);
 		memset(buf, 0, BTRFS_CSUM_SIZE);
@@ -224,9 +243,17 @@ int btrfs_write_super(struct btrfs_fs_info *fs)
 		if (ret)
 			return blab_fail(&fs->err, ret, "writing superblock mirror %d at %llu", i, (unsigned long long)off);
 		fs_trace(fs, (struct trace_event){.kind = TRACE_SUPER_WRITE, .bytenr = off,
-						  .a = btrfs_super_generation(fs->super), .b = (u64)i});
+						  .a = btrfs_super_generation(super), .b = (u64)i});
 	}
 	return 0;
+}
+
+int btrfs_write_super(struct btrfs_fs_info *fs)
+{
+	int ret = btrfs_write_super_buf(fs, fs->super);
+	if (!ret)
+		memcpy(fs->committed_super, fs->super, BTRFS_SUPER_INFO_SIZE);
+	return ret;
 }
 
 static int read_super(struct btrfs_fs_info *fs)
@@ -317,6 +344,7 @@ struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err)
 	memset(dev, 0, sizeof(*dev));
 	if (read_super(fs) || btrfs_read_sys_array(fs))
 		goto fail;
+	memcpy(fs->committed_super, fs->super, BTRFS_SUPER_INFO_SIZE);
 	fs->chunk_root = btrfs_add_root(fs, BTRFS_CHUNK_TREE_OBJECTID);
 	fs->tree_root = btrfs_add_root(fs, BTRFS_ROOT_TREE_OBJECTID);
 	if (!fs->chunk_root || !fs->tree_root)
@@ -354,8 +382,11 @@ fail:
 struct btrfs_fs_info *btrfs_fs_alloc(void)
 {
 	struct btrfs_fs_info *fs = calloc(1, sizeof(*fs));
-	if (fs)
+	if (fs) {
 		fs->trace.enabled = 1;
+		u64map_init(&fs->log_inodes, sizeof(struct btrfs_log_inode_state));
+		u64map_init(&fs->log_csums, sizeof(u64));
+	}
 	return fs;
 }
 
@@ -406,6 +437,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 	free(fs->bgs);
 	free(fs->chunks);
 	btrfs_free_delayed_refs(fs);
+	btrfs_log_free(fs);
 	free(fs->pinned);
 	free(fs->evict);
 	trace_free(&fs->trace);

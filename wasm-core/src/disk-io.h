@@ -22,8 +22,13 @@ int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, 
 void btrfs_csum_tree_block(struct btrfs_fs_info *fs, u8 *data);
 /* Writes every dirty block (checksummed) to the device. */
 int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs);
-/* Writes the in-memory superblock to every mirror that fits on the device. */
+/* Writes the in-memory superblock to every mirror that fits on the device;
+ * it is then the committed one (fs->committed_super). */
 int btrfs_write_super(struct btrfs_fs_info *fs);
+/* Writes super (a whole superblock) to every mirror, checksummed. */
+int btrfs_write_super_buf(struct btrfs_fs_info *fs, const u8 *super);
+/* Writes eb when dirty; stats (a struct btrfs_log_stats, or NULL) counts it. */
+int btrfs_write_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *stats);
 /* Opens the image held by dev (taken over by the new fs, even on error):
  * superblock, chunk tree, root tree and every root in it. Returns NULL with
  * *err filled on failure. */

@@ -100,6 +100,12 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 	if (!eb)
 		return NULL;
 	btrfs_init_tree_block(fs, eb, owner, level);
+	if (owner == BTRFS_TREE_LOG_OBJECTID) {
+		/* log blocks get no extent item: replay pins them from the log itself */
+		fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = owner, .bytenr = bytenr, .level = level,
+						  .a = fs->generation});
+		return eb;
+	}
 	struct btrfs_root *root = btrfs_get_root(fs, owner);
 	if (root)
 		root->bytes_used += fs->nodesize;
@@ -116,6 +122,12 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb)
 {
 	u64 bytenr = eb->start;
+	if (root->objectid == BTRFS_TREE_LOG_OBJECTID) {
+		fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = root->objectid, .bytenr = bytenr,
+						  .level = btrfs_level(eb)});
+		btrfs_evict_eb(fs, bytenr);
+		return btrfs_free_reserved(fs, bytenr, fs->nodesize);
+	}
 	root->bytes_used -= fs->nodesize;
 	eb->dirty = 0;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = root->objectid, .bytenr = bytenr,
@@ -135,6 +147,34 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 				       .owner = root->objectid};
 	int ret = pin(fs, bytenr, fs->nodesize);
 	return ret ? ret : queue_evict(fs, bytenr);
+}
+
+int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	if (fs->npinned == fs->cappinned) {
+		size_t cap = fs->cappinned ? fs->cappinned * 2 : 64;
+		struct free_range *n = realloc(fs->pinned, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
+		fs->pinned = n;
+		fs->cappinned = cap;
+	}
+	int ret = btrfs_pin_free_range(fs, start, len);
+	if (!ret)
+		fs->pinned[fs->npinned++] = (struct free_range){start, len};
+	return ret;
+}
+
+int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	for (size_t i = fs->npinned; i-- > 0;) {
+		if (fs->pinned[i].start == start && fs->pinned[i].len == len) {
+			fs->pinned[i] = fs->pinned[--fs->npinned];
+			btrfs_claim_pinned_range(fs, start, len);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)

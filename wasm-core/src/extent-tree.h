@@ -22,6 +22,11 @@ int btrfs_reserve_data(struct btrfs_fs_info *fs, u64 len, u64 *bytenr, int may_a
 /* Records the first reference (root, ino, offset) of a data extent just
  * reserved at bytenr. */
 int btrfs_add_new_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 len, u64 root, u64 ino, u64 offset);
+/* Replay: keeps a free extent the log uses (a log block, logged data) from
+ * allocation until after the commit. */
+int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* Replay allocates a logged data extent pinned so: 1 when it was, else 0. */
+int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Adds (+1) or drops (-1) a reference to the data extent at bytenr. */
 int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod);
 /* Applies the queued reference changes to the extent tree (may queue more;

@@ -1,4 +1,5 @@
 #include "file.h"
+#include "tree-log.h"
 #include "crc32c.h"
 #include "extent-tree.h"
 #include "file-item.h"
@@ -423,6 +424,8 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	int inl;
 	if ((ret = has_inline(fs, root, ino, &inl)))
 		return ret;
+	if (size < in.size)
+		btrfs_log_note_truncate(fs, ino); /* an fsync must log what is gone too */
 	if (size == in.size) {
 		/* nothing moves */
 	} else if (inl && size <= btrfs_max_inline(fs)) {

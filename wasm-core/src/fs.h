@@ -81,6 +81,13 @@ struct delayed_ref_head {
 	int ndrefs, capdrefs;
 };
 
+/* Per-inode logging state (the kernel keeps it in the in-memory inode). */
+struct btrfs_log_inode_state {
+	u64 logged_trans;      /* transaction in which the inode was last logged */
+	u64 last_unlink_trans; /* files: renamed or lost a link; dirs: lost a name to a rename */
+	u64 full_sync_trans;   /* truncated (needs all its extents and holes logged) */
+};
+
 #define BLAB_MAX_ROOTS 64
 #define EB_HASH_SIZE 4096
 
@@ -110,6 +117,13 @@ struct btrfs_fs_info {
 	u64 *evict;                 /* freed tree blocks to drop from the cache after commit */
 	size_t nevict, capevict;
 	int bg_loaded;              /* block groups and their free space are known */
+
+	/* the log (tree-log.c): trees of the running transaction, not in fs->roots */
+	struct btrfs_root *log_root_tree, *log_tree;
+	struct u64map log_inodes; /* ino -> struct btrfs_log_inode_state */
+	struct u64map log_csums;  /* disk extents whose checksums are logged */
+	int dir_logging;          /* enum btrfs_dir_logging */
+	u8 committed_super[BTRFS_SUPER_INFO_SIZE]; /* the superblock on disk */
 
 	struct extent_buffer *eb_hash[EB_HASH_SIZE];
 	struct blab_trace trace;

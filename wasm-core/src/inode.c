@@ -3,6 +3,7 @@
 #include "dir-item.h"
 #include "extent-tree.h"
 #include "file.h"
+#include "tree-log.h"
 #include <stdlib.h>
 
 u8 btrfs_mode_to_ftype(u32 mode)
@@ -270,12 +271,18 @@ static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, con
 
 /* Adds name -> ino (of type) to dir: INODE_REF, DIR_ITEM, DIR_INDEX, and
  * the directory's size and times. */
-static int add_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, u8 type, const char *name, u16 len)
+int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, u8 type, const char *name,
+			 u16 len, u64 index)
 {
-	u64 index = 0;
-	int ret = next_dir_index(fs, root, dir, &index);
-	if (ret)
-		return ret;
+	int ret = 0;
+	if (index == 0) {
+		if ((ret = next_dir_index(fs, root, dir, &index)))
+			return ret;
+	} else {
+		u64 *next = u64map_get(&root->dir_index, dir);
+		if (next && *next <= index)
+			*next = index + 1;
+	}
 	u8 ref[BTRFS_INODE_REF_SIZE + BTRFS_NAME_LEN];
 	btrfs_set_inode_ref_index(ref, index);
 	btrfs_set_inode_ref_name_len(ref, len);
@@ -304,8 +311,13 @@ static int add_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, 
 	return btrfs_update_inode(fs, root, &d);
 }
 
+static int add_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, u8 type, const char *name, u16 len)
+{
+	return btrfs_add_link_index(fs, root, dir, ino, type, name, len, 0);
+}
+
 /* Removes name -> ino from dir (the reverse of add_link). */
-static int remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len)
+int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len)
 {
 	u64 index = 0;
 	u32 off;
@@ -438,7 +450,7 @@ int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u6
 }
 
 /* Deletes every item of an inode with no names left, dropping its data. */
-static int evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino)
+int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino)
 {
 	int ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, NULL);
 	if (ret)
@@ -474,14 +486,15 @@ static int evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 in
 /* Drops one link; the inode goes when its last link does. */
 static int drop_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len)
 {
-	int ret = remove_link(fs, root, dir, ino, name, len);
+	int ret = btrfs_remove_link(fs, root, dir, ino, name, len);
 	if (ret)
 		return ret;
 	struct btrfs_inode in;
 	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
 		return ret;
+	btrfs_log_note_unlink(fs, dir, ino, 0, (in.mode & S_IFMT_) == S_IFDIR_);
 	if ((in.mode & S_IFMT_) == S_IFDIR_ || in.nlink <= 1)
-		return evict_inode(fs, root, ino);
+		return btrfs_evict_inode(fs, root, ino);
 	in.nlink--;
 	touch(fs, &in, 0);
 	return btrfs_update_inode(fs, root, &in);
@@ -653,9 +666,10 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	struct btrfs_inode in;
 	if ((ret = btrfs_read_inode(fs, root, sino, &in)))
 		return ret;
-	if ((ret = remove_link(fs, root, sdir, sino, sname, slen)) ||
+	if ((ret = btrfs_remove_link(fs, root, sdir, sino, sname, slen)) ||
 	    (ret = add_link(fs, root, ddir, sino, btrfs_mode_to_ftype(in.mode), dname, dlen)))
 		return ret;
+	btrfs_log_note_unlink(fs, sdir, sino, 1, sd);
 	if ((ret = btrfs_read_inode(fs, root, sino, &in)))
 		return ret;
 	touch(fs, &in, 0);

@@ -66,6 +66,13 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 int btrfs_setxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const char *name, const u8 *value,
 		   u16 len);
 
+/* Replay's primitives: a name with a given DIR_INDEX (0: the next free
+ * one) with its INODE_REF, DIR_ITEM and the directory's size, no link count
+ * change; its removal; deleting an inode that has no names left. */
+int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, u8 type, const char *name,
+			 u16 len, u64 index);
+int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len);
+int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino);
 /* Calls fn for each entry of directory dir in index order; fn returns
  * nonzero to stop (that value is returned). */
 typedef int (*readdir_fn)(void *ctx, const char *name, u16 len, u64 ino, u8 type);

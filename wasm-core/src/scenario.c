@@ -37,6 +37,7 @@ struct runner {
 	struct blab_err *err;
 	struct btrfs_fs_info *fs;
 	struct scenario_result *res;
+	int crashed;
 };
 
 static int fail(struct runner *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -217,7 +218,47 @@ static int run_line(struct runner *r, struct line *l, int first)
 		r->res->commits++;
 		return 0;
 	}
+	if (!strcmp(c, "crash")) {
+		if ((ret = want_args(r, l, 0, 0, "no arguments")))
+			return ret;
+		r->crashed = 1;
+		return 0;
+	}
+	if (!strcmp(c, "set")) {
+		if ((ret = want_args(r, l, 1, 1, "set dir_logging=index-only|legacy")))
+			return ret;
+		if (!strcmp(l->argv[1], "dir_logging=index-only"))
+			fs->dir_logging = BTRFS_DIR_LOGGING_INDEX_ONLY;
+		else if (!strcmp(l->argv[1], "dir_logging=legacy"))
+			fs->dir_logging = BTRFS_DIR_LOGGING_LEGACY;
+		else
+			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only or dir_logging=legacy", l->argv[1]);
+		return 0;
+	}
 	r->res->ops++;
+	if (!strcmp(c, "fsync")) {
+		u64 ino;
+		if ((ret = want_args(r, l, 1, 1, "fsync PATH")))
+			return ret;
+		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino)))
+			return fail_core(r, ret);
+		struct scenario_result *res = r->res;
+		if (res->nfsyncs == res->capfsyncs) {
+			int cap = res->capfsyncs ? res->capfsyncs * 2 : 16;
+			struct scenario_fsync *n = realloc(res->fsyncs, (size_t)cap * sizeof(*n));
+			if (!n)
+				return fail(r, BLAB_ENOMEM, "out of memory");
+			res->fsyncs = n;
+			res->capfsyncs = cap;
+		}
+		struct scenario_fsync *f = &res->fsyncs[res->nfsyncs++];
+		f->line = r->lineno;
+		if ((ret = btrfs_sync_file(fs, fs->fs_root, ino, &f->st)))
+			return fail_core(r, ret);
+		if (f->st.fallback && f->st.fallback != BTRFS_LOG_NOTHING)
+			res->commits++;
+		return 0;
+	}
 	if (!strcmp(c, "mkdir")) {
 		struct inode_attrs at = {.mode = S_IFDIR_ | 0755};
 		u64 ino;
@@ -269,7 +310,7 @@ static int run_line(struct runner *r, struct line *l, int first)
 			return fail_core(r, ret);
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr commit)");
+					    "unlink rmdir setxattr fsync commit crash set)");
 	}
 	return ret;
 }
@@ -336,6 +377,10 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 		if (ret || l->argc == 0)
 			continue;
 		r.cmd = l->argv[0];
+		if (r.crashed) {
+			ret = fail(&r, BLAB_EPARSE, "nothing can follow crash (the script ends there)");
+			break;
+		}
 		if (!r.fs) {
 			/* the filesystem is made before the first command (or by the mkfs line) */
 			if (first && !strcmp(l->argv[0], "mkfs") && (ret = parse_mkfs_line(&r, l, &mo, label, sizeof(label))))
@@ -359,6 +404,24 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 		else
 			r.fs->trace.enabled = o->trace;
 	}
+	if (!ret && r.crashed) {
+		/* what is left is what the device holds: open it again */
+		struct blab_device dev = r.fs->dev;
+		struct blab_trace trace = r.fs->trace;
+		memset(&r.fs->dev, 0, sizeof(r.fs->dev));
+		memset(&r.fs->trace, 0, sizeof(r.fs->trace));
+		btrfs_fs_free(r.fs);
+		struct blab_err oe = {0};
+		r.fs = btrfs_open(&dev, &oe);
+		if (!r.fs) {
+			trace_free(&trace);
+			ret = blab_fail(err, oe.code ? oe.code : BLAB_EIO, "%s: after crash: %s", name, oe.msg);
+		} else {
+			trace_free(&r.fs->trace);
+			r.fs->trace = trace;
+			out->crashed = 1;
+		}
+	}
 	if (!ret && r.fs->trans_running && !o->no_final_commit) {
 		r.lineno++;
 		r.cmd = "(final commit)";
@@ -373,10 +436,18 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 	if (ret) {
 		btrfs_fs_free(r.fs);
 		out->fs = NULL;
+		scenario_result_free(out);
 		return ret;
 	}
 	out->fs = r.fs;
 	return 0;
+}
+
+void scenario_result_free(struct scenario_result *r)
+{
+	free(r->fsyncs);
+	r->fsyncs = NULL;
+	r->nfsyncs = r->capfsyncs = 0;
 }
 
 struct tree_stats {
@@ -426,7 +497,30 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		sb_printf(&out, "%s\"%s\":%zu", firstk ? "" : ",", trace_kind_name((enum trace_kind)k), kinds[k]);
 		firstk = 0;
 	}
-	sb_printf(&out, "}}");
+	sb_printf(&out, "},\"crashed\":%s,\"dir_logging\":\"%s\",\"fsyncs\":[", r->crashed ? "true" : "false",
+		  fs->dir_logging == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");
+	static const char *const why[] = {"logged", "full commit: new chunk", "full commit: directory lost a name to a rename",
+					  "full commit: file renamed or unlinked", "nothing to log"};
+	for (int i = 0; i < r->nfsyncs; i++) {
+		const struct btrfs_log_stats *st = &r->fsyncs[i].st;
+		sb_printf(&out, "%s{\"line\":%d,\"ino\":%" PRIu64 ",\"result\":\"%s\",\"items\":{", i ? "," : "",
+			  r->fsyncs[i].line, st->ino, why[st->fallback]);
+		int fi = 1;
+		for (int t = 0; t < 256; t++) {
+			if (!st->items[t])
+				continue;
+			char tb[32];
+			sb_printf(&out, "%s\"%s\":%" PRIu64, fi ? "" : ",", btrfs_key_type_name((u8)t, tb, sizeof(tb)), st->items[t]);
+			fi = 0;
+		}
+		sb_printf(&out, "},\"items_total\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"leaves\":%" PRIu64 ",\"nodes\":%" PRIu64
+				",\"level\":%" PRIu64 ",\"blocks_written\":%" PRIu64 ",\"fs_leaves_read\":%" PRIu64
+				",\"inodes_logged\":%" PRIu64 ",\"ranges\":%" PRIu64 ",\"bytes_shifted\":%" PRIu64
+				",\"log_searches\":%" PRIu64 ",\"cost_us\":%.1f}",
+			  st->items_total, st->bytes, st->leaves, st->nodes, st->level, st->blocks_written, st->fs_leaves_read,
+			  st->inodes_logged, st->ranges, st->shifted, st->log_searches, st->cost);
+	}
+	sb_printf(&out, "]}");
 	if (out.oom) {
 		sb_free(&out);
 		return NULL;

@@ -7,6 +7,10 @@
  *   truncate PATH SIZE                    link EXISTING NEW
  *   rename OLD NEW    unlink PATH         rmdir PATH
  *   setxattr PATH NAME VALUE              commit
+ *   fsync PATH        (logs PATH in the log tree; see tree-log.h)
+ *   crash             (ends the script as a power cut: the image keeps the
+ *                      last commit and what fsync wrote, log included)
+ *   set dir_logging=index-only|legacy     (how directories are logged)
  *
  * '#' starts a comment; sizes take K/M/G; arguments may be double-quoted.
  * create and unlink take one brace range in the last component:
@@ -14,6 +18,7 @@
 #ifndef BTRFSLAB_SCENARIO_H
 #define BTRFSLAB_SCENARIO_H
 #include "fs.h"
+#include "tree-log.h"
 
 struct scenario_options {
 	u64 seed; /* UUIDs */
@@ -22,9 +27,18 @@ struct scenario_options {
 	int no_final_commit; /* leave the last transaction running (a step of a player) */
 };
 
+/* One fsync of a run. */
+struct scenario_fsync {
+	int line;
+	struct btrfs_log_stats st;
+};
+
 struct scenario_result {
-	struct btrfs_fs_info *fs; /* committed at the end; owned by the caller */
+	struct btrfs_fs_info *fs; /* committed at the end (or, after crash, the image as the crash left it); owned by the caller */
 	int lines, ops, commits;
+	int crashed;               /* the script ended with crash */
+	struct scenario_fsync *fsyncs; /* malloc'd; free with scenario_result_free */
+	int nfsyncs, capfsyncs;
 	double run_ms; /* time in the core, for benchmarks */
 };
 
@@ -33,6 +47,8 @@ struct scenario_result {
  * no filesystem is returned then. */
 int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o,
 		 struct scenario_result *out, struct blab_err *err);
+/* Frees what a result owns besides fs. */
+void scenario_result_free(struct scenario_result *r);
 /* Byte at file offset pos of a `write` with seed (the same in every build
  * and in the tests' models). */
 u8 scenario_data_byte(u64 seed, u64 pos);

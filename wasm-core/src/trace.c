@@ -14,6 +14,10 @@ static const char *const names[TRACE_KIND_COUNT] = {
 	[TRACE_ROOT_GROW] = "root_grow",     [TRACE_ROOT_SHRINK] = "root_shrink",
 	[TRACE_BLOCK_WRITE] = "block_write", [TRACE_SUPER_WRITE] = "super_write",
 	[TRACE_COMMIT] = "commit",
+	[TRACE_FSYNC] = "fsync",             [TRACE_LOG_START] = "log_start",
+	[TRACE_LOG_INODE] = "log_inode",     [TRACE_LOG_LOCK] = "log_lock",
+	[TRACE_LOG_COPY] = "log_copy",       [TRACE_LOG_RANGE] = "log_range",
+	[TRACE_LOG_SYNC] = "log_sync",       [TRACE_REPLAY] = "replay",
 };
 
 const char *trace_kind_name(enum trace_kind k)

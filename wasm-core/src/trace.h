@@ -24,6 +24,14 @@ enum trace_kind {
 	TRACE_BLOCK_WRITE,   /* tree, bytenr, a: physical, level, b: generation */
 	TRACE_SUPER_WRITE,   /* bytenr: physical, a: generation, b: mirror */
 	TRACE_COMMIT,        /* a: generation, b: root tree bytenr */
+	TRACE_FSYNC,         /* tree: subvolume, a: inode, b: 0 logged, else why it committed (enum btrfs_log_fallback) */
+	TRACE_LOG_START,     /* tree: subvolume, bytenr: log tree root, a: log root tree root, b: generation */
+	TRACE_LOG_INODE,     /* tree: subvolume, a: inode, b: 0 all, 1 exists only */
+	TRACE_LOG_LOCK,      /* tree: subvolume, bytenr: fs leaf read-locked to copy from, a: its generation */
+	TRACE_LOG_COPY,      /* bytenr: source fs leaf (0: made up), a: log leaf, slot, key, b: item size */
+	TRACE_LOG_RANGE,     /* key: (dir, DIR_LOG_INDEX or DIR_LOG_ITEM, first), a: last */
+	TRACE_LOG_SYNC,      /* bytenr: log root tree root, a: log tree root, b: generation */
+	TRACE_REPLAY,        /* slot: pass, key: the log item, level: action, tree: subvolume, a, b: action's inodes, c: index or offset */
 	TRACE_KIND_COUNT
 };
 

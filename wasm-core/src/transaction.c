@@ -4,6 +4,7 @@
 #include "disk-io.h"
 #include "extent-tree.h"
 #include "free-space-tree.h"
+#include "tree-log.h"
 #include "volumes.h"
 
 int btrfs_start_transaction(struct btrfs_fs_info *fs)
@@ -134,6 +135,9 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 	int ret;
 	if (!fs->trans_running)
 		return 0;
+	/* the committed state will hold everything the log holds */
+	if ((ret = btrfs_drop_log(fs)))
+		return ret;
 	/* Each pass can change trees again (new blocks, freed blocks): repeat
 	 * until a pass changes nothing. Blocks already copied in this
 	 * transaction change in place, so this settles in a few passes. */

@@ -1,0 +1,721 @@
+/* tree-log.c — fsync: copying an inode's changes into the log tree. See
+ * tree-log.h for what is logged; the rules here are the kernel's, as its
+ * documentation and its logs (docs/log-tree-observed.md) show them:
+ *
+ *  - Only fs-tree leaves changed in the running transaction hold changes, so
+ *    a directory's entries are copied from those leaves only, and only
+ *    entries made in this transaction. Where entries are gone, a range item
+ *    (DIR_LOG_INDEX, or DIR_LOG_ITEM for DIR_ITEM keys) marks the part of
+ *    the index space for which the log is authoritative: replay deletes
+ *    whatever the fs tree has there and the log does not.
+ *  - A new entry's inode is logged too (directories fully, others just so
+ *    that they exist), so that replay can link it.
+ *  - A new inode's new parent directories are logged so that they exist.
+ *  - index-only mode copies DIR_INDEX keys; legacy copies DIR_ITEM keys as
+ *    well, and walks new entries in DIR_ITEM (name hash) order. */
+#include "tree-log.h"
+#include "block-group.h"
+#include "ctree.h"
+#include "disk-io.h"
+#include "extent-tree.h"
+#include "inode.h"
+#include "transaction.h"
+#include "volumes.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct log_ctx {
+	struct btrfs_fs_info *fs;
+	struct btrfs_root *root; /* the subvolume */
+	struct btrfs_root *log;
+	struct btrfs_log_stats *st;
+	u64 *pending; /* inodes still to log (EXISTS or ALL): ino << 1 | all */
+	size_t npending, cappending;
+	u64 last_fs_leaf; /* the fs leaf last read-locked, for the trace */
+};
+
+/* ---- per-inode state ---- */
+
+static struct btrfs_log_inode_state *inode_state(struct btrfs_fs_info *fs, u64 ino)
+{
+	struct btrfs_log_inode_state *s = u64map_put(&fs->log_inodes, ino);
+	if (!s)
+		blab_fail(&fs->err, BLAB_ENOMEM, "log state");
+	return s;
+}
+
+void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir)
+{
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	if (s)
+		s->last_unlink_trans = fs->generation;
+	/* A directory that lost a name to a rename, or a subdirectory, cannot say
+	 * where it went: its fsync commits instead. */
+	if (for_rename || is_dir) {
+		struct btrfs_log_inode_state *d = inode_state(fs, dir);
+		if (d)
+			d->last_unlink_trans = fs->generation;
+	}
+}
+
+void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino)
+{
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	if (s)
+		s->full_sync_trans = fs->generation;
+}
+
+/* ---- the log trees ---- */
+
+static struct btrfs_root *new_log_root(struct btrfs_fs_info *fs)
+{
+	struct btrfs_root *r = calloc(1, sizeof(*r));
+	if (!r) {
+		blab_fail(&fs->err, BLAB_ENOMEM, "log root");
+		return NULL;
+	}
+	r->objectid = BTRFS_TREE_LOG_OBJECTID;
+	u64map_init(&r->dir_index, sizeof(u64));
+	r->node = btrfs_alloc_tree_block(fs, BTRFS_TREE_LOG_OBJECTID, 0);
+	if (!r->node) {
+		u64map_free(&r->dir_index);
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static int start_log(struct btrfs_fs_info *fs)
+{
+	if (fs->log_tree)
+		return 0;
+	if (!(fs->log_root_tree = new_log_root(fs)))
+		return fs->err.code;
+	if (!(fs->log_tree = new_log_root(fs)))
+		return fs->err.code;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_START, .tree = fs->fs_root->objectid,
+					  .bytenr = fs->log_tree->node->start, .a = fs->log_root_tree->node->start,
+					  .b = fs->generation});
+	return 0;
+}
+
+/* Calls fn on every block of the tree under eb (children first). */
+static int walk_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb,
+		       int (*fn)(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg), void *arg)
+{
+	if (btrfs_level(eb) > 0) {
+		for (u32 i = 0; i < btrfs_nritems(eb); i++) {
+			struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1,
+									BTRFS_TREE_LOG_OBJECTID);
+			if (!c)
+				return fs->err.code;
+			int ret = walk_blocks(fs, c, fn, arg);
+			if (ret)
+				return ret;
+		}
+	}
+	return fn(fs, eb, arg);
+}
+
+static int free_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)
+{
+	(void)arg;
+	u64 start = eb->start;
+	btrfs_evict_eb(fs, start);
+	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = BTRFS_TREE_LOG_OBJECTID, .bytenr = start});
+	return btrfs_free_reserved(fs, start, fs->nodesize);
+}
+
+static void free_root(struct btrfs_root *r)
+{
+	if (!r)
+		return;
+	u64map_free(&r->dir_index);
+	free(r);
+}
+
+int btrfs_drop_log(struct btrfs_fs_info *fs)
+{
+	int ret = 0;
+	struct btrfs_root *rs[2] = {fs->log_tree, fs->log_root_tree};
+	for (int i = 0; i < 2; i++)
+		if (rs[i] && rs[i]->node && !ret)
+			ret = walk_blocks(fs, rs[i]->node, free_log_block, NULL);
+	free_root(fs->log_tree);
+	free_root(fs->log_root_tree);
+	fs->log_tree = fs->log_root_tree = NULL;
+	u64map_clear(&fs->log_inodes);
+	u64map_clear(&fs->log_csums);
+	btrfs_set_super_log_root(fs->super, 0);
+	btrfs_set_super_log_root_level(fs->super, 0);
+	return ret;
+}
+
+void btrfs_log_free(struct btrfs_fs_info *fs)
+{
+	free_root(fs->log_tree);
+	free_root(fs->log_root_tree);
+	fs->log_tree = fs->log_root_tree = NULL;
+	u64map_free(&fs->log_inodes);
+	u64map_free(&fs->log_csums);
+}
+
+/* ---- copying items ---- */
+
+static void count_item(struct log_ctx *c, const struct btrfs_key *k, u32 size)
+{
+	if (!c->st)
+		return;
+	c->st->items[k->type]++;
+	c->st->items_total++;
+	c->st->bytes += size + BTRFS_ITEM_SIZE;
+}
+
+/* Inserts (or replaces) one item in the log. */
+static int log_insert(struct log_ctx *c, const struct btrfs_key *k, const u8 *data, u32 size, u64 src_leaf)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	struct btrfs_path path;
+	int ret = btrfs_search_slot(fs, c->log, k, &path, (int)(size + BTRFS_ITEM_SIZE), 1);
+	if (ret < 0)
+		return ret;
+	if (c->st)
+		c->st->log_searches++;
+	if (ret == 0) {
+		/* the same key logged earlier in this transaction: replace it */
+		if ((ret = btrfs_del_items(fs, c->log, &path, path.slots[0], 1)))
+			return ret;
+		if ((ret = btrfs_search_slot(fs, c->log, k, &path, (int)(size + BTRFS_ITEM_SIZE), 1)) < 0)
+			return ret;
+	}
+	struct extent_buffer *leaf = path.nodes[0];
+	if (c->st) {
+		/* the bytes an insert at this slot moves: item headers after it and their data */
+		u32 n = btrfs_nritems(leaf), slot = (u32)path.slots[0];
+		if (slot < n) {
+			u32 data_after = btrfs_item_offset_nr(leaf, (int)slot) + btrfs_item_size_nr(leaf, (int)slot) -
+					 btrfs_item_offset_nr(leaf, (int)n - 1);
+			c->st->shifted += (u64)(n - slot) * BTRFS_ITEM_SIZE + data_after;
+		}
+	}
+	if ((ret = btrfs_insert_empty_item(fs, c->log, &path, k, size)))
+		return ret;
+	memcpy(btrfs_item_ptr(path.nodes[0], path.slots[0]), data, size);
+	path.nodes[0]->dirty = 1;
+	count_item(c, k, size);
+	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_COPY, .tree = BTRFS_TREE_LOG_OBJECTID, .bytenr = src_leaf,
+					  .a = path.nodes[0]->start, .slot = path.slots[0], .key = *k, .b = size});
+	return 0;
+}
+
+/* Deletes every log item of objectid ino (its earlier logging in this
+ * transaction) before it is logged again. */
+static int drop_logged_inode(struct log_ctx *c, u64 ino, u8 min_type, u8 max_type)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	for (;;) {
+		struct btrfs_path path;
+		struct btrfs_key key = {ino, min_type, 0}, k;
+		int ret = btrfs_search_slot(fs, c->log, &key, &path, 0, 0);
+		if (ret < 0)
+			return ret;
+		if ((ret = btrfs_path_next_item(fs, &path)))
+			return ret < 0 ? ret : 0;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != ino || k.type > max_type)
+			return 0;
+		if ((ret = btrfs_search_slot(fs, c->log, &k, &path, -1, 1)) != 0)
+			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "log item vanished");
+		struct extent_buffer *leaf = path.nodes[0];
+		int slot = path.slots[0], n = 0;
+		while (slot + n < (int)btrfs_nritems(leaf)) {
+			btrfs_item_key(leaf, slot + n, &k);
+			if (k.objectid != ino || k.type > max_type)
+				break;
+			n++;
+		}
+		if ((ret = btrfs_del_items(fs, c->log, &path, slot, n)))
+			return ret;
+	}
+}
+
+static void lock_leaf(struct log_ctx *c, const struct extent_buffer *leaf)
+{
+	if (c->last_fs_leaf == leaf->start)
+		return;
+	c->last_fs_leaf = leaf->start;
+	if (c->st)
+		c->st->fs_leaves_read++;
+	fs_trace(c->fs, (struct trace_event){.kind = TRACE_LOG_LOCK, .tree = c->root->objectid, .bytenr = leaf->start,
+					     .a = btrfs_header_generation(leaf->data)});
+}
+
+static int push_pending(struct log_ctx *c, u64 ino, int all)
+{
+	if (c->npending == c->cappending) {
+		size_t cap = c->cappending ? c->cappending * 2 : 64;
+		u64 *n = realloc(c->pending, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&c->fs->err, BLAB_ENOMEM, "inodes to log");
+		c->pending = n;
+		c->cappending = cap;
+	}
+	c->pending[c->npending++] = ino << 1 | (u64)(all != 0);
+	return 0;
+}
+
+/* Data checksums of [bytenr, bytenr + len) from the csum tree into the log. */
+static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u64 *done = u64map_get(&fs->log_csums, bytenr); /* disk extents whose checksums are in the log */
+	if (done)
+		return 0;
+	if (!(done = u64map_put(&fs->log_csums, bytenr)))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "logged checksums");
+	*done = len;
+	u32 ss = fs->sectorsize;
+	u64 end = bytenr + len, cur = bytenr;
+	while (cur < end) {
+		struct btrfs_path path;
+		struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, cur}, k;
+		int ret = btrfs_search_slot(fs, fs->csum_root, &key, &path, 0, 0);
+		if (ret < 0)
+			return ret;
+		if (ret > 0 && btrfs_prev_item(fs, &path) == 0) {
+			btrfs_item_key(path.nodes[0], path.slots[0], &k);
+			if (k.type != BTRFS_EXTENT_CSUM_KEY || k.offset + btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4 * ss <= cur)
+				path.slots[0]++;
+		}
+		if ((ret = btrfs_path_next_item(fs, &path)))
+			return ret < 0 ? ret : 0;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != BTRFS_EXTENT_CSUM_OBJECTID || k.type != BTRFS_EXTENT_CSUM_KEY || k.offset >= end)
+			return 0;
+		u64 istart = k.offset, iend = k.offset + btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4 * ss;
+		u64 s = istart > cur ? istart : cur, e = iend < end ? iend : end;
+		if (e <= s) /* an item that ends before cur: move on */
+			return 0;
+		u32 n = (u32)((e - s) / ss);
+		u8 *buf = malloc((size_t)n * 4);
+		if (!buf)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "checksums");
+		memcpy(buf, btrfs_item_ptr(path.nodes[0], path.slots[0]) + (s - istart) / ss * 4, (size_t)n * 4);
+		struct btrfs_key lk = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s};
+		lock_leaf(c, path.nodes[0]);
+		ret = log_insert(c, &lk, buf, n * 4, src_leaf);
+		free(buf);
+		if (ret)
+			return ret;
+		cur = e;
+	}
+	return 0;
+}
+
+/* A hole item (disk_bytenr 0) for [start, end). */
+static int log_hole(struct log_ctx *c, u64 ino, u64 start, u64 end)
+{
+	u8 fe[BTRFS_FILE_EXTENT_SIZE] = {0};
+	btrfs_set_file_extent_generation(fe, c->fs->generation);
+	btrfs_set_file_extent_type(fe, BTRFS_FILE_EXTENT_REG);
+	btrfs_set_file_extent_num_bytes(fe, end - start);
+	btrfs_set_file_extent_ram_bytes(fe, end - start);
+	struct btrfs_key k = {ino, BTRFS_EXTENT_DATA_KEY, start};
+	return log_insert(c, &k, fe, sizeof(fe), 0);
+}
+
+/* Copies the inode item, refs, xattrs and (mode ALL) file extents of ino. */
+static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct btrfs_inode *in)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u64 trans = fs->generation;
+	int is_reg = (in->mode & S_IFMT_) == S_IFREG_ || (in->mode & S_IFMT_) == S_IFLNK_;
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	if (!s)
+		return fs->err.code;
+	int full = in->generation == trans || s->full_sync_trans == trans;
+	u64 sector = fs->sectorsize, size_end = (in->size + sector - 1) / sector * sector, covered = 0;
+	struct btrfs_path path;
+	struct btrfs_key key = {ino, BTRFS_INODE_ITEM_KEY, 0}, k;
+	int ret = btrfs_search_slot(fs, c->root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	u8 *buf = malloc(fs->nodesize);
+	if (!buf)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "log copy");
+	for (;;) {
+		if ((ret = btrfs_path_next_item(fs, &path))) {
+			ret = ret < 0 ? ret : 0;
+			break;
+		}
+		struct extent_buffer *leaf = path.nodes[0];
+		int slot = path.slots[0];
+		btrfs_item_key(leaf, slot, &k);
+		if (k.objectid != ino)
+			break;
+		path.slots[0]++;
+		u32 size = btrfs_item_size_nr(leaf, slot);
+		const u8 *p = btrfs_item_ptr(leaf, slot);
+		switch (k.type) {
+		case BTRFS_INODE_ITEM_KEY:
+		case BTRFS_INODE_REF_KEY:
+		case BTRFS_INODE_EXTREF_KEY:
+		case BTRFS_XATTR_ITEM_KEY:
+			break;
+		case BTRFS_EXTENT_DATA_KEY:
+			if (!all || !is_reg)
+				continue;
+			if (!full && btrfs_file_extent_generation(p) != trans)
+				continue;
+			break;
+		default:
+			continue; /* directory entries are logged by log_dir_items */
+		}
+		lock_leaf(c, leaf);
+		memcpy(buf, p, size);
+		u64 src = leaf->start;
+		if (k.type == BTRFS_INODE_ITEM_KEY && !all) {
+			/* "it exists": replay creates it if missing and leaves an existing one alone */
+			btrfs_set_inode_generation(buf, 0);
+			btrfs_set_inode_size(buf, 0);
+		}
+		u64 ext_bytenr = 0, ext_len = 0, ext_start = k.offset, ext_end = 0;
+		if (k.type == BTRFS_EXTENT_DATA_KEY) {
+			u8 t = btrfs_file_extent_type(buf);
+			if (t == BTRFS_FILE_EXTENT_INLINE) {
+				ext_end = k.offset + btrfs_file_extent_ram_bytes(buf);
+			} else {
+				ext_bytenr = btrfs_file_extent_disk_bytenr(buf);
+				ext_len = btrfs_file_extent_disk_num_bytes(buf);
+				ext_end = k.offset + btrfs_file_extent_num_bytes(buf);
+			}
+		}
+		if (k.type == BTRFS_EXTENT_DATA_KEY && full && s->full_sync_trans == trans && ext_start > covered)
+			if ((ret = log_hole(c, ino, covered, ext_start)))
+				break;
+		/* the path is kept across the insert: log inserts touch only log blocks */
+		if ((ret = log_insert(c, &k, buf, size, src)))
+			break;
+		if (k.type == BTRFS_EXTENT_DATA_KEY) {
+			if (ext_end > covered)
+				covered = ext_end;
+			if (ext_bytenr && (ret = log_csums(c, ext_bytenr, ext_len, src)))
+				break;
+		}
+	}
+	free(buf);
+	if (!ret && all && is_reg && full && s->full_sync_trans == trans && covered < size_end)
+		ret = log_hole(c, ino, covered, size_end);
+	return ret;
+}
+
+static int insert_range(struct log_ctx *c, u64 dir, u8 range_type, u64 first, u64 last)
+{
+	u8 v[8];
+	put_le64(v, last);
+	struct btrfs_key k = {dir, range_type, first};
+	if (c->st)
+		c->st->ranges++;
+	fs_trace(c->fs, (struct trace_event){.kind = TRACE_LOG_RANGE, .tree = BTRFS_TREE_LOG_OBJECTID, .key = k, .a = last});
+	return log_insert(c, &k, v, sizeof(v), 0);
+}
+
+/* Copies directory entries of type (DIR_INDEX or DIR_ITEM) made in this
+ * transaction and writes the ranges the log is authoritative for; new
+ * entries' inodes are queued when collect is set. */
+static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u64 trans = fs->generation;
+	u8 range_type = type == BTRFS_DIR_INDEX_KEY ? BTRFS_DIR_LOG_INDEX_KEY : BTRFS_DIR_LOG_ITEM_KEY;
+	/* the offset of the last entry the log leaves alone; DIR_INDEX starts at 2 */
+	int have_old = type == BTRFS_DIR_INDEX_KEY;
+	u64 last_old = 1;
+	int prev_changed = 0;
+	u64 prev_leaf = 0;
+	struct btrfs_path path;
+	struct btrfs_key key = {dir, type, 0}, k;
+	int ret = btrfs_search_slot(fs, c->root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	u8 *buf = malloc(fs->nodesize);
+	if (!buf)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "log copy");
+	for (;;) {
+		if ((ret = btrfs_path_next_item(fs, &path))) {
+			ret = ret < 0 ? ret : 0;
+			break;
+		}
+		struct extent_buffer *leaf = path.nodes[0];
+		int slot = path.slots[0];
+		btrfs_item_key(leaf, slot, &k);
+		if (k.objectid != dir || k.type != type)
+			break;
+		path.slots[0]++;
+		int changed = btrfs_header_generation(leaf->data) == trans;
+		int first_in_leaf = leaf->start != prev_leaf;
+		prev_leaf = leaf->start;
+		u64 from = have_old ? last_old + 1 : 0;
+		if (!changed) {
+			/* an unchanged leaf: nothing in it is logged; where a run of
+			 * changed leaves ends, the range before it closes */
+			if (first_in_leaf && prev_changed && k.offset > from)
+				if ((ret = insert_range(c, dir, range_type, from, k.offset - 1)))
+					break;
+			prev_changed = 0;
+			have_old = 1;
+			last_old = k.offset;
+			continue;
+		}
+		prev_changed = 1;
+		lock_leaf(c, leaf);
+		u32 size = btrfs_item_size_nr(leaf, slot);
+		const u8 *p = btrfs_item_ptr(leaf, slot);
+		/* new when any entry in the item is (DIR_ITEMs may hold several) */
+		int is_new = 0;
+		for (u32 off = 0; off + BTRFS_DIR_ITEM_SIZE <= size;) {
+			const u8 *e = p + off;
+			if (btrfs_dir_transid(e) == trans)
+				is_new = 1;
+			off += BTRFS_DIR_ITEM_SIZE + btrfs_dir_name_len(e) + btrfs_dir_data_len(e);
+		}
+		if (!is_new) {
+			if (k.offset > from)
+				if ((ret = insert_range(c, dir, range_type, from, k.offset - 1)))
+					break;
+			have_old = 1;
+			last_old = k.offset;
+			continue;
+		}
+		memcpy(buf, p, size);
+		u64 src = leaf->start;
+		if ((ret = log_insert(c, &k, buf, size, src)))
+			break;
+		if (collect) {
+			for (u32 off = 0; off + BTRFS_DIR_ITEM_SIZE <= size;) {
+				const u8 *e = buf + off;
+				struct btrfs_key loc;
+				btrfs_disk_key_to_cpu(&loc, e);
+				if (btrfs_dir_transid(e) == trans && loc.type == BTRFS_INODE_ITEM_KEY)
+					if ((ret = push_pending(c, loc.objectid, btrfs_dir_type(e) == BTRFS_FT_DIR)))
+						break;
+				off += BTRFS_DIR_ITEM_SIZE + btrfs_dir_name_len(e) + btrfs_dir_data_len(e);
+			}
+			if (ret)
+				break;
+		}
+	}
+	free(buf);
+	if (!ret) {
+		u64 from = have_old ? last_old + 1 : 0;
+		if (!(have_old && last_old == (u64)-1))
+			ret = insert_range(c, dir, range_type, from, (u64)-1);
+	}
+	return ret;
+}
+
+/* Logs one inode: ALL (fsync of it, or a new directory below a logged one)
+ * or EXISTS (so that replay can link it). */
+static int log_inode(struct log_ctx *c, u64 ino, int all)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	if (!s)
+		return fs->err.code;
+	if (!all && s->logged_trans == fs->generation)
+		return 0; /* logged already in this transaction */
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, c->root, ino, &in);
+	if (ret)
+		return ret;
+	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_INODE, .tree = c->root->objectid, .a = ino, .b = (u64)!all});
+	if (c->st)
+		c->st->inodes_logged++;
+	if (s->logged_trans == fs->generation) {
+		/* logged before in this transaction: its items are copied again */
+		if ((ret = drop_logged_inode(c, ino, 0, is_dir && !all ? BTRFS_XATTR_ITEM_KEY : 255)))
+			return ret;
+	}
+	if ((ret = copy_inode_items(c, ino, all, &in)))
+		return ret;
+	s = inode_state(fs, ino); /* the map may have grown */
+	if (!s)
+		return fs->err.code;
+	s->logged_trans = fs->generation;
+	if (is_dir && all) {
+		int legacy = fs->dir_logging == BTRFS_DIR_LOGGING_LEGACY;
+		if (legacy && (ret = log_dir_items(c, ino, BTRFS_DIR_ITEM_KEY, 1)))
+			return ret;
+		if ((ret = log_dir_items(c, ino, BTRFS_DIR_INDEX_KEY, !legacy)))
+			return ret;
+	}
+	return 0;
+}
+
+/* The directory ino is linked from (its one INODE_REF), or 0. */
+static int parents_of(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 *out, int max, int *n)
+{
+	*n = 0;
+	struct btrfs_path path;
+	struct btrfs_key key = {ino, BTRFS_INODE_REF_KEY, 0}, k;
+	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	while (*n < max) {
+		if ((ret = btrfs_path_next_item(fs, &path)))
+			return ret < 0 ? ret : 0;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != ino || k.type != BTRFS_INODE_REF_KEY)
+			return 0;
+		out[(*n)++] = k.offset;
+		path.slots[0]++;
+	}
+	return 0;
+}
+
+/* New directories above a new inode are logged so that they exist. */
+static int log_new_ancestors(struct log_ctx *c, u64 ino)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u64 parents[16];
+	int n;
+	int ret = parents_of(fs, c->root, ino, parents, 16, &n);
+	for (int i = 0; i < n && !ret; i++) {
+		u64 dir = parents[i];
+		for (int depth = 0; depth < 4096 && dir != BTRFS_FIRST_FREE_OBJECTID; depth++) {
+			struct btrfs_inode d;
+			if ((ret = btrfs_read_inode(fs, c->root, dir, &d)))
+				return ret;
+			if (d.generation != fs->generation)
+				break;
+			if ((ret = log_inode(c, dir, 0)))
+				return ret;
+			u64 up[1];
+			int m;
+			if ((ret = parents_of(fs, c->root, dir, up, 1, &m)) || m == 0)
+				break;
+			dir = up[0];
+		}
+	}
+	return ret;
+}
+
+/* Writes the log's dirty blocks and a superblock that points at it. */
+static int sync_log(struct log_ctx *c)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u8 ri[BTRFS_ROOT_ITEM_SIZE] = {0};
+	/* the root item's inode: a directory, as the kernel writes it for log trees */
+	btrfs_set_inode_generation(ri, 1);
+	btrfs_set_inode_size(ri, 3);
+	btrfs_set_inode_nlink(ri, 1);
+	btrfs_set_inode_nbytes(ri, fs->nodesize);
+	btrfs_set_inode_mode(ri, S_IFDIR_ | 0755);
+	btrfs_set_root_generation(ri, fs->generation);
+	btrfs_set_root_generation_v2(ri, fs->generation);
+	btrfs_set_root_bytenr(ri, c->log->node->start);
+	btrfs_set_root_level(ri, (u8)btrfs_level(c->log->node));
+	struct btrfs_key k = {BTRFS_TREE_LOG_OBJECTID, BTRFS_ROOT_ITEM_KEY, c->root->objectid};
+	u8 *p;
+	u32 sz;
+	int ret = btrfs_lookup_item(fs, fs->log_root_tree, &k, &p, &sz, 1);
+	if (ret == 0)
+		memcpy(p, ri, sz < sizeof(ri) ? sz : sizeof(ri));
+	else if (ret == BLAB_ENOENT)
+		ret = btrfs_insert_item(fs, fs->log_root_tree, &k, ri, sizeof(ri));
+	if (ret)
+		return ret;
+	struct btrfs_root *rs[2] = {c->log, fs->log_root_tree};
+	for (int i = 0; i < 2; i++) {
+		struct extent_buffer *eb = rs[i]->node;
+		if ((ret = walk_blocks(fs, eb, btrfs_write_log_block, c->st)))
+			return ret;
+	}
+	u8 sb[BTRFS_SUPER_INFO_SIZE];
+	memcpy(sb, fs->committed_super, sizeof(sb));
+	btrfs_set_super_log_root(sb, fs->log_root_tree->node->start);
+	btrfs_set_super_log_root_level(sb, (u8)btrfs_level(fs->log_root_tree->node));
+	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_SYNC, .tree = BTRFS_TREE_LOG_OBJECTID,
+					  .bytenr = fs->log_root_tree->node->start, .a = c->log->node->start,
+					  .b = fs->generation});
+	return btrfs_write_super_buf(fs, sb);
+}
+
+static int tree_shape(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)
+{
+	(void)fs;
+	struct btrfs_log_stats *st = arg;
+	if (btrfs_level(eb) == 0)
+		st->leaves++;
+	else
+		st->nodes++;
+	return 0;
+}
+
+/* The modelled cost of an fsync, in microseconds: what the kernel's
+ * logging spends its time on, per unit of work this core counts. The
+ * constants are per-operation costs of a 2020s CPU and an NVMe device:
+ * looking up and locking an inode, searching the log tree for each insert,
+ * copying an item and its bytes, moving items aside inside a leaf,
+ * and checksumming and submitting each log block. */
+static double modelled_cost(const struct btrfs_log_stats *st)
+{
+	return 1.60 * (double)st->inodes_logged + 0.45 * (double)st->log_searches + 0.20 * (double)st->items_total +
+	       0.004 * (double)st->bytes + 0.0004 * (double)st->shifted + 0.50 * (double)st->fs_leaves_read +
+	       6.0 * (double)st->blocks_written;
+}
+
+int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
+{
+	struct btrfs_log_stats local;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	st->ino = ino;
+	int ret = btrfs_start_transaction(fs);
+	if (ret)
+		return ret;
+	struct btrfs_inode in;
+	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
+		return ret;
+	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	if (!s)
+		return fs->err.code;
+	int fallback = BTRFS_LOG_LOGGED;
+	for (size_t i = 0; i < fs->nchunks; i++)
+		if (fs->chunks[i].pending)
+			fallback = BTRFS_LOG_FULL_COMMIT_NEW_CHUNK;
+	if (!fallback && s->last_unlink_trans == fs->generation)
+		fallback = is_dir ? BTRFS_LOG_FULL_COMMIT_RENAMED_FROM : BTRFS_LOG_FULL_COMMIT_UNLINKED;
+	if (!fallback && in.transid < fs->generation && s->logged_trans != fs->generation)
+		fallback = BTRFS_LOG_NOTHING;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)fallback});
+	st->fallback = fallback;
+	if (fallback == BTRFS_LOG_NOTHING)
+		return 0;
+	if (fallback) {
+		ret = btrfs_commit_transaction(fs);
+		return ret ? ret : btrfs_start_transaction(fs);
+	}
+	if ((ret = start_log(fs)))
+		return ret;
+	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log_tree, .st = st};
+	ret = log_inode(&c, ino, 1);
+	/* new inodes named by the logged entries, directories in full */
+	for (size_t i = 0; i < c.npending && !ret; i++)
+		ret = log_inode(&c, c.pending[i] >> 1, (int)(c.pending[i] & 1));
+	if (!ret && in.generation == fs->generation)
+		ret = log_new_ancestors(&c, ino);
+	free(c.pending);
+	if (!ret)
+		ret = sync_log(&c);
+	if (ret)
+		return ret;
+	struct extent_buffer *lr = fs->log_tree->node;
+	st->level = (u64)btrfs_level(lr);
+	walk_blocks(fs, lr, tree_shape, st);
+	st->cost = modelled_cost(st);
+	return 0;
+}

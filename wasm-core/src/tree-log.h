@@ -1,0 +1,112 @@
+/* tree-log.h — fsync and the log tree.
+ *
+ * fsync of an inode copies what replay needs to bring that inode back
+ * (inode item, refs, xattrs, file extents with their checksums, directory
+ * entries and the index ranges the log is authoritative for) from the fs
+ * tree into a log tree, writes the log's blocks and a superblock whose
+ * log_root points at the log root tree, and leaves the transaction running.
+ * The log root tree holds one ROOT_ITEM (TREE_LOG ROOT_ITEM <subvolume>) per
+ * logged subvolume. Log blocks are owned by TREE_LOG, carry the running
+ * transaction's generation and get no extent-tree items; a commit drops the
+ * log. When logging cannot express a change safely (a directory that lost a
+ * name to a rename, a file renamed or unlinked from another directory, a new
+ * chunk), fsync commits the transaction instead, as the kernel does.
+ *
+ * Replay (tree-log-replay.c) reads such a log back into the fs tree. */
+#ifndef BTRFSLAB_TREE_LOG_H
+#define BTRFSLAB_TREE_LOG_H
+#include "fs.h"
+
+enum btrfs_dir_logging {
+	BTRFS_DIR_LOGGING_INDEX_ONLY = 0, /* DIR_INDEX keys only (the kernel since 5.17) */
+	BTRFS_DIR_LOGGING_LEGACY = 1,     /* DIR_ITEM and DIR_INDEX keys (before) */
+};
+
+/* How much an inode is logged (the kernel's LOG_INODE_ALL / LOG_INODE_EXISTS). */
+enum btrfs_log_mode { BTRFS_LOG_INODE_ALL = 0, BTRFS_LOG_INODE_EXISTS = 1 };
+
+/* Why an fsync committed the transaction instead of logging. */
+enum btrfs_log_fallback {
+	BTRFS_LOG_LOGGED = 0,
+	BTRFS_LOG_FULL_COMMIT_NEW_CHUNK = 1,     /* a chunk was allocated in this transaction */
+	BTRFS_LOG_FULL_COMMIT_RENAMED_FROM = 2,  /* a directory lost a name to a rename or rmdir */
+	BTRFS_LOG_FULL_COMMIT_UNLINKED = 3,      /* the file was renamed or lost a link */
+	BTRFS_LOG_NOTHING = 4,                   /* nothing changed since the last commit */
+};
+
+/* What one fsync did, for --metrics and the lessons. */
+struct btrfs_log_stats {
+	u64 ino;
+	int fallback;              /* enum btrfs_log_fallback */
+	u64 items[256];            /* items copied into the log, by key type */
+	u64 items_total;
+	u64 bytes;                 /* item data + item headers copied */
+	u64 leaves, nodes, level;  /* the log tree after this fsync */
+	u64 blocks_written;        /* log blocks written by this fsync */
+	u64 fs_leaves_read;        /* fs tree leaves read-locked and copied from */
+	u64 inodes_logged;
+	u64 ranges;                /* DIR_LOG_INDEX / DIR_LOG_ITEM ranges written */
+	u64 shifted;               /* bytes moved inside log leaves by inserts */
+	u64 log_searches;          /* descents of the log tree for an insert */
+	double cost;               /* modelled cost in microseconds (see tree-log.c) */
+};
+
+/* fsync of inode ino of root. Returns 0 (logged, or committed instead:
+ * st->fallback says which) or an error. st may be NULL. */
+int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st);
+
+/* Hooks from the namespace and file code. */
+void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir);
+void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino);
+
+/* ---- replay (tree-log-replay.c) ---- */
+enum btrfs_replay_pass {
+	BTRFS_REPLAY_PASS_PIN = 0,
+	BTRFS_REPLAY_PASS_INODES = 1,
+	BTRFS_REPLAY_PASS_DIR_INDEX = 2,
+	BTRFS_REPLAY_PASS_ALL = 3,
+	BTRFS_REPLAY_PASS_FIXUP = 4,
+};
+
+/* What a replay step did (the level of a TRACE_REPLAY event). */
+enum btrfs_replay_action {
+	BTRFS_REPLAY_PIN_BLOCK,       /* a: log block, b: level */
+	BTRFS_REPLAY_PIN_DATA,        /* a: data extent the log refers to, b: length */
+	BTRFS_REPLAY_INODE_NEW,       /* a: inode, b: size */
+	BTRFS_REPLAY_INODE_OVERWRITE, /* a: inode, b: size */
+	BTRFS_REPLAY_INODE_KEEP,      /* a: inode (logged only to exist) */
+	BTRFS_REPLAY_XATTR_DELETE,    /* a: inode */
+	BTRFS_REPLAY_DIR_DELETE,      /* a: dir, b: inode whose name went */
+	BTRFS_REPLAY_TRUNCATE,        /* a: inode, b: from, c: bytes dropped */
+	BTRFS_REPLAY_UNLINK_CONFLICT, /* a: dir, b: inode whose name the log gives to another */
+	BTRFS_REPLAY_LINK_PRESENT,    /* a: dir, b: inode, c: index */
+	BTRFS_REPLAY_LINK_LATER,      /* a: dir, b: inode, c: index (its INODE_REF adds it) */
+	BTRFS_REPLAY_LINK_NO_INODE,   /* a: dir, b: inode (neither logged nor on disk: skipped) */
+	BTRFS_REPLAY_LINK_ADD,        /* a: dir, b: inode, c: index */
+	BTRFS_REPLAY_UNLINK_OLD_REF,  /* a: dir, b: inode (a name the log's ref no longer has) */
+	BTRFS_REPLAY_XATTR_SET,       /* a: inode */
+	BTRFS_REPLAY_EXTENT_PRESENT,  /* a: inode, b: offset, c: length */
+	BTRFS_REPLAY_HOLE,            /* a: inode, b: offset, c: length */
+	BTRFS_REPLAY_EXTENT,          /* a: inode, b: offset, c: length */
+	BTRFS_REPLAY_CSUM,            /* a: disk bytenr, b: length */
+	BTRFS_REPLAY_COUNTS,          /* a: inode, b: link count, c: size (dirs) or bytes (files) */
+	BTRFS_REPLAY_EVICT,           /* a: inode left without names, deleted */
+	BTRFS_REPLAY_ACTION_COUNT
+};
+
+struct btrfs_replay_stats {
+	u64 actions[BTRFS_REPLAY_ACTION_COUNT];
+	u64 leaves;
+};
+
+/* Replays the pending log of an opened image (superblock log_root) and
+ * commits; 0 when there is none. Corrupt or inconsistent logs give
+ * ECORRUPT with a message naming the log item. st may be NULL. */
+int btrfs_replay_log(struct btrfs_fs_info *fs, struct btrfs_replay_stats *st);
+
+/* Frees the log trees' blocks (at commit: the committed state no longer
+ * needs them) and clears log_root in the in-memory superblock. */
+int btrfs_drop_log(struct btrfs_fs_info *fs);
+/* Teardown. */
+void btrfs_log_free(struct btrfs_fs_info *fs);
+#endif
