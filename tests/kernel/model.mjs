@@ -265,3 +265,74 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   const text = [`mkfs nodesize=${nodesize} size=256M`, ...cmds.map((c) => c.map(String).join(' '))].join('\n') + '\n';
   return { text, cmds, model };
 }
+
+/** A scenario with fsyncs that ends in a crash; fsynced files whose state
+ * must survive are returned with their expected description. */
+export function randomFsyncScenario(seed, { ops = 40, mode = 'index-only', nodesize = 4096 } = {}) {
+  const r = rng(seed);
+  const model = new FsModel();
+  const lines = [`mkfs nodesize=${nodesize}`, `set dir_logging=${mode}`];
+  const dirs = ['/'];
+  let counter = 0;
+  const fresh = () => `n${counter++}${r.chance(0.15) ? '_' + 'y'.repeat(r.int(40)) : ''}`;
+  const join2 = (d, n) => (d === '/' ? `/${n}` : `${d}/${n}`);
+  const all = () => Object.keys(model.snapshot());
+  const files = () => all().filter((p) => model.lookup(p).type === 'file');
+  const fmt = (c) => c.map((x) => (typeof x === 'string' && /[\s"]/.test(x) ? JSON.stringify(x) : String(x))).join(' ');
+  const push = (c) => { model.apply(c); lines.push(fmt(c)); };
+  // a start state, committed, so that the log has old entries to work against
+  const base = 2 + r.int(4);
+  for (let i = 0; i < base; i++) { const d = join2('/', fresh()); push(['mkdir', d]); dirs.push(d); }
+  for (let i = 0; i < 4 + r.int(20); i++) {
+    const f = join2(r.pick(dirs), fresh());
+    push(['create', f]);
+    if (r.chance(0.6)) push(['write', f, 0, 1 + r.int(r.chance(0.5) ? 3000 : 150_000), 1 + r.int(1000)]);
+  }
+  lines.push('commit');
+  for (let i = 0; i < ops; i++) {
+    const k = r.int(100);
+    const fl = files();
+    if (k < 18) {
+      const targets = r.chance(0.55) && fl.length ? fl : dirs;
+      lines.push(fmt(['fsync', r.pick(targets)]));
+      continue;
+    }
+    if (k < 26) { const d = join2(r.pick(dirs), fresh()); push(['mkdir', d]); dirs.push(d); }
+    else if (k < 40 || fl.length === 0) push(['create', join2(r.pick(dirs), fresh())]);
+    else if (k < 58) {
+      const f = r.pick(fl);
+      const size = model.lookup(f).data.length;
+      const len = 1 + r.int(r.chance(0.4) ? 2000 : 120_000);
+      push(['write', f, r.chance(0.6) ? r.int(size + 1) : r.int(size + 50_000), len, 1 + r.int(1000)]);
+    } else if (k < 64) {
+      const f = r.pick(fl);
+      const size = model.lookup(f).data.length;
+      push(['truncate', f, r.chance(0.7) ? r.int(size + 1) : size + r.int(30_000)]);
+    } else if (k < 70) push(['link', r.pick(fl), join2(r.pick(dirs), fresh())]);
+    else if (k < 78) push(['unlink', r.pick(fl)]);
+    else if (k < 86) {
+      const paths = all();
+      const src = r.pick(paths);
+      const node = model.lookup(src);
+      let dst;
+      if (node.type !== 'dir' && r.chance(0.3) && fl.length > 1) dst = r.pick(fl);
+      else dst = join2(r.pick(dirs.filter((d) => d !== src && !d.startsWith(src + '/'))), fresh());
+      push(['rename', src, dst]);
+      if (node.type === 'dir') {
+        for (let j = 0; j < dirs.length; j++) {
+          if (dirs[j] === src) dirs[j] = dst;
+          else if (dirs[j].startsWith(src + '/')) dirs[j] = dst + dirs[j].slice(src.length);
+        }
+      }
+    } else if (k < 90) {
+      const empty = dirs.filter((d) => d !== '/' && model.lookup(d).entries.size === 0);
+      if (empty.length) { const d = r.pick(empty); push(['rmdir', d]); dirs.splice(dirs.indexOf(d), 1); }
+    } else if (k < 95) {
+      const t = all().filter((p) => model.lookup(p).type !== 'symlink');
+      if (t.length) push(['setxattr', r.pick(t), `user.k${r.int(3)}`, `v${r.int(100000)}`]);
+    } else if (k < 98) push(['symlink', `/some/where/${fresh()}`, join2(r.pick(dirs), fresh())]);
+    else lines.push('commit');
+  }
+  lines.push('crash');
+  return lines.join('\n') + '\n';
+}

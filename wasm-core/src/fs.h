@@ -123,6 +123,8 @@ struct btrfs_fs_info {
 	struct u64map log_inodes; /* ino -> struct btrfs_log_inode_state */
 	struct u64map log_csums;  /* disk extents whose checksums are logged */
 	int dir_logging;          /* enum btrfs_dir_logging */
+	struct btrfs_key *log_deleted; /* (dir, 0, name hash) of names removed in this transaction */
+	size_t nlog_deleted, caplog_deleted;
 	u8 committed_super[BTRFS_SUPER_INFO_SIZE]; /* the superblock on disk */
 
 	struct extent_buffer *eb_hash[EB_HASH_SIZE];

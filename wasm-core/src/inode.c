@@ -335,6 +335,8 @@ int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir
 	key = (struct btrfs_key){dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len)};
 	if ((ret = btrfs_remove_name_entry(fs, root, &key, off, btrfs_dir_entry_size(&e))))
 		return ret;
+	if ((ret = btrfs_log_note_name_removed(fs, dir, key.offset)))
+		return ret;
 	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
 	ret = btrfs_delete_item(fs, root, &key);
 	if (ret == BLAB_ENOENT)

@@ -130,11 +130,27 @@ static int needs_another_pass(struct btrfs_fs_info *fs)
 	return 0;
 }
 
+static int any_dirty(const struct btrfs_fs_info *fs)
+{
+	for (size_t h = 0; h < EB_HASH_SIZE; h++)
+		for (const struct extent_buffer *eb = fs->eb_hash[h]; eb; eb = eb->hnext)
+			if (eb->dirty)
+				return 1;
+	return fs->npinned != 0;
+}
+
 int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 {
 	int ret;
 	if (!fs->trans_running)
 		return 0;
+	if (!fs->log_tree && !needs_another_pass(fs) && !any_dirty(fs)) {
+		/* nothing changed: there is no transaction to commit (a superblock of
+		 * a new generation over the same roots would not mount) */
+		fs->generation--;
+		fs->trans_running = 0;
+		return 0;
+	}
 	/* the committed state will hold everything the log holds */
 	if ((ret = btrfs_drop_log(fs)))
 		return ret;

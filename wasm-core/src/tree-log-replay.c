@@ -587,6 +587,8 @@ static int replay_ref(struct replay *r, const struct btrfs_key *lk, const u8 *p,
 						 (unsigned long long)ino, (unsigned long long)lk->offset, (unsigned long long)ino);
 	for (int i = 0; i < n; i++) {
 		u64 dir = parents[i];
+		if (dir == ino)
+			continue; /* a subvolume root's ".." ref to itself */
 		if ((ret = inode_exists(r, dir, &d)) <= 0)
 			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu INODE_REF %llu): parent directory %llu does not exist",
 							 (unsigned long long)ino, (unsigned long long)lk->offset, (unsigned long long)dir);
@@ -606,7 +608,7 @@ static int replay_ref(struct replay *r, const struct btrfs_key *lk, const u8 *p,
 			return ret;
 		ev(r, lk, BTRFS_REPLAY_LINK_ADD, dir, ino, names[i].index);
 	}
-	if (lk->type == BTRFS_INODE_REF_KEY && (ret = unlink_old_refs(r, lk, ino, lk->offset, names, n)))
+	if (lk->type == BTRFS_INODE_REF_KEY && lk->offset != ino && (ret = unlink_old_refs(r, lk, ino, lk->offset, names, n)))
 		return ret;
 	return fixup(r, ino);
 }
@@ -634,9 +636,7 @@ static int replay_csums(struct replay *r, const struct btrfs_key *lk, u64 start,
 {
 	struct btrfs_fs_info *fs = r->fs;
 	u32 ss = fs->sectorsize;
-	int ret = btrfs_del_csums(fs, start, len);
-	if (ret)
-		return ret;
+	int ret;
 	u64 end = start + len, cur = start;
 	while (cur < end) {
 		struct btrfs_path path;
@@ -659,6 +659,10 @@ static int replay_csums(struct replay *r, const struct btrfs_key *lk, u64 start,
 		if (e <= s)
 			return 0;
 		u32 n = (u32)((e - s) / ss);
+		/* the log's checksums replace the tree's where the log has them (an
+		 * extent logged again from an older transaction comes without) */
+		if ((ret = btrfs_del_csums(fs, s, e - s)))
+			return ret;
 		struct btrfs_key ck = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s};
 		if ((ret = btrfs_insert_item(fs, fs->csum_root, &ck, btrfs_item_ptr(path.nodes[0], path.slots[0]) + (s - is) / ss * 4,
 					     n * 4)))

@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* log_inode's answer when only a commit can make the change durable */
+#define NEED_FULL_COMMIT 1
+
 struct log_ctx {
 	struct btrfs_fs_info *fs;
 	struct btrfs_root *root; /* the subvolume */
@@ -63,6 +66,28 @@ void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino)
 	struct btrfs_log_inode_state *s = inode_state(fs, ino);
 	if (s)
 		s->full_sync_trans = fs->generation;
+}
+
+int btrfs_log_note_name_removed(struct btrfs_fs_info *fs, u64 dir, u64 name_hash)
+{
+	if (fs->nlog_deleted == fs->caplog_deleted) {
+		size_t cap = fs->caplog_deleted ? fs->caplog_deleted * 2 : 64;
+		struct btrfs_key *n = realloc(fs->log_deleted, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "removed names");
+		fs->log_deleted = n;
+		fs->caplog_deleted = cap;
+	}
+	fs->log_deleted[fs->nlog_deleted++] = (struct btrfs_key){dir, 0, name_hash};
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct btrfs_key *x = a, *y = b;
+	if (x->objectid != y->objectid)
+		return x->objectid < y->objectid ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
 /* ---- the log trees ---- */
@@ -146,6 +171,7 @@ int btrfs_drop_log(struct btrfs_fs_info *fs)
 	fs->log_tree = fs->log_root_tree = NULL;
 	u64map_clear(&fs->log_inodes);
 	u64map_clear(&fs->log_csums);
+	fs->nlog_deleted = 0;
 	btrfs_set_super_log_root(fs->super, 0);
 	btrfs_set_super_log_root_level(fs->super, 0);
 	return ret;
@@ -158,6 +184,9 @@ void btrfs_log_free(struct btrfs_fs_info *fs)
 	fs->log_tree = fs->log_root_tree = NULL;
 	u64map_free(&fs->log_inodes);
 	u64map_free(&fs->log_csums);
+	free(fs->log_deleted);
+	fs->log_deleted = NULL;
+	fs->nlog_deleted = fs->caplog_deleted = 0;
 }
 
 /* ---- copying items ---- */
@@ -428,6 +457,10 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 	struct btrfs_fs_info *fs = c->fs;
 	u64 trans = fs->generation;
 	u8 range_type = type == BTRFS_DIR_INDEX_KEY ? BTRFS_DIR_LOG_INDEX_KEY : BTRFS_DIR_LOG_ITEM_KEY;
+	/* DIR_ITEM offsets are name hashes: a gap between two of them says
+	 * nothing, so the names removed in this transaction mark their own
+	 * one-hash ranges instead */
+	int hashed = type == BTRFS_DIR_ITEM_KEY;
 	/* the offset of the last entry the log leaves alone; DIR_INDEX starts at 2 */
 	int have_old = type == BTRFS_DIR_INDEX_KEY;
 	u64 last_old = 1;
@@ -453,6 +486,8 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 			break;
 		path.slots[0]++;
 		int changed = btrfs_header_generation(leaf->data) == trans;
+		if (hashed && !changed)
+			continue; /* DIR_ITEM keys: ranges come from removed names, below */
 		int first_in_leaf = leaf->start != prev_leaf;
 		prev_leaf = leaf->start;
 		u64 from = have_old ? last_old + 1 : 0;
@@ -479,6 +514,8 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 				is_new = 1;
 			off += BTRFS_DIR_ITEM_SIZE + btrfs_dir_name_len(e) + btrfs_dir_data_len(e);
 		}
+		if (!is_new && hashed)
+			continue;
 		if (!is_new) {
 			if (k.offset > from)
 				if ((ret = insert_range(c, dir, range_type, from, k.offset - 1)))
@@ -506,7 +543,14 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 		}
 	}
 	free(buf);
-	if (!ret) {
+	if (!ret && hashed) {
+		qsort(fs->log_deleted, fs->nlog_deleted, sizeof(*fs->log_deleted), cmp_key);
+		for (size_t i = 0; i < fs->nlog_deleted && !ret; i++) {
+			const struct btrfs_key *d = &fs->log_deleted[i];
+			if (d->objectid == dir && !(i && d->objectid == d[-1].objectid && d->offset == d[-1].offset))
+				ret = insert_range(c, dir, range_type, d->offset, d->offset);
+		}
+	} else if (!ret) {
 		u64 from = have_old ? last_old + 1 : 0;
 		if (!(have_old && last_old == (u64)-1))
 			ret = insert_range(c, dir, range_type, from, (u64)-1);
@@ -529,6 +573,8 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 	if (ret)
 		return ret;
 	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
+	if (is_dir && all && s->last_unlink_trans == fs->generation)
+		return NEED_FULL_COMMIT; /* moved here by a rename: its old name cannot be logged away */
 	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_INODE, .tree = c->root->objectid, .a = ino, .b = (u64)!all});
 	if (c->st)
 		c->st->inodes_logged++;
@@ -662,7 +708,7 @@ static int tree_shape(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *
 static double modelled_cost(const struct btrfs_log_stats *st)
 {
 	return 1.60 * (double)st->inodes_logged + 0.45 * (double)st->log_searches + 0.20 * (double)st->items_total +
-	       0.004 * (double)st->bytes + 0.0004 * (double)st->shifted + 0.50 * (double)st->fs_leaves_read +
+	       0.004 * (double)st->bytes + 0.00025 * (double)st->shifted + 0.50 * (double)st->fs_leaves_read +
 	       6.0 * (double)st->blocks_written;
 }
 
@@ -709,6 +755,12 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	if (!ret && in.generation == fs->generation)
 		ret = log_new_ancestors(&c, ino);
 	free(c.pending);
+	if (ret == NEED_FULL_COMMIT) {
+		st->fallback = BTRFS_LOG_FULL_COMMIT_RENAMED_FROM;
+		fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)st->fallback});
+		ret = btrfs_commit_transaction(fs);
+		return ret ? ret : btrfs_start_transaction(fs);
+	}
 	if (!ret)
 		ret = sync_log(&c);
 	if (ret)

@@ -58,6 +58,8 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 /* Hooks from the namespace and file code. */
 void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir);
 void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino);
+/* A name left directory dir (legacy logging marks its DIR_ITEM hash). */
+int btrfs_log_note_name_removed(struct btrfs_fs_info *fs, u64 dir, u64 name_hash);
 
 /* ---- replay (tree-log-replay.c) ---- */
 enum btrfs_replay_pass {

@@ -46,6 +46,14 @@ export function describeEvent(e: TraceEvent): string {
     case 'block_write': return `Write ${what(e.level)} ${e.bytenr} of the ${treeName(e.tree)} to the device at ${e.physical}`;
     case 'super_write': return `Write superblock copy ${e.mirror} at ${e.physical}, generation ${e.generation}`;
     case 'commit': return `Commit: generation ${e.generation} is on disk, root tree at ${e.rootBytenr}`;
+    case 'fsync': return `fsync of inode ${e.ino}: ${e.result}`;
+    case 'log_start': return `A log tree for the ${treeName(e.tree)} starts at ${e.logRoot} (log root tree ${e.logRootTree})`;
+    case 'log_inode': return `Log inode ${e.ino}${e.existsOnly ? ' (only so that it exists)' : ''}`;
+    case 'log_lock': return `Read-lock leaf ${e.bytenr} of the ${treeName(e.tree)} (generation ${e.generation}) to copy from it`;
+    case 'log_copy': return `Copy item (${e.key[0]} ${e.key[1]} ${e.key[2]}) into log leaf ${e.to}, slot ${e.slot}`;
+    case 'log_range': return `The log is authoritative for dir ${e.key[0]}, indexes ${e.key[2]} to ${e.last}`;
+    case 'log_sync': return `Write the log and a superblock whose log_root is ${e.logRootTree}`;
+    case 'replay': return `Replay (${e.pass}): ${e.action} — log item (${e.key[0]} ${e.key[1]} ${e.key[2]})`;
   }
 }
 
@@ -68,6 +76,10 @@ export function summarize(command: string, events: TraceEvent[]): string {
   const del = n('item_delete');
   if (ins) parts.push(`${ins} item${ins > 1 ? 's' : ''} inserted`);
   if (del) parts.push(`${del} item${del > 1 ? 's' : ''} deleted`);
+  const copies = n('log_copy');
+  if (copies) parts.push(`${copies} item${copies > 1 ? 's' : ''} copied into the log`);
+  const sync = events.find((e) => e.kind === 'log_sync');
+  if (sync) parts.push(describeEvent(sync));
   const commit = events.find((e) => e.kind === 'commit');
   if (commit) parts.push(describeEvent(commit));
   const body = parts.length ? parts.join('; ') : 'nothing changed on disk';

@@ -17,7 +17,25 @@ export type TraceKind =
   | 'root_shrink'
   | 'block_write'
   | 'super_write'
-  | 'commit';
+  | 'commit'
+  | 'fsync'
+  | 'log_start'
+  | 'log_inode'
+  | 'log_lock'
+  | 'log_copy'
+  | 'log_range'
+  | 'log_sync'
+  | 'replay';
+
+/** Why an fsync committed instead of logging (tree-log.h, enum btrfs_log_fallback). */
+export const FSYNC_RESULTS = ['logged', 'full commit: new chunk', 'full commit: directory lost a name to a rename',
+  'full commit: file renamed or unlinked', 'nothing to log'] as const;
+/** Replay passes (tree-log.h, enum btrfs_replay_pass). */
+export const REPLAY_PASSES = ['pin', 'inodes', 'dir index', 'all', 'fixup'] as const;
+/** Replay actions (tree-log.h, enum btrfs_replay_action). */
+export const REPLAY_ACTIONS = ['pin block', 'pin data', 'inode new', 'inode overwrite', 'inode keep', 'xattr delete',
+  'dir delete', 'truncate', 'unlink conflict', 'link present', 'link later', 'link no inode', 'link add',
+  'unlink old ref', 'xattr set', 'extent present', 'hole', 'extent', 'csum', 'counts', 'evict'] as const;
 
 interface Base {
   seq: number;
@@ -40,7 +58,15 @@ export type TraceEvent =
   | (Base & { kind: 'root_shrink'; bytenr: bigint; level: number })
   | (Base & { kind: 'block_write'; bytenr: bigint; physical: bigint; level: number; generation: bigint })
   | (Base & { kind: 'super_write'; physical: bigint; generation: bigint; mirror: number })
-  | (Base & { kind: 'commit'; generation: bigint; rootBytenr: bigint });
+  | (Base & { kind: 'commit'; generation: bigint; rootBytenr: bigint })
+  | (Base & { kind: 'fsync'; ino: bigint; result: string })
+  | (Base & { kind: 'log_start'; logRoot: bigint; logRootTree: bigint; generation: bigint })
+  | (Base & { kind: 'log_inode'; ino: bigint; existsOnly: boolean })
+  | (Base & { kind: 'log_lock'; bytenr: bigint; generation: bigint })
+  | (Base & { kind: 'log_copy'; from: bigint; to: bigint; slot: number; key: [bigint, number, bigint]; size: number })
+  | (Base & { kind: 'log_range'; key: [bigint, number, bigint]; last: bigint })
+  | (Base & { kind: 'log_sync'; logRootTree: bigint; logRoot: bigint; generation: bigint })
+  | (Base & { kind: 'replay'; pass: string; action: string; key: [bigint, number, bigint]; a: bigint; b: bigint; c: bigint });
 
 interface RawEvent {
   seq: number;
@@ -84,6 +110,16 @@ export function parseTrace(json: string): TraceEvent[] {
       case 'block_write': return { ...base, kind: r.kind, bytenr, physical: a, level: r.level, generation: b };
       case 'super_write': return { ...base, kind: r.kind, physical: bytenr, generation: a, mirror: Number(b) };
       case 'commit': return { ...base, kind: r.kind, generation: a, rootBytenr: b };
+      case 'fsync': return { ...base, kind: r.kind, ino: a, result: FSYNC_RESULTS[Number(b)] ?? `result ${b}` };
+      case 'log_start': return { ...base, kind: r.kind, logRoot: bytenr, logRootTree: a, generation: b };
+      case 'log_inode': return { ...base, kind: r.kind, ino: a, existsOnly: b === 1n };
+      case 'log_lock': return { ...base, kind: r.kind, bytenr, generation: a };
+      case 'log_copy': return { ...base, kind: r.kind, from: bytenr, to: a, slot: r.slot, key, size: Number(b) };
+      case 'log_range': return { ...base, kind: r.kind, key, last: a };
+      case 'log_sync': return { ...base, kind: r.kind, logRootTree: bytenr, logRoot: a, generation: b };
+      case 'replay':
+        return { ...base, kind: r.kind, pass: REPLAY_PASSES[r.slot] ?? `pass ${r.slot}`,
+          action: REPLAY_ACTIONS[r.level] ?? `action ${r.level}`, key, a, b, c: BigInt(r.c) };
       default: throw new TraceParseError(`unknown trace event kind "${r.kind}" at seq ${r.seq}`);
     }
   });
