@@ -939,7 +939,7 @@ int btrfs_replay_log(struct btrfs_fs_info *fs, struct btrfs_replay_stats *st)
 		return ret;
 	struct extent_buffer *lr = btrfs_read_tree_block(fs, log_root, btrfs_super_log_root_level(fs->super), BTRFS_TREE_LOG_OBJECTID);
 	if (!lr)
-		return blab_fail(&fs->err, fs->err.code ? fs->err.code : BLAB_ECORRUPT, "superblock log_root %llu: %s",
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock log_root %llu: %s",
 				 (unsigned long long)log_root, fs->err.msg);
 	if (btrfs_header_generation(lr->data) != gen)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "log root tree at %llu has generation %llu; a log of the transaction after the last commit has %llu",
