@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import * as CRC from './crc32c.mjs';
 
 const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-cli-'));
@@ -20,7 +21,7 @@ function cli(...args) {
 test('help and version', () => {
   const h = cli('--help');
   assert.equal(h.code, 0);
-  for (const cmd of ['mkfs [--rootdir DIR]', 'run SCRIPT', 'ls [-R] [-l] IMAGE', 'cat IMAGE PATH', 'extract IMAGE DIR', 'check [--check-data-csum] IMAGE', 'dump-tree [-t TREE]']) {
+  for (const cmd of ['mkfs [--rootdir DIR]', 'run SCRIPT', 'replay IMAGE -o OUT', 'ls [--replay] [-R] [-l] IMAGE', 'cat [--replay] IMAGE PATH', 'extract IMAGE DIR', 'check [--check-data-csum] IMAGE', 'dump-tree [-t TREE]']) {
     assert.ok(h.out.includes(cmd), `help mentions ${cmd}`);
   }
   assert.match(cli('--version').out, /^btrfslab \d+\.\d+\.\d+/);
@@ -194,4 +195,51 @@ test('outputs: devices and pipes are written in place, links are followed and ke
   assert.ok(lstatSync(link).isSymbolicLink());
   symlinkSync(join(dir, 'nowhere'), join(dir, 'dangling.img'));
   assert.match(cli('mkfs', '--size', '32M', join(dir, 'dangling.img')).err, /symbolic link to a missing file/);
+});
+
+test('fsync, crash and replay: the image keeps the log, replay brings it back, metrics count it', () => {
+  const s = join(dir, 'crash.txt'), img = join(dir, 'crash.img'), out = join(dir, 'replayed.img');
+  writeFileSync(s, 'mkdir /d\ncreate /d/old{1..3}\ncommit\ncreate /d/new\nwrite /d/new 0 5000 3\nfsync /d/new\nunlink /d/old2\nfsync /d\ncrash\n');
+  const r = cli('run', s, '--image', img, '--metrics', '-');
+  assert.equal(r.code, 0, r.err);
+  const m = JSON.parse(r.out);
+  assert.equal(m.crashed, true);
+  assert.equal(m.fsyncs.length, 2);
+  assert.deepEqual(m.fsyncs[0].items, { INODE_ITEM: 1, INODE_REF: 1, EXTENT_DATA: 1, EXTENT_CSUM: 1 });
+  assert.equal(m.fsyncs[1].items.DIR_LOG_INDEX, 2);
+  for (const f of m.fsyncs) assert.ok(f.cost_us > 0 && f.leaves >= 1 && f.result === 'logged');
+  // without replay the image shows the last commit; with it, what fsync kept
+  assert.doesNotMatch(cli('ls', img, '/d').out, /new/);
+  assert.match(cli('ls', '--replay', img, '/d').out, /new/);
+  assert.equal(spawnSync(CLI, ['cat', '--replay', img, '/d/new']).stdout.length, 5000);
+  const rep = cli('replay', img, '-o', out);
+  assert.equal(rep.code, 0, rep.err);
+  assert.match(rep.out, /replayed the log of transaction \d+/);
+  assert.deepEqual(cli('ls', out, '/d').out.split('\n').filter(Boolean).sort(), ['new', 'old1', 'old3']);
+  assert.equal(cli('check', '--check-data-csum', out).code, 0);
+  // replaying an image with no log copies it unchanged
+  const again = cli('replay', out, '-o', join(dir, 'again.img'));
+  assert.equal(again.code, 0);
+  assert.match(again.out, /no log to replay/);
+  assert.deepEqual(readFileSync(join(dir, 'again.img')), readFileSync(out));
+});
+
+test('replay: usage errors and a corrupt log are named, and no output is left', () => {
+  assert.equal(cli('replay').code, 2);
+  assert.match(cli('replay', join(dir, 'x.img')).err, /usage: replay IMAGE -o OUT/);
+  const s = join(dir, 'c2.txt'), img = join(dir, 'c2.img'), out = join(dir, 'c2-out.img');
+  writeFileSync(s, 'create /f\nwrite /f 0 100 1\nfsync /f\ncrash\n');
+  assert.equal(cli('run', s, '--image', img).code, 0);
+  // point log_root past the end of every chunk, with the superblock checksum redone
+  const b = readFileSync(img);
+  b.writeBigUInt64LE(60n << 30n, 0x10000 + 0x60);
+  const { crc32c } = CRC;
+  b.writeUInt32LE(crc32c(b.subarray(0x10000 + 32, 0x10000 + 4096)), 0x10000);
+  const bad = join(dir, 'c2-bad.img');
+  writeFileSync(bad, b);
+  const r = cli('replay', bad, '-o', out);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /superblock log_root 64424509440/);
+  assert.ok(!existsSync(out), 'no output image after a failed replay');
+  assert.match(cli('ls', '--replay', bad).err, /replaying the log of .*: .*log_root/);
 });

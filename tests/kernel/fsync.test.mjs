@@ -28,7 +28,7 @@ const SEEDS = 100; // per mode
 const snapshot = (mnt) => JSON.parse(execFileSync('python3', [SNAP, mnt], { encoding: 'utf8', maxBuffer: 1 << 28 }));
 
 export async function checkFsyncScenario(seed, mode) {
-  const text = randomFsyncScenario(seed, { mode, ops: 30 + (seed % 3) * 15 });
+  const { text, promises } = randomFsyncScenario(seed, { mode, ops: 30 + (seed % 3) * 15 });
   const tag = `s${seed}-${mode}`;
   const script = join(dir, `${tag}.txt`);
   const img = join(dir, `${tag}.img`), kimg = join(dir, `${tag}-kernel.img`), oimg = join(dir, `${tag}-ours.img`);
@@ -46,6 +46,20 @@ export async function checkFsyncScenario(seed, mode) {
     const co = btrfsCheck(oimg, ['--check-data-csum']);
     assert.ok(co.ok, `${where}: btrfs check of btrfslab's replay failed:\n${co.output}`);
     assert.deepEqual(ours, theirs, `${where}: btrfslab's replay differs from the kernel's`);
+    // what fsync promised is there
+    for (const { path, at, desc } of promises) {
+      const got = theirs[path];
+      if (path !== '/') assert.ok(got, `${where}: ${path}, fsynced at line ${at} and left alone, is gone after replay`);
+      if (desc.names) {
+        const prefix = path === '/' ? '/' : `${path}/`;
+        const names = Object.keys(theirs).filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes('/'))
+          .map((p) => p.slice(prefix.length)).sort();
+        assert.deepEqual(names, desc.names, `${where}: directory ${path}, fsynced at line ${at}, holds other names after replay`);
+      } else {
+        assert.equal(got.size, desc.size, `${where}: ${path}, fsynced at line ${at}: size`);
+        assert.equal(got.sha, desc.sha, `${where}: ${path}, fsynced at line ${at}: contents`);
+      }
+    }
     rmSync(script);
   } finally {
     for (const f of [img, kimg, oimg]) rmSync(f, { force: true });

@@ -266,12 +266,20 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   return { text, cmds, model };
 }
 
-/** A scenario with fsyncs that ends in a crash; fsynced files whose state
- * must survive are returned with their expected description. */
+/** Whether path p is strictly below directory d. */
+const below = (p, d) => (d === '/' ? p !== '/' : p.startsWith(d + '/'));
+
+/** A scenario with fsyncs that ends in a crash. Returns its text, and the
+ * fsync promises: paths fsynced and not touched afterwards (no later command
+ * names them, a path below them or a directory above them), with what they
+ * held at their fsync: a file its contents, a directory its names. */
 export function randomFsyncScenario(seed, { ops = 40, mode = 'index-only', nodesize = 4096 } = {}) {
   const r = rng(seed);
   const model = new FsModel();
   const lines = [`mkfs nodesize=${nodesize}`, `set dir_logging=${mode}`];
+  const promises = [];
+  let renamed = []; // rename targets since the last commit
+  const touched = []; // per line: the paths it names
   const dirs = ['/'];
   let counter = 0;
   const fresh = () => `n${counter++}${r.chance(0.15) ? '_' + 'y'.repeat(r.int(40)) : ''}`;
@@ -279,7 +287,15 @@ export function randomFsyncScenario(seed, { ops = 40, mode = 'index-only', nodes
   const all = () => Object.keys(model.snapshot());
   const files = () => all().filter((p) => model.lookup(p).type === 'file');
   const fmt = (c) => c.map((x) => (typeof x === 'string' && /[\s"]/.test(x) ? JSON.stringify(x) : String(x))).join(' ');
-  const push = (c) => { model.apply(c); lines.push(fmt(c)); };
+  const push = (c) => {
+    // a path's other names (hard links) are touched along with it
+    const node = ['write', 'truncate', 'setxattr', 'unlink', 'link', 'rename'].includes(c[0]) ? model.lookup(c[1]) : null;
+    model.apply(c);
+    lines.push(fmt(c));
+    const names = c.slice(1).filter((x) => typeof x === 'string' && x.startsWith('/'));
+    touched[lines.length] = { names, node };
+    if (c[0] === 'rename') renamed.push(c[2]);
+  };
   // a start state, committed, so that the log has old entries to work against
   const base = 2 + r.int(4);
   for (let i = 0; i < base; i++) { const d = join2('/', fresh()); push(['mkdir', d]); dirs.push(d); }
@@ -294,7 +310,17 @@ export function randomFsyncScenario(seed, { ops = 40, mode = 'index-only', nodes
     const fl = files();
     if (k < 18) {
       const targets = r.chance(0.55) && fl.length ? fl : dirs;
-      lines.push(fmt(['fsync', r.pick(targets)]));
+      const p = r.pick(targets);
+      lines.push(fmt(['fsync', p]));
+      // fsync keeps a name in its directory; a directory above it renamed since
+      // the last commit may come back under its old name
+      if (renamed.some((d) => below(p, d))) continue;
+      const node = model.lookup(p);
+      const snap = model.snapshot();
+      const desc = node.type === 'dir'
+        ? { names: [...node.entries.keys()].sort() }
+        : { size: snap[p].size, sha: snap[p].sha, nlink: node.nlink };
+      promises.push({ path: p, at: lines.length, desc });
       continue;
     }
     if (k < 26) { const d = join2(r.pick(dirs), fresh()); push(['mkdir', d]); dirs.push(d); }
@@ -331,8 +357,22 @@ export function randomFsyncScenario(seed, { ops = 40, mode = 'index-only', nodes
       const t = all().filter((p) => model.lookup(p).type !== 'symlink');
       if (t.length) push(['setxattr', r.pick(t), `user.k${r.int(3)}`, `v${r.int(100000)}`]);
     } else if (k < 98) push(['symlink', `/some/where/${fresh()}`, join2(r.pick(dirs), fresh())]);
-    else lines.push('commit');
+    else { lines.push('commit'); renamed = []; }
   }
   lines.push('crash');
-  return lines.join('\n') + '\n';
+  // keep the promises nothing later breaks
+  const kept = promises.filter((pr) => {
+    const node = model.lookup(pr.path);
+    for (let i = pr.at + 1; i <= lines.length; i++) {
+      const t = touched[i];
+      if (!t) continue;
+      if (t.node && node && t.node === node) return false;
+      for (const n of t.names) {
+        if (n === pr.path || below(n, pr.path) || below(pr.path, n)) return false;
+      }
+    }
+    // names in a fsynced directory: none of them touched either (renamed in or out shows as a name below it)
+    return true;
+  });
+  return { text: lines.join('\n') + '\n', promises: kept };
 }

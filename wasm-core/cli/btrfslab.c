@@ -533,7 +533,12 @@ static int cmd_replay(int argc, char **argv)
 	u64 log_root = btrfs_super_log_root(fs->super), gen = btrfs_super_generation(fs->super);
 	struct btrfs_replay_stats st = {0};
 	int rc = 0;
-	if (btrfs_replay_log(fs, &st)) {
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int failed = btrfs_replay_log(fs, &st);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (failed) {
 		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
 		btrfs_fs_free(fs);
 		return 1;
@@ -558,8 +563,8 @@ static int cmd_replay(int argc, char **argv)
 		u64 n = 0;
 		for (int i = 0; i < BTRFS_REPLAY_ACTION_COUNT; i++)
 			n += st.actions[i];
-		printf("%s: replayed the log of transaction %llu (%llu log leaves, %llu steps); committed as %llu to %s\n", image,
-		       (unsigned long long)(gen + 1), (unsigned long long)st.leaves, (unsigned long long)n,
+		printf("%s: replayed the log of transaction %llu (%llu log leaves, %llu steps, %.1f ms); committed as %llu to %s\n",
+		       image, (unsigned long long)(gen + 1), (unsigned long long)st.leaves, (unsigned long long)n, ms,
 		       (unsigned long long)fs->generation, out);
 	}
 	btrfs_fs_free(fs);

@@ -1,4 +1,5 @@
 #include "api.h"
+#include "tree-log.h"
 #include "disk-io.h"
 #include "mkfs.h"
 #include "print-tree.h"
@@ -85,6 +86,17 @@ int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)
 	else
 		scenario_result_free(&res);
 	return h;
+}
+
+int blab_replay(int h)
+{
+	struct btrfs_fs_info *fs = get(h);
+	if (!fs)
+		return blab_fail(&last_err, BLAB_EINVAL, "no open filesystem %d", h);
+	int ret = btrfs_replay_log(fs, NULL);
+	if (ret)
+		last_err = fs->err;
+	return ret;
 }
 
 const char *blab_metrics_json(int h)

@@ -26,6 +26,9 @@ const char *blab_trace_json(int h);
 #define BLAB_RUN_TRACE 1
 #define BLAB_RUN_NO_FINAL_COMMIT 2
 int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags);
+/* Replays handle h's pending log (as mount does) and commits; 0 when there
+ * was none. The replay's steps are appended to the handle's trace. */
+int blab_replay(int h);
 /* Metrics of the last blab_run of h as JSON, or NULL. */
 const char *blab_metrics_json(int h);
 /* The entries of directory path as JSON [{"name","ino","type","mode","size","nlink"}], or NULL. */

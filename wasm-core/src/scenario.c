@@ -253,8 +253,12 @@ static int run_line(struct runner *r, struct line *l, int first)
 		}
 		struct scenario_fsync *f = &res->fsyncs[res->nfsyncs++];
 		f->line = r->lineno;
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if ((ret = btrfs_sync_file(fs, fs->fs_root, ino, &f->st)))
 			return fail_core(r, ret);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		f->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 		if (f->st.fallback && f->st.fallback != BTRFS_LOG_NOTHING)
 			res->commits++;
 		return 0;
@@ -503,8 +507,8 @@ char *scenario_metrics_json(const struct scenario_result *r)
 					  "full commit: file renamed or unlinked", "nothing to log"};
 	for (int i = 0; i < r->nfsyncs; i++) {
 		const struct btrfs_log_stats *st = &r->fsyncs[i].st;
-		sb_printf(&out, "%s{\"line\":%d,\"ino\":%" PRIu64 ",\"result\":\"%s\",\"items\":{", i ? "," : "",
-			  r->fsyncs[i].line, st->ino, why[st->fallback]);
+		sb_printf(&out, "%s{\"line\":%d,\"ms\":%.3f,\"ino\":%" PRIu64 ",\"result\":\"%s\",\"items\":{", i ? "," : "",
+			  r->fsyncs[i].line, r->fsyncs[i].ms, st->ino, why[st->fallback]);
 		int fi = 1;
 		for (int t = 0; t < 256; t++) {
 			if (!st->items[t])

@@ -30,6 +30,7 @@ struct scenario_options {
 /* One fsync of a run. */
 struct scenario_fsync {
 	int line;
+	double ms; /* time in the core */
 	struct btrfs_log_stats st;
 };
 
