@@ -393,7 +393,8 @@ static int cmd_run(int argc, char **argv)
 	char *text = read_all(script, &len);
 	if (!text)
 		return fprintf(stderr, "btrfslab run: cannot read %s: %s\n", script, strerror(errno)), 1;
-	o.trace = trace != NULL || metrics != NULL;
+	o.trace = trace != NULL;
+	o.count_events = metrics != NULL;
 	struct scenario_result res;
 	struct blab_err err = {0};
 	int ret = scenario_run(text, len, strcmp(script, "-") ? script : "<stdin>", &o, &res, &err);

@@ -74,7 +74,7 @@ void blab_close(int h)
 
 int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)
 {
-	struct scenario_options o = {.seed = seed, .now = now, .trace = (flags & BLAB_RUN_TRACE) != 0,
+	struct scenario_options o = {.seed = seed, .now = now, .trace = (flags & BLAB_RUN_TRACE) != 0, .count_events = 1,
 				     .no_final_commit = (flags & BLAB_RUN_NO_FINAL_COMMIT) != 0};
 	struct scenario_result res;
 	int ret = scenario_run(text, len, "scenario", &o, &res, &last_err);
@@ -88,15 +88,21 @@ int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)
 	return h;
 }
 
-int blab_replay(int h)
+int blab_replay_steps(int h, u32 steps)
 {
 	struct btrfs_fs_info *fs = get(h);
 	if (!fs)
 		return blab_fail(&last_err, BLAB_EINVAL, "no open filesystem %d", h);
-	int ret = btrfs_replay_log(fs, NULL);
+	struct btrfs_replay_stats st = {.stop_after = steps};
+	int ret = btrfs_replay_log(fs, &st);
 	if (ret)
 		last_err = fs->err;
 	return ret;
+}
+
+int blab_replay(int h)
+{
+	return blab_replay_steps(h, 0);
 }
 
 const char *blab_metrics_json(int h)

@@ -29,6 +29,9 @@ int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags);
 /* Replays handle h's pending log (as mount does) and commits; 0 when there
  * was none. The replay's steps are appended to the handle's trace. */
 int blab_replay(int h);
+/* The same, stopped after `steps` replay actions and left uncommitted (to
+ * show the state at a step of the replay); steps 0 replays all. */
+int blab_replay_steps(int h, u32 steps);
 /* Metrics of the last blab_run of h as JSON, or NULL. */
 const char *blab_metrics_json(int h);
 /* The entries of directory path as JSON [{"name","ino","type","mode","size","nlink"}], or NULL. */

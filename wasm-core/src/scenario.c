@@ -395,7 +395,8 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 				err->code = ret;
 				break;
 			}
-			r.fs->trace.enabled = o->trace;
+			r.fs->trace.enabled = o->trace || o->count_events;
+			r.fs->trace.count_only = !o->trace;
 		}
 		ret = run_line(&r, l, first);
 		first = 0;
@@ -405,8 +406,10 @@ int scenario_run(const char *text, size_t len, const char *name, const struct sc
 		struct blab_err me = {0};
 		if ((ret = btrfs_mkfs(&mo, &r.fs, &me)))
 			ret = blab_fail(err, ret, "%s: %s", name, me.msg);
-		else
-			r.fs->trace.enabled = o->trace;
+		else {
+			r.fs->trace.enabled = o->trace || o->count_events;
+			r.fs->trace.count_only = !o->trace;
+		}
 	}
 	if (!ret && r.crashed) {
 		/* what is left is what the device holds: open it again */
@@ -476,9 +479,7 @@ char *scenario_metrics_json(const struct scenario_result *r)
 {
 	struct btrfs_fs_info *fs = r->fs;
 	struct strbuf out = {0};
-	size_t kinds[TRACE_KIND_COUNT] = {0};
-	for (size_t i = 0; i < fs->trace.len; i++)
-		kinds[fs->trace.ev[i].kind]++;
+	const unsigned long long *kinds = fs->trace.counts;
 	sb_printf(&out, "{\"run_ms\":%.3f,\"lines\":%d,\"ops\":%d,\"commits\":%d,\"generation\":%" PRIu64 ",\"nodesize\":%u,\"bytes_used\":%" PRIu64
 			",\"trees\":{",
 		  r->run_ms, r->lines, r->ops, r->commits, fs->generation, fs->nodesize, btrfs_super_bytes_used(fs->super));
@@ -498,7 +499,7 @@ char *scenario_metrics_json(const struct scenario_result *r)
 	for (int k = 0; k < TRACE_KIND_COUNT; k++) {
 		if (!kinds[k])
 			continue;
-		sb_printf(&out, "%s\"%s\":%zu", firstk ? "" : ",", trace_kind_name((enum trace_kind)k), kinds[k]);
+		sb_printf(&out, "%s\"%s\":%llu", firstk ? "" : ",", trace_kind_name((enum trace_kind)k), kinds[k]);
 		firstk = 0;
 	}
 	sb_printf(&out, "},\"crashed\":%s,\"dir_logging\":\"%s\",\"fsyncs\":[", r->crashed ? "true" : "false",

@@ -24,6 +24,7 @@ struct scenario_options {
 	u64 seed; /* UUIDs */
 	u64 now;  /* inode times */
 	int trace; /* keep the event trace */
+	int count_events; /* count events by kind (for metrics) without keeping them */
 	int no_final_commit; /* leave the last transaction running (a step of a player) */
 };
 

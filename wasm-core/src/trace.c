@@ -29,6 +29,10 @@ int trace_emit(struct blab_trace *t, const struct trace_event *e)
 {
 	if (!t || !t->enabled)
 		return 0;
+	if (e->kind >= 0 && e->kind < TRACE_KIND_COUNT)
+		t->counts[e->kind]++;
+	if (t->count_only)
+		return 0;
 	if (t->len == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 		struct trace_event *n = realloc(t->ev, cap * sizeof(*n));

@@ -49,7 +49,9 @@ struct trace_event {
 struct blab_trace {
 	struct trace_event *ev;
 	size_t len, cap;
-	int enabled;
+	int enabled;     /* events are counted (and kept unless count_only) */
+	int count_only;  /* keep the counts, not the events (metrics of big runs) */
+	unsigned long long counts[TRACE_KIND_COUNT];
 };
 
 /* Name of a kind as it appears in JSON ("cow", "split", ...). */

@@ -37,12 +37,22 @@ struct replay {
 	struct u64map fixup; /* inodes whose counts are recounted at the end */
 	int pass;
 	struct btrfs_replay_stats *st;
+	u64 nactions;
 };
+
+/* A step-limited replay (for stepping through it) stops between log items. */
+static int stopped(const struct replay *r)
+{
+	return r->st && r->st->stopped;
+}
 
 static void ev(struct replay *r, const struct btrfs_key *k, int action, u64 a, u64 b, u64 c)
 {
-	if (r->st)
+	if (r->st) {
 		r->st->actions[action]++;
+		if (r->st->stop_after && ++r->nactions >= r->st->stop_after)
+			r->st->stopped = 1;
+	}
 	fs_trace(r->fs, (struct trace_event){.kind = TRACE_REPLAY, .tree = r->root->objectid, .slot = r->pass,
 					     .key = k ? *k : (struct btrfs_key){0}, .level = action, .a = a, .b = b, .c = c});
 }
@@ -887,6 +897,8 @@ static int each_item(struct replay *r, int pass)
 			}
 			if (ret)
 				return ret;
+			if (stopped(r))
+				return 0;
 		}
 	}
 	return 0;
@@ -912,12 +924,12 @@ static int replay_one_log(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 		ret = read_log_tree(&r, r.log.node, 0);
 	if (!ret)
 		ret = pin_logged_data(&r);
-	for (int pass = BTRFS_REPLAY_PASS_INODES; pass <= BTRFS_REPLAY_PASS_ALL && !ret; pass++)
+	for (int pass = BTRFS_REPLAY_PASS_INODES; pass <= BTRFS_REPLAY_PASS_ALL && !ret && !stopped(&r); pass++)
 		ret = each_item(&r, pass);
 	r.pass = BTRFS_REPLAY_PASS_FIXUP;
 	u64 ino;
 	void *v;
-	for (size_t i = 0; !ret && u64map_next(&r.fixup, &i, &ino, &v);)
+	for (size_t i = 0; !ret && !stopped(&r) && u64map_next(&r.fixup, &i, &ino, &v);)
 		ret = fixup_inode(&r, ino);
 	if (st && !ret)
 		st->leaves += r.nleaves;
@@ -967,6 +979,8 @@ int btrfs_replay_log(struct btrfs_fs_info *fs, struct btrfs_replay_stats *st)
 		const u8 *ri = btrfs_item_ptr(lr, (int)i);
 		if ((ret = replay_one_log(fs, root, btrfs_root_bytenr(ri), btrfs_root_level(ri), btrfs_root_generation(ri), st)))
 			return ret;
+		if (st && st->stopped)
+			return 0;
 	}
 	return btrfs_commit_transaction(fs);
 }

@@ -99,6 +99,8 @@ enum btrfs_replay_action {
 struct btrfs_replay_stats {
 	u64 actions[BTRFS_REPLAY_ACTION_COUNT];
 	u64 leaves;
+	u64 stop_after; /* in: stop after this many actions, uncommitted (0: replay all) */
+	int stopped;    /* out: stopped early; the transaction is left running */
 };
 
 /* Replays the pending log of an opened image (superblock log_root) and

@@ -11,6 +11,8 @@ export type Request =
   | { op: 'metrics'; handle: Handle }
   | { op: 'traceRun'; script: string; opts: RunOptions }
   | { op: 'stateAt'; script: string; opts: RunOptions; tree: bigint; maxLeafEntries: number }
+  | { op: 'crashReplay'; script: string; opts: RunOptions; maxLeafEntries: number }
+  | { op: 'replayStateAt'; script: string; opts: RunOptions; steps: number; maxLeafEntries: number }
   | { op: 'ls'; handle: Handle; path: string }
   | { op: 'cat'; handle: Handle; path: string }
   | { op: 'check'; handle: Handle }
@@ -27,6 +29,9 @@ export interface Results {
   metrics: ScenarioMetrics;
   traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics };
   stateAt: TreeDump;
+  /** A script that ends in crash: its trees before replay (fs and log), the replay's events, the fs tree after. */
+  crashReplay: { before: TreeDump; events: TraceEvent[]; after: TreeDump; metrics: ScenarioMetrics };
+  replayStateAt: TreeDump;
   ls: DirEntry[];
   cat: Uint8Array;
   check: { errors: number; problems: string[] };

@@ -27,6 +27,7 @@ export interface EmscriptenCore {
   _blab_ls(h: number, path: number): number;
   _blab_cat(h: number, path: number, lenOut: number): number;
   _blab_check(h: number, errorsOut: number): number;
+  _blab_replay_steps(h: number, steps: number): number;
   _blab_alloc(n: number): number;
   _blab_free(p: number): void;
 }
@@ -74,6 +75,30 @@ export interface ScenarioMetrics {
   bytes_used: number;
   trees: Record<string, { level: number; blocks: number; items: number }>;
   events: Record<string, number>;
+  crashed: boolean;
+  dir_logging: 'index-only' | 'legacy';
+  fsyncs: FsyncMetrics[];
+}
+
+/** What one fsync did (scenario metrics). */
+export interface FsyncMetrics {
+  line: number;
+  ms: number;
+  ino: number;
+  result: string;
+  items: Record<string, number>;
+  items_total: number;
+  bytes: number;
+  leaves: number;
+  nodes: number;
+  level: number;
+  blocks_written: number;
+  fs_leaves_read: number;
+  inodes_logged: number;
+  ranges: number;
+  bytes_shifted: number;
+  log_searches: number;
+  cost_us: number;
 }
 
 /** An open filesystem inside the core. */
@@ -116,6 +141,11 @@ export class Core {
   /** Runs a scenario script from an empty filesystem. */
   run(script: string, o: RunOptions): Handle {
     return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, (o.trace ? 1 : 0) | (o.noFinalCommit ? 2 : 0))) as Handle);
+  }
+
+  /** Replays h's pending log as mount would (all of it, committed), or only its first `steps` actions (uncommitted). */
+  replay(h: Handle, steps = 0): void {
+    this.check(this.m._blab_replay_steps(h, steps));
   }
 
   metrics(h: Handle): ScenarioMetrics {

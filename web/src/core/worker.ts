@@ -6,6 +6,8 @@ import { CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
 import { Core } from './wasm';
 
+const TREE_LOG = 18446744073709551610n;
+
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 const ready: Promise<Core> = createBtrfsCore({ locateFile: () => wasmUrl }).then(Core.fromModule);
 
@@ -39,6 +41,30 @@ function handle(core: Core, req: Envelope): Results[keyof Results] {
       const h = core.run(req.script, { ...req.opts, trace: false, noFinalCommit: true });
       try {
         return core.dumpTree(h, req.tree, req.maxLeafEntries);
+      } finally {
+        core.close(h);
+      }
+    }
+    case 'crashReplay': {
+      const h = core.run(req.script, { ...req.opts, trace: true });
+      try {
+        const fs = core.dumpTree(h, 5n, req.maxLeafEntries);
+        const logs = core.dumpTree(h, TREE_LOG, req.maxLeafEntries);
+        const before = { ...fs, trees: fs.trees.map((t) => (t.id === TREE_LOG ? logs.trees.find((l) => l.name === t.name) ?? t : t)) };
+        const metrics = core.metrics(h);
+        const n0 = core.trace(h).length;
+        core.replay(h);
+        const events = core.trace(h).slice(n0);
+        return { before, events, after: core.dumpTree(h, 5n, req.maxLeafEntries), metrics };
+      } finally {
+        core.close(h);
+      }
+    }
+    case 'replayStateAt': {
+      const h = core.run(req.script, { ...req.opts, trace: false });
+      try {
+        if (req.steps > 0) core.replay(h, req.steps);
+        return core.dumpTree(h, 5n, req.maxLeafEntries);
       } finally {
         core.close(h);
       }

@@ -130,5 +130,5 @@ export function blockHeadline(b: Block): string {
 /** Tree names as the core gives them, to their objectids. */
 export const TREE_IDS: Record<string, bigint> = {
   root: 1n, extent: 2n, chunk: 3n, device: 4n, fs: 5n, checksum: 7n, uuid: 9n, 'free space': 10n,
-  'data reloc': 18446744073709551607n,
+  'data reloc': 18446744073709551607n, 'log root': 18446744073709551610n, log: 18446744073709551610n,
 };
