@@ -3,7 +3,7 @@
 // replay. btrfslab native and WASM beside the kernel on a loop device, in the
 // same run. N is BTRFSLAB_SEED001_N (default 1,000,000).
 //
-// Both first make and delete N files and commit: a filesystem in use has its
+// Both first make and delete 2N files and commit: a filesystem in use has its
 // metadata space already, while one that must allocate a block group during
 // the fsync's transaction commits instead of logging (the kernel and
 // btrfslab alike), and there would be no log to replay.
@@ -18,8 +18,8 @@ export const name = 'seed 001: directory fsync of N new files, crash, replay: bt
 const N = Number(process.env.BTRFSLAB_SEED001_N ?? 1_000_000);
 
 function warmup(mode) {
-  return [`mkfs size=8G`, `set dir_logging=${mode}`, 'mkdir /warm', `create /warm/f_{1..${N}}`, 'commit',
-    `unlink /warm/f_{1..${N}}`, 'rmdir /warm', 'commit', 'mkdir /testdir', 'commit'];
+  return [`mkfs size=8G`, `set dir_logging=${mode}`, 'mkdir /warm', `create /warm/f_{1..${2 * N}}`, 'commit',
+    `unlink /warm/f_{1..${2 * N}}`, 'rmdir /warm', 'commit', 'mkdir /testdir', 'commit'];
 }
 
 function script(mode) {
@@ -55,10 +55,10 @@ mnt, img, copy, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 d = os.path.join(mnt, 'testdir')
 w = os.path.join(mnt, 'warm')
 os.mkdir(w)
-for i in range(1, n + 1):
+for i in range(1, 2 * n + 1):
     os.close(os.open(os.path.join(w, 'f_%d' % i), os.O_CREAT | os.O_WRONLY, 0o644))
 os.sync()
-for i in range(1, n + 1):
+for i in range(1, 2 * n + 1):
     os.unlink(os.path.join(w, 'f_%d' % i))
 os.rmdir(w)
 os.sync()

@@ -25,6 +25,7 @@
 #include "inode.h"
 #include "transaction.h"
 #include "tree-log.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,17 @@ static void ev(struct replay *r, const struct btrfs_key *k, int action, u64 a, u
 	}
 	fs_trace(r->fs, (struct trace_event){.kind = TRACE_REPLAY, .tree = r->root->objectid, .slot = r->pass,
 					     .key = k ? *k : (struct btrfs_key){0}, .level = action, .a = a, .b = b, .c = c});
+}
+
+/* The error so far, copied: it becomes the tail of a message naming where. */
+struct why {
+	char msg[BLAB_ERRMSG_MAX];
+};
+static struct why why_of(const struct btrfs_fs_info *fs)
+{
+	struct why w;
+	snprintf(w.msg, sizeof(w.msg), "%s", fs->err.msg);
+	return w;
 }
 
 static int fixup(struct replay *r, u64 ino)
@@ -179,7 +191,7 @@ static int pin_block(struct replay *r, struct extent_buffer *eb)
 {
 	int ret = btrfs_pin_log_extent(r->fs, eb->start, r->fs->nodesize);
 	if (ret)
-		return blab_fail(&r->fs->err, ret, "log block %llu: %s", (unsigned long long)eb->start, r->fs->err.msg);
+		return blab_fail(&r->fs->err, ret, "log block %llu: %s", (unsigned long long)eb->start, why_of(r->fs).msg);
 	ev(r, NULL, BTRFS_REPLAY_PIN_BLOCK, eb->start, (u64)btrfs_level(eb), 0);
 	return 0;
 }
@@ -211,7 +223,7 @@ static int read_log_tree(struct replay *r, struct extent_buffer *eb, int depth)
 		if (!c)
 			return blab_fail(&fs->err, fs->err.code ? fs->err.code : BLAB_ECORRUPT, "log tree block %llu (slot %u of node %llu): %s",
 					 (unsigned long long)btrfs_node_blockptr(eb, (int)i), i, (unsigned long long)eb->start,
-					 fs->err.msg);
+					 why_of(fs).msg);
 		if ((ret = read_log_tree(r, c, depth + 1)))
 			return ret;
 	}
@@ -251,7 +263,7 @@ static int pin_logged_data(struct replay *r)
 			if ((ret = btrfs_pin_log_extent(fs, bytenr, len)))
 				ret = blab_fail(&fs->err, ret, "log item (%llu EXTENT_DATA %llu): data extent %llu: %s",
 						(unsigned long long)k.objectid, (unsigned long long)k.offset,
-						(unsigned long long)bytenr, fs->err.msg);
+						(unsigned long long)bytenr, why_of(fs).msg);
 			else
 				ev(r, &k, BTRFS_REPLAY_PIN_DATA, bytenr, len, 0);
 		}
@@ -914,7 +926,7 @@ static int replay_one_log(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 	r.log.node = btrfs_read_tree_block(fs, bytenr, level, BTRFS_TREE_LOG_OBJECTID);
 	if (!r.log.node)
 		ret = blab_fail(&fs->err, fs->err.code ? fs->err.code : BLAB_ECORRUPT, "log tree of subvolume %llu at %llu: %s",
-				(unsigned long long)root->objectid, (unsigned long long)bytenr, fs->err.msg);
+				(unsigned long long)root->objectid, (unsigned long long)bytenr, why_of(fs).msg);
 	else if (btrfs_header_generation(r.log.node->data) != gen)
 		ret = blab_fail(&fs->err, BLAB_ECORRUPT, "log tree of subvolume %llu at %llu has generation %llu, its root item says %llu",
 				(unsigned long long)root->objectid, (unsigned long long)bytenr,
@@ -952,7 +964,7 @@ int btrfs_replay_log(struct btrfs_fs_info *fs, struct btrfs_replay_stats *st)
 	struct extent_buffer *lr = btrfs_read_tree_block(fs, log_root, btrfs_super_log_root_level(fs->super), BTRFS_TREE_LOG_OBJECTID);
 	if (!lr)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock log_root %llu: %s",
-				 (unsigned long long)log_root, fs->err.msg);
+				 (unsigned long long)log_root, why_of(fs).msg);
 	if (btrfs_header_generation(lr->data) != gen)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "log root tree at %llu has generation %llu; a log of the transaction after the last commit has %llu",
 				 (unsigned long long)log_root, (unsigned long long)btrfs_header_generation(lr->data),

@@ -761,6 +761,16 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 		ret = btrfs_commit_transaction(fs);
 		return ret ? ret : btrfs_start_transaction(fs);
 	}
+	/* the log's own blocks may have needed a new chunk: the committed chunk
+	 * tree cannot map them, so only a commit makes this durable */
+	for (size_t i = 0; i < fs->nchunks && !ret; i++) {
+		if (fs->chunks[i].pending) {
+			st->fallback = BTRFS_LOG_FULL_COMMIT_NEW_CHUNK;
+			fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)st->fallback});
+			ret = btrfs_commit_transaction(fs);
+			return ret ? ret : btrfs_start_transaction(fs);
+		}
+	}
 	if (!ret)
 		ret = sync_log(&c);
 	if (ret)

@@ -5,6 +5,8 @@ import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
 import { groupSteps, scriptPrefix, type Step } from '../model/steps';
 import type { Lesson, Question } from '../lessons';
+import { CompareView } from './CompareView';
+import { LogReplayView } from './LogReplayView';
 import { Player } from './Player';
 import { TreeExplorer } from './TreeExplorer';
 
@@ -89,6 +91,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
     onStep(i);
   };
 
+  const hasFsync = useMemo(() => /^\s*fsync\s/m.test(ranScript), [ranScript]);
   const qIndex = asking ? lesson.questions.indexOf(asking.q) : -1;
   const answered = qIndex >= 0 ? answers[qIndex] : undefined;
   const marks = useMemo(() => {
@@ -136,6 +139,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
       )}
       {steps.length > 0 && <Player steps={steps} index={index} onIndex={goTo} reducedMotion={reducedMotion} />}
       {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={setTreeName} reducedMotion={reducedMotion} />}
+      {hasFsync && <LogReplayView core={core} script={ranScript} reducedMotion={reducedMotion} />}
+      {hasFsync && <CompareView core={core} script={ranScript} reducedMotion={reducedMotion} />}
       </div>
     </article>
   );

@@ -9,7 +9,7 @@ export interface PlayerProps {
   reducedMotion: boolean;
 }
 
-const JUMPS: [TraceKind, string][] = [['split', 'Next split'], ['cow', 'Next COW'], ['merge', 'Next merge'], ['commit', 'Next commit']];
+const JUMPS: [TraceKind, string][] = [['split', 'Next split'], ['cow', 'Next COW'], ['merge', 'Next merge'], ['commit', 'Next commit'], ['log_sync', 'Next log write']];
 
 function typingIn(t: EventTarget | null): boolean {
   const el = t as HTMLElement | null;

@@ -67,6 +67,8 @@ export function createTreeView(opts: TreeViewOptions) {
     .on('zoom', (ev) => viewport.attr('transform', ev.transform.toString()));
   svg.call(zoomer);
   let fittedFor = '';
+  // where the current layout put its blocks (blocks still fading out are not part of it)
+  let laid: { x: number; y: number }[] = [];
 
   function update(props: TreeViewProps) {
     current = props;
@@ -80,6 +82,7 @@ export function createTreeView(opts: TreeViewOptions) {
     }
     const root = d3tree<NodeDatum>().nodeSize([BLOCK_W + 24, BLOCK_H + 60])(hierarchy(data));
     const nodes = root.descendants();
+    laid = nodes.map((d) => ({ x: d.x, y: d.y }));
     const links = root.links();
 
     const linkSel = linkLayer
@@ -157,7 +160,10 @@ export function createTreeView(opts: TreeViewOptions) {
   }
 
   function fit() {
-    const box = (nodeLayer.node() as SVGGElement).getBBox();
+    const xs = laid.map((p) => p.x), ys = laid.map((p) => p.y);
+    const box = laid.length
+      ? { x: Math.min(...xs) - BLOCK_W / 2, y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs) + BLOCK_W, height: Math.max(...ys) - Math.min(...ys) + BLOCK_H + 90 }
+      : (nodeLayer.node() as SVGGElement).getBBox();
     const w = opts.el.clientWidth || 800;
     const h = opts.el.clientHeight || 500;
     if (!box.width) return;

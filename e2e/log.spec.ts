@@ -1,0 +1,88 @@
+// Lesson 2 as a learner uses it: step to the fsyncs, see the log tree appear,
+// move the crash point and step through the replay (forward and back,
+// exactly), switch the before/after compare, run the seed's experiment;
+// screenshots of the replay and compare views compared with the baselines.
+import { expect, test, type Locator, type Page } from '@playwright/test';
+
+test.use({ viewport: { width: 1400, height: 950 } });
+
+async function openLesson2(page: Page, query = '') {
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.goto(`./?lesson=02-fsync-log-tree${query}`);
+  await expect(page.getByTestId('sentence')).not.toBeEmpty();
+}
+
+const replay = (page: Page) => page.getByRole('region', { name: 'Crash and log replay' });
+const logSide = (page: Page) => page.getByRole('region', { name: 'The log, as the crash left it' });
+const fsSide = (page: Page) => page.getByRole('region', { name: 'The fs tree during replay' });
+
+async function blocks(side: Locator) {
+  await side.page().waitForTimeout(100);
+  return side.getByTestId('tree-canvas').locator('g.block:not(.leaving)').evaluateAll((els) =>
+    els.map((e) => `${e.getAttribute('data-bytenr')}:${e.getAttribute('data-mark') ?? ''}`).sort());
+}
+
+test('fsync writes a log tree: the player shows it and the explorer lists it', async ({ page }) => {
+  await openLesson2(page);
+  await expect(page.getByRole('heading', { name: 'fsync and the log tree' })).toBeVisible();
+  await page.getByRole('button', { name: 'Next log write' }).click();
+  // the first fsync is asked about first
+  const dialog = page.getByRole('dialog');
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole('radio', { name: /log tree with the file's inode item/ }).click();
+  await expect(dialog.getByRole('status')).toContainText('Right.');
+  await dialog.getByRole('button', { name: 'See it happen' }).click();
+  await expect(page.getByTestId('sentence')).toContainText('fsync /docs/report');
+  await expect(page.getByTestId('sentence')).toContainText('copied into the log');
+  const explorer = page.getByRole('region', { name: 'Tree explorer' }).first();
+  await explorer.getByRole('combobox').selectOption('log');
+  await expect(explorer.getByRole('combobox')).toHaveValue('log');
+  await expect(explorer.getByTestId('tree-canvas').locator('g.block').first()).toBeVisible();
+});
+
+test('crash point and replay, step by step, exact back and forward', async ({ page }) => {
+  await openLesson2(page);
+  const view = replay(page);
+  await expect(view.locator('p.step-text')).toContainText(/Replay has \d+ actions/);
+  await expect(logSide(page).getByTestId('tree-canvas').locator('g.block').first()).toBeVisible();
+  const next = view.getByRole('button', { name: 'Next replay step' });
+  await next.click();
+  await expect(view.locator('p.step-text')).toContainText('pin');
+  for (let i = 0; i < 6; i++) await next.click();
+  await expect(view.locator('p.step-text')).toContainText(/inodes|dir index|all/);
+  const before = { fs: await blocks(fsSide(page)), text: await view.locator('p.step-text').textContent() };
+  await view.getByRole('button', { name: 'Previous replay step' }).click();
+  await expect(view.locator('p.step-text')).not.toHaveText(before.text!);
+  await next.click();
+  await expect(view.locator('p.step-text')).toHaveText(before.text!);
+  expect(await blocks(fsSide(page))).toEqual(before.fs);
+  await view.getByRole('button', { name: 'After replay' }).click();
+  await expect(fsSide(page).getByRole('heading')).toContainText('after replay (committed)');
+  // the crash point moves: right after the first fsync the log holds less
+  const total = async () => Number((await view.locator('.step-count').textContent())!.split('/')[1]);
+  const late = await total();
+  const slider = view.getByRole('slider', { name: 'Crash point' });
+  await slider.focus();
+  await page.keyboard.press('Home');
+  await expect(view.locator('.crash-line')).toHaveText('fsync /docs/report');
+  await expect.poll(total).toBeLessThan(late);
+  await expect(view).toHaveScreenshot('replay-view.png', { maxDiffPixelRatio: 0.02 });
+});
+
+test('before and after: the two directory logging modes and the seed\'s experiment', async ({ page }) => {
+  await openLesson2(page);
+  const cmp = page.getByRole('region', { name: /Before and after/ });
+  const table = cmp.getByRole('table', { name: 'fsyncs, index-only' });
+  await expect(table).toBeVisible();
+  const cells = async (t: Locator) => t.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.textContent));
+  const after = await cells(table);
+  await cmp.getByRole('radio', { name: /Before the change/ }).click();
+  const legacy = cmp.getByRole('table', { name: 'fsyncs, legacy' });
+  await expect(legacy).toBeVisible();
+  expect(await cells(legacy)).not.toEqual(after);
+  await cmp.getByRole('button', { name: 'Run N=1,000' }).click();
+  await expect(cmp.getByTestId('model-create-1000')).toHaveText(/^-\d+\.\d%$/);
+  await cmp.getByRole('button', { name: 'Run N=10,000' }).click();
+  await expect(cmp.getByTestId('model-create-10000')).toHaveText(/^-4\d\.\d%$/, { timeout: 20_000 });
+  await expect(cmp).toHaveScreenshot('compare-view.png', { maxDiffPixelRatio: 0.02 });
+});

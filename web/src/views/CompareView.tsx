@@ -1,0 +1,183 @@
+import { select, type Selection } from 'd3-selection';
+import 'd3-transition';
+import { useEffect, useRef, useState } from 'react';
+import type { CoreClient } from '../core/client';
+import type { FsyncMetrics } from '../core/wasm';
+
+export interface CompareViewProps {
+  core: CoreClient;
+  script: string;
+  reducedMotion: boolean;
+}
+
+const RUN = { seed: 1n, now: 1700000000n, trace: false };
+export const MODES = ['legacy', 'index-only'] as const;
+export type Mode = (typeof MODES)[number];
+
+/** The seed's published table (shared/seeds/001): dir fsync ms before and after the patch. */
+export const SEED_TABLE = [
+  { n: 1000, d: 100, create: [9, 7], delete: [4, 3] },
+  { n: 10000, d: 1000, create: [67, 36], delete: [9, 5] },
+  { n: 100000, d: 1000, create: [745, 404], delete: [59, 31] },
+  { n: 1000000, d: 10000, create: [8412, 4252], delete: [500, 269] },
+] as const;
+
+/** The script with its directory logging mode set: a set line it has is
+ * replaced in place, else one goes after the mkfs line (at is its line). */
+export function withMode(script: string, mode: Mode): { text: string; at: number | null } {
+  const lines = script.replace(/\n*$/, '').split('\n');
+  const set = `set dir_logging=${mode}`;
+  const have = lines.findIndex((l) => /^\s*set\s+dir_logging=/.test(l));
+  if (have >= 0) {
+    lines[have] = set;
+    return { text: lines.join('\n') + '\n', at: null };
+  }
+  const at = /^\s*mkfs\b/.test(lines[0] ?? '') ? 1 : 0;
+  lines.splice(at, 0, set);
+  return { text: lines.join('\n') + '\n', at: at + 1 };
+}
+
+/** The seed's experiment as a scenario: N files, fsync, commit, every (N/D)-th deleted, fsync. */
+export function seedScript(n: number, d: number): string {
+  const l = ['mkfs size=4G', 'mkdir /testdir', 'commit', `create /testdir/file_{1..${n}}`, 'fsync /testdir', 'commit'];
+  for (let i = 1; i <= n; i += n / d) l.push(`unlink /testdir/file_${i}`);
+  l.push('fsync /testdir');
+  return l.join('\n') + '\n';
+}
+
+export const pct = (after: number, before: number) => (100 * (after - before)) / before;
+
+async function fsyncsOf(core: CoreClient, script: string, mode: Mode): Promise<FsyncMetrics[]> {
+  const { text, at } = withMode(script, mode);
+  const { handle } = await core.call({ op: 'run', script: text, opts: RUN });
+  try {
+    // line numbers of the learner's script, not of the one with the inserted line
+    return (await core.call({ op: 'metrics', handle })).fsyncs.map((f) => ({ ...f, line: at !== null && f.line > at ? f.line - 1 : f.line }));
+  } finally {
+    await core.call({ op: 'close', handle });
+  }
+}
+
+/** Bars of each fsync's modelled cost in the two modes. */
+function CostChart({ rows, reducedMotion }: { rows: { label: string; legacy: number; indexOnly: number }[]; reducedMotion: boolean }) {
+  const ref = useRef<SVGSVGElement>(null);
+  useEffect(() => {
+    const svg = select(ref.current!);
+    const w = 520, h = 40 + rows.length * 44;
+    svg.attr('viewBox', `0 0 ${w} ${h}`).attr('width', w).attr('height', h);
+    const max = Math.max(1, ...rows.map((r) => Math.max(r.legacy, r.indexOnly)));
+    const x = (v: number) => (v / max) * (w - 230);
+    const g = svg.selectAll<SVGGElement, (typeof rows)[number]>('g.row').data(rows, (r) => r.label);
+    g.exit().remove();
+    const enter = g.enter().append('g').attr('class', 'row');
+    enter.append('text').attr('class', 'label').attr('x', 0).attr('y', 14);
+    for (const [cls, dy] of [['legacy', 0], ['index-only', 16]] as const) {
+      enter.append('rect').attr('class', `bar ${cls}`).attr('x', 110).attr('y', dy + 2).attr('height', 13).attr('width', 0);
+      enter.append('text').attr('class', `val ${cls}`).attr('y', dy + 13);
+    }
+    const all = enter.merge(g).attr('transform', (_, i) => `translate(0,${10 + i * 44})`);
+    all.select('text.label').text((r) => r.label);
+    type Bars = Selection<SVGRectElement, (typeof rows)[number], SVGGElement, unknown>;
+    const t = (s: Bars) => (reducedMotion ? s : s.transition().duration(400)) as unknown as Bars;
+    t(all.select<SVGRectElement>('rect.legacy')).attr('width', (r) => x(r.legacy));
+    t(all.select<SVGRectElement>('rect.index-only')).attr('width', (r) => x(r.indexOnly));
+    all.select('text.val.legacy').attr('x', (r) => 116 + x(r.legacy)).text((r) => `${r.legacy.toFixed(0)} µs legacy`);
+    all.select('text.val.index-only').attr('x', (r) => 116 + x(r.indexOnly)).text((r) => `${r.indexOnly.toFixed(0)} µs index-only`);
+  }, [rows, reducedMotion]);
+  return <svg ref={ref} className="cost-chart" role="img" aria-label="Modelled fsync cost, legacy and index-only" />;
+}
+
+/** The same scenario in both directory logging modes side by side, charted, and the seed's experiment against its published table. */
+export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
+  const [res, setRes] = useState<Record<Mode, FsyncMetrics[]> | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [shown, setShown] = useState<Mode>('index-only');
+  const [seedRows, setSeedRows] = useState<Record<number, { create: number; delete: number; items: [number, number] }>>({});
+  const [busy, setBusy] = useState<number | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    Promise.all(MODES.map((m) => fsyncsOf(core, script, m))).then(
+      ([legacy, indexOnly]) => live && setRes({ legacy, 'index-only': indexOnly }),
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [core, script]);
+
+  const runSeed = async (n: number, d: number) => {
+    setBusy(n);
+    try {
+      const [legacy, indexOnly] = await Promise.all(MODES.map((m) => fsyncsOf(core, seedScript(n, d), m)));
+      setSeedRows((s) => ({ ...s, [n]: { create: pct(indexOnly[0].cost_us, legacy[0].cost_us), delete: pct(indexOnly[1].cost_us, legacy[1].cost_us),
+        items: [legacy[0].items_total, indexOnly[0].items_total] } }));
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const rows = res ? res.legacy.map((l, i) => ({ label: `fsync, line ${l.line}`, legacy: l.cost_us, indexOnly: res['index-only'][i]?.cost_us ?? 0 })) : [];
+  const cur = res?.[shown] ?? [];
+  return (
+    <section className="panel compare-view" aria-labelledby="compare-h">
+      <h3 id="compare-h">Before and after: legacy and index-only directory logging</h3>
+      {error && <p className="error" role="alert">{error}</p>}
+      {res && (
+        <>
+          <div role="radiogroup" aria-label="Directory logging mode" className="mode-switch">
+            {MODES.map((m) => (
+              <button key={m} type="button" role="radio" aria-checked={shown === m} onClick={() => setShown(m)}>
+                {m === 'legacy' ? 'Before the change (DIR_ITEM + DIR_INDEX)' : 'After the change (DIR_INDEX only)'}
+              </button>
+            ))}
+          </div>
+          <table className="metrics" aria-label={`fsyncs, ${shown}`}>
+            <thead><tr><th>fsync</th><th>result</th><th>items logged</th><th>leaves</th><th>bytes</th><th>cost (µs)</th><th>vs other mode</th></tr></thead>
+            <tbody>
+              {cur.map((f, i) => {
+                const other = res[shown === 'legacy' ? 'index-only' : 'legacy'][i];
+                return (
+                  <tr key={f.line}>
+                    <td>line {f.line}</td><td>{f.result}</td>
+                    <td title={Object.entries(f.items).map(([k, v]) => `${k} ${v}`).join(', ')}>{f.items_total}</td>
+                    <td>{f.leaves}</td><td>{f.bytes}</td><td>{f.cost_us.toFixed(0)}</td>
+                    <td>{other ? `${pct(f.cost_us, other.cost_us).toFixed(1)}%` : ''}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          {rows.length > 0 && <CostChart rows={rows} reducedMotion={reducedMotion} />}
+        </>
+      )}
+      <h4>The seed's experiment</h4>
+      <p>N new files in one directory, fsync; after a commit, every (N/D)-th file deleted, fsync again. The kernel's times are the seed's; ours are the modelled cost of the same work in the core.</p>
+      <table className="metrics seed-table" aria-label="The seed's table and the model">
+        <thead><tr><th>N / D</th><th>seed: create</th><th>model: create</th><th>seed: delete</th><th>model: delete</th><th /></tr></thead>
+        <tbody>
+          {SEED_TABLE.map((r) => {
+            const m = seedRows[r.n];
+            return (
+              <tr key={r.n}>
+                <td>{r.n.toLocaleString('en')} / {r.d.toLocaleString('en')}</td>
+                <td>{pct(r.create[1], r.create[0]).toFixed(1)}%</td>
+                <td data-testid={`model-create-${r.n}`}>{m ? `${m.create.toFixed(1)}%` : ''}</td>
+                <td>{pct(r.delete[1], r.delete[0]).toFixed(1)}%</td>
+                <td>{m ? `${m.delete.toFixed(1)}%` : ''}</td>
+                <td>{r.n <= 100000 && (
+                  <button type="button" disabled={busy !== null} onClick={() => void runSeed(r.n, r.d)}>
+                    {busy === r.n ? 'Running…' : `Run N=${r.n.toLocaleString('en')}`}
+                  </button>
+                )}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
+  );
+}

@@ -1,0 +1,173 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { CoreClient } from '../core/client';
+import type { TreeDump } from '../model/dump';
+import { marksFor } from '../model/marks';
+import { describeEvent } from '../model/steps';
+import type { TraceEvent } from '../model/trace';
+import type { Mark } from './treeView';
+import { TreeExplorer } from './TreeExplorer';
+
+export interface LogReplayViewProps {
+  core: CoreClient;
+  /** The scenario; the crash point cuts it after a line. */
+  script: string;
+  reducedMotion: boolean;
+}
+
+const RUN = { seed: 1n, now: 1700000000n, trace: true };
+const LOD = 24;
+
+type ReplayEvent = Extract<TraceEvent, { kind: 'replay' }>;
+
+/** One replay action and the fs-tree changes it made. */
+export interface ReplayStep {
+  action: ReplayEvent;
+  events: TraceEvent[];
+}
+
+/** Groups a replay's events: each replay action with the changes after it. */
+export function replaySteps(events: TraceEvent[]): ReplayStep[] {
+  const out: ReplayStep[] = [];
+  for (const e of events) {
+    if (e.kind === 'replay') out.push({ action: e, events: [e] });
+    else if (out.length) out[out.length - 1].events.push(e);
+  }
+  return out;
+}
+
+/** The lines a crash after line `at` (1-based) keeps, with the crash. */
+export function crashScript(lines: string[], at: number): string {
+  return [...lines.slice(0, at), 'crash'].join('\n') + '\n';
+}
+
+/** Lines after which a crash is worth showing: after a fsync up to the end. */
+export function crashPoints(lines: string[]): number[] {
+  const first = lines.findIndex((l) => /^\s*fsync\s/.test(l));
+  if (first < 0) return [];
+  const out: number[] = [];
+  for (let i = first; i < lines.length; i++) if (lines[i].trim() && !/^\s*(#|crash\b)/.test(lines[i])) out.push(i + 1);
+  return out;
+}
+
+/** The fs tree and the log tree side by side; a crash point the learner moves along the scenario, then the replay step by step, each action highlighted in both trees and labelled with its pass. */
+export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProps) {
+  const lines = useMemo(() => script.replace(/\n*$/, '').split('\n').filter((l) => !/^\s*crash\s*$/.test(l)), [script]);
+  const points = useMemo(() => crashPoints(lines), [lines]);
+  const [at, setAt] = useState(() => points[points.length - 1] ?? lines.length);
+  const [data, setData] = useState<{ before: TreeDump; after: TreeDump; steps: ReplayStep[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [step, setStep] = useState(0);
+  const [fsAt, setFsAt] = useState<TreeDump | null>(null);
+  const [logTree, setLogTree] = useState('log');
+  const [fsTree, setFsTree] = useState('fs');
+  const cache = useRef(new Map<number, TreeDump>());
+
+  useEffect(() => setAt(points[points.length - 1] ?? lines.length), [points, lines.length]);
+
+  useEffect(() => {
+    let live = true;
+    setError(null);
+    core.call({ op: 'crashReplay', script: crashScript(lines, at), opts: RUN, maxLeafEntries: LOD }).then(
+      (r) => {
+        if (!live) return;
+        cache.current = new Map([[0, r.before]]);
+        const steps = replaySteps(r.events);
+        cache.current.set(steps.length, r.after);
+        setData({ before: r.before, after: r.after, steps });
+        setStep(0);
+        setFsAt(r.before);
+      },
+      (e: Error) => live && (setData(null), setError(e.message)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [core, lines, at]);
+
+  // the fs tree after `step` replay actions, from the core (the replay stops there)
+  useEffect(() => {
+    if (!data) return;
+    const have = cache.current.get(step);
+    if (have) {
+      setFsAt(have);
+      return;
+    }
+    let live = true;
+    core.call({ op: 'replayStateAt', script: crashScript(lines, at), opts: RUN, steps: step, maxLeafEntries: LOD }).then(
+      (d) => {
+        cache.current.set(step, d);
+        if (live) setFsAt(d);
+      },
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [core, data, step, lines, at]);
+
+  const cur = data && step > 0 ? data.steps[step - 1] : null;
+  const logMarks = useMemo(() => {
+    const m = new Map<string, Mark>();
+    if (!data || !cur) return m;
+    const [o, t, off] = cur.action.key;
+    for (const tr of data.before.trees.filter((x) => x.name === 'log' || x.name === 'log root')) {
+      for (const b of tr.blocks) {
+        if (b.level === 0 && b.entries.some((e) => e.key.objectid === o && e.key.type === t && e.key.offset === off)) m.set(b.bytenr.toString(), 'touched');
+      }
+    }
+    return m;
+  }, [data, cur]);
+  const fsMarks = useMemo(() => {
+    const all = marksFor((cur?.events ?? []).filter((e) => e.tree === 5n));
+    const own = new Set(fsAt?.trees.find((t) => t.name === fsTree)?.blocks.map((b) => b.bytenr.toString()) ?? []);
+    return new Map([...all].filter(([b]) => own.has(b)));
+  }, [cur, fsAt, fsTree]);
+
+  const total = data?.steps.length ?? 0;
+  const hasLog = !!data?.before.trees.some((t) => t.name === 'log');
+  return (
+    <section className="panel replay-view" aria-labelledby="replay-h">
+      <h3 id="replay-h">Crash and log replay</h3>
+      {points.length === 0 ? (
+        <p>This scenario has no fsync: a crash would leave only the last commit, with no log to replay.</p>
+      ) : (
+        <div className="replay-controls">
+          <label>
+            Crash after line <output aria-live="polite">{at}</output>
+            <input type="range" aria-label="Crash point" min={points[0]} max={points[points.length - 1]} value={at}
+              onChange={(e) => setAt(Number(e.target.value))} />
+          </label>
+          <code className="crash-line" title="the last line that ran">{lines[at - 1]}</code>
+        </div>
+      )}
+      {error && <p className="error" role="alert">{error}</p>}
+      {data && (
+        <>
+          <div className="replay-steps" role="group" aria-label="Replay steps">
+            <button type="button" onClick={() => setStep(0)} disabled={step === 0}>Before replay</button>
+            <button type="button" aria-label="Previous replay step" onClick={() => setStep(Math.max(0, step - 1))} disabled={step === 0}>◀</button>
+            <input type="range" aria-label="Replay step" min={0} max={total} value={step} onChange={(e) => setStep(Number(e.target.value))} />
+            <button type="button" aria-label="Next replay step" onClick={() => setStep(Math.min(total, step + 1))} disabled={step >= total}>▶</button>
+            <button type="button" onClick={() => setStep(total)} disabled={step >= total}>After replay</button>
+            <span className="step-count">{step} / {total}</span>
+          </div>
+          <p className="step-text" role="status" aria-live="polite">
+            {!hasLog ? 'No log at this crash point: the last commit is all there is (the fsyncs before it committed, or nothing was logged).'
+              : step === 0 ? `The image as the crash left it: the last commit, and the log that fsync wrote. Replay has ${total} actions.`
+              : <><span className={`pass pass-${cur!.action.pass.replace(' ', '-')}`}>{cur!.action.pass}</span> {describeEvent(cur!.action)}</>}
+          </p>
+          <div className="side-by-side">
+            <div className="side" aria-label="The log, as the crash left it" role="region">
+              <h4>Log tree (written by fsync)</h4>
+              {hasLog && <TreeExplorer key={at} dump={data.before} marks={logMarks} treeName={logTree} onTreeName={setLogTree} reducedMotion={reducedMotion} />}
+            </div>
+            <div className="side" aria-label="The fs tree during replay" role="region">
+              <h4>fs tree {step === 0 ? 'at the crash' : step >= total ? 'after replay (committed)' : `after ${step} replay action${step === 1 ? '' : 's'}`}</h4>
+              {fsAt && <TreeExplorer key={at} dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={setFsTree} reducedMotion={reducedMotion} />}
+            </div>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
