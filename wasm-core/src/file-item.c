@@ -28,32 +28,42 @@ int btrfs_csum_file_blocks(struct btrfs_fs_info *fs, u64 bytenr, const u8 *data,
 	return ret;
 }
 
+int btrfs_find_csum_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, u64 end, struct btrfs_path *path,
+			 u64 *item_start, u64 *item_end)
+{
+	struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr}, k;
+	int ret = btrfs_search_slot(fs, root, &key, path, 0, 0);
+	if (ret < 0)
+		return ret;
+	if (ret > 0 && btrfs_prev_item(fs, path) == 0) {
+		btrfs_item_key(path->nodes[0], path->slots[0], &k);
+		u64 e = k.offset + (u64)(btrfs_item_size_nr(path->nodes[0], path->slots[0]) / 4) * fs->sectorsize;
+		if (k.objectid == BTRFS_EXTENT_CSUM_OBJECTID && k.type == BTRFS_EXTENT_CSUM_KEY && e > bytenr) {
+			*item_start = k.offset;
+			*item_end = e;
+			return 0;
+		}
+		path->slots[0]++;
+	}
+	if ((ret = btrfs_path_next_item(fs, path)))
+		return ret < 0 ? ret : BLAB_ENOENT;
+	btrfs_item_key(path->nodes[0], path->slots[0], &k);
+	if (k.objectid != BTRFS_EXTENT_CSUM_OBJECTID || k.type != BTRFS_EXTENT_CSUM_KEY || k.offset >= end)
+		return BLAB_ENOENT;
+	*item_start = k.offset;
+	*item_end = k.offset + (u64)(btrfs_item_size_nr(path->nodes[0], path->slots[0]) / 4) * fs->sectorsize;
+	return 0;
+}
+
 /* The csum item that covers bytenr or the first one after it, read-only. */
 static int find_csum_item(struct btrfs_fs_info *fs, u64 bytenr, u64 end, struct btrfs_key *found, u64 *item_end)
 {
 	struct btrfs_path path;
-	struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr};
-	int ret = btrfs_search_slot(fs, fs->csum_root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	if (ret > 0 && btrfs_prev_item(fs, &path) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		u64 e = k.offset + (u64)(btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4) * fs->sectorsize;
-		if (k.objectid == BTRFS_EXTENT_CSUM_OBJECTID && k.type == BTRFS_EXTENT_CSUM_KEY && e > bytenr) {
-			*found = k;
-			*item_end = e;
-			return 0;
-		}
-		path.slots[0]++;
-	}
-	if ((ret = btrfs_path_next_item(fs, &path)))
-		return ret < 0 ? ret : BLAB_ENOENT;
-	btrfs_item_key(path.nodes[0], path.slots[0], found);
-	if (found->objectid != BTRFS_EXTENT_CSUM_OBJECTID || found->type != BTRFS_EXTENT_CSUM_KEY || found->offset >= end)
-		return BLAB_ENOENT;
-	*item_end = found->offset + (u64)(btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4) * fs->sectorsize;
-	return 0;
+	u64 start;
+	int ret = btrfs_find_csum_item(fs, fs->csum_root, bytenr, end, &path, &start, item_end);
+	if (!ret)
+		*found = (struct btrfs_key){BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, start};
+	return ret;
 }
 
 int btrfs_del_csums(struct btrfs_fs_info *fs, u64 bytenr, u64 len)

@@ -662,24 +662,10 @@ static int replay_csums(struct replay *r, const struct btrfs_key *lk, u64 start,
 	u64 end = start + len, cur = start;
 	while (cur < end) {
 		struct btrfs_path path;
-		struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, cur}, k;
-		if ((ret = btrfs_search_slot(fs, &r->log, &key, &path, 0, 0)) < 0)
-			return ret;
-		if (ret > 0 && btrfs_prev_item(fs, &path) == 0) {
-			btrfs_item_key(path.nodes[0], path.slots[0], &k);
-			if (k.type != BTRFS_EXTENT_CSUM_KEY || k.objectid != BTRFS_EXTENT_CSUM_OBJECTID ||
-			    k.offset + btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4 * ss <= cur)
-				path.slots[0]++;
-		}
-		if ((ret = btrfs_path_next_item(fs, &path)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != BTRFS_EXTENT_CSUM_OBJECTID || k.type != BTRFS_EXTENT_CSUM_KEY || k.offset >= end)
-			return 0;
-		u64 is = k.offset, ie = k.offset + btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4 * ss;
+		u64 is, ie;
+		if ((ret = btrfs_find_csum_item(fs, &r->log, cur, end, &path, &is, &ie)))
+			return ret == BLAB_ENOENT ? 0 : ret;
 		u64 s = is > cur ? is : cur, e = ie < end ? ie : end;
-		if (e <= s)
-			return 0;
 		u32 n = (u32)((e - s) / ss);
 		/* the log's checksums replace the tree's where the log has them (an
 		 * extent logged again from an older transaction comes without) */
@@ -756,57 +742,44 @@ static int replay_extent(struct replay *r, const struct btrfs_key *lk, const u8 
 
 /* ---- pass 4: counts ---- */
 
-static int count_names(struct replay *r, u64 ino, u32 *nlink)
-{
-	struct btrfs_fs_info *fs = r->fs;
-	struct btrfs_path path;
-	struct btrfs_key key = {ino, BTRFS_INODE_REF_KEY, 0}, k;
-	int ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	*nlink = 0;
-	for (;;) {
-		if ((ret = btrfs_path_next_item(fs, &path)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != ino || (k.type != BTRFS_INODE_REF_KEY && k.type != BTRFS_INODE_EXTREF_KEY))
-			return 0;
-		struct ref_name names[256];
-		u64 parents[1];
-		int n = parse_refs(&k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]),
-				   names, 256, parents, 1);
-		if (n < 0)
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "ref item of inode %llu is damaged", (unsigned long long)ino);
-		*nlink += (u32)n;
-		path.slots[0]++;
-	}
-}
+/* What an inode's items add up to: its names, its directory entries' name
+ * bytes (×2, a directory's size) and the bytes its extents store. */
+struct tally {
+	u32 names;
+	u64 dir_size, nbytes;
+};
 
-/* Sums over the items (ino, type, *): name bytes ×2 (DIR_INDEX) or bytes stored (EXTENT_DATA). */
-static int sum_items(struct replay *r, u64 ino, u8 type, u64 *out)
+static int tally_inode(struct replay *r, u64 ino, struct tally *t)
 {
 	struct btrfs_fs_info *fs = r->fs;
 	struct btrfs_path path;
-	struct btrfs_key key = {ino, type, 0}, k;
+	struct btrfs_key key = {ino, 0, 0}, k;
 	int ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0);
 	if (ret < 0)
 		return ret;
-	*out = 0;
+	*t = (struct tally){0};
 	for (;;) {
 		if ((ret = btrfs_path_next_item(fs, &path)))
 			return ret < 0 ? ret : 0;
 		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != ino || k.type != type)
+		if (k.objectid != ino)
 			return 0;
 		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
 		u32 size = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
-		if (type == BTRFS_DIR_INDEX_KEY && size >= BTRFS_DIR_ITEM_SIZE) {
-			*out += 2 * (u64)btrfs_dir_name_len(p);
-		} else if (type == BTRFS_EXTENT_DATA_KEY && size >= BTRFS_FILE_EXTENT_INLINE_DATA_START) {
+		if (k.type == BTRFS_INODE_REF_KEY || k.type == BTRFS_INODE_EXTREF_KEY) {
+			struct ref_name names[256];
+			u64 parents[1];
+			int n = parse_refs(&k, p, size, names, 256, parents, 1);
+			if (n < 0)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "ref item of inode %llu is damaged", (unsigned long long)ino);
+			t->names += (u32)n;
+		} else if (k.type == BTRFS_DIR_INDEX_KEY && size >= BTRFS_DIR_ITEM_SIZE) {
+			t->dir_size += 2 * (u64)btrfs_dir_name_len(p);
+		} else if (k.type == BTRFS_EXTENT_DATA_KEY && size >= BTRFS_FILE_EXTENT_INLINE_DATA_START) {
 			if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_INLINE)
-				*out += btrfs_file_extent_ram_bytes(p);
+				t->nbytes += btrfs_file_extent_ram_bytes(p);
 			else if (size >= BTRFS_FILE_EXTENT_SIZE && btrfs_file_extent_disk_bytenr(p))
-				*out += btrfs_file_extent_num_bytes(p);
+				t->nbytes += btrfs_file_extent_num_bytes(p);
 		}
 		path.slots[0]++;
 	}
@@ -819,9 +792,10 @@ static int fixup_inode(struct replay *r, u64 ino)
 	int ret = inode_exists(r, ino, &in);
 	if (ret <= 0)
 		return ret;
-	u32 nlink;
-	if ((ret = count_names(r, ino, &nlink)))
+	struct tally t;
+	if ((ret = tally_inode(r, ino, &t)))
 		return ret;
+	u32 nlink = t.names;
 	struct btrfs_key k = {ino, BTRFS_INODE_ITEM_KEY, 0};
 	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
 	if (nlink == 0 && ino != BTRFS_FIRST_FREE_OBJECTID) {
@@ -859,23 +833,15 @@ static int fixup_inode(struct replay *r, u64 ino)
 		ev(r, &k, BTRFS_REPLAY_EVICT, ino, 0, 0);
 		return 0;
 	}
-	u64 v;
 	int changed = 0;
 	if (in.nlink != nlink) {
 		in.nlink = is_dir ? 1 : nlink;
 		changed = 1;
 	}
-	if (is_dir) {
-		if ((ret = sum_items(r, ino, BTRFS_DIR_INDEX_KEY, &v)))
-			return ret;
-		if (v != in.size)
-			in.size = v, changed = 1;
-	} else {
-		if ((ret = sum_items(r, ino, BTRFS_EXTENT_DATA_KEY, &v)))
-			return ret;
-		if (v != in.nbytes)
-			in.nbytes = v, changed = 1;
-	}
+	if (is_dir && t.dir_size != in.size)
+		in.size = t.dir_size, changed = 1;
+	else if (!is_dir && t.nbytes != in.nbytes)
+		in.nbytes = t.nbytes, changed = 1;
 	if (!changed)
 		return 0;
 	ev(r, &k, BTRFS_REPLAY_COUNTS, ino, in.nlink, is_dir ? in.size : in.nbytes);

@@ -18,6 +18,7 @@
 #include "ctree.h"
 #include "disk-io.h"
 #include "extent-tree.h"
+#include "file-item.h"
 #include "inode.h"
 #include "transaction.h"
 #include "volumes.h"
@@ -307,24 +308,11 @@ static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 	u64 end = bytenr + len, cur = bytenr;
 	while (cur < end) {
 		struct btrfs_path path;
-		struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, cur}, k;
-		int ret = btrfs_search_slot(fs, fs->csum_root, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
-		if (ret > 0 && btrfs_prev_item(fs, &path) == 0) {
-			btrfs_item_key(path.nodes[0], path.slots[0], &k);
-			if (k.type != BTRFS_EXTENT_CSUM_KEY || k.offset + btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4 * ss <= cur)
-				path.slots[0]++;
-		}
-		if ((ret = btrfs_path_next_item(fs, &path)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != BTRFS_EXTENT_CSUM_OBJECTID || k.type != BTRFS_EXTENT_CSUM_KEY || k.offset >= end)
-			return 0;
-		u64 istart = k.offset, iend = k.offset + btrfs_item_size_nr(path.nodes[0], path.slots[0]) / 4 * ss;
+		u64 istart, iend;
+		int ret = btrfs_find_csum_item(fs, fs->csum_root, cur, end, &path, &istart, &iend);
+		if (ret)
+			return ret == BLAB_ENOENT ? 0 : ret;
 		u64 s = istart > cur ? istart : cur, e = iend < end ? iend : end;
-		if (e <= s) /* an item that ends before cur: move on */
-			return 0;
 		u32 n = (u32)((e - s) / ss);
 		u8 *buf = malloc((size_t)n * 4);
 		if (!buf)

@@ -26,6 +26,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
   const [ranScript, setRanScript] = useState(lesson.scenario);
   const [steps, setSteps] = useState<Step[]>([]);
   const [dump, setDump] = useState<TreeDump | null>(null);
+  const [dumpStep, setDumpStep] = useState(-1); // the step the shown dump is of
   const [error, setError] = useState<string | null>(null);
   const [treeName, setTreeName] = useState('fs');
   const [answers, setAnswers] = useState<Record<number, number>>({});
@@ -61,13 +62,17 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
     const have = cache.current.get(key);
     if (have) {
       setDump(have);
+      setDumpStep(index);
       return;
     }
     // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
     core.call({ op: 'stateAt', script: scriptPrefix(lines, steps, index), opts: RUN, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
       (d) => {
         cache.current.set(key, d);
-        if (live) setDump(d);
+        if (live) {
+          setDump(d);
+          setDumpStep(index);
+        }
       },
       (e: Error) => live && setError(e.message),
     );
@@ -138,7 +143,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
         </section>
       )}
       {steps.length > 0 && <Player steps={steps} index={index} onIndex={goTo} reducedMotion={reducedMotion} />}
-      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={setTreeName} reducedMotion={reducedMotion} />}
+      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={setTreeName} reducedMotion={reducedMotion} stateKey={String(dumpStep)} />}
       {hasFsync && <LogReplayView core={core} script={ranScript} reducedMotion={reducedMotion} />}
       {hasFsync && <CompareView core={core} script={ranScript} reducedMotion={reducedMotion} />}
       </div>

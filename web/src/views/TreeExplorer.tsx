@@ -11,6 +11,8 @@ export interface TreeExplorerProps {
   treeName: string;
   onTreeName: (name: string) => void;
   reducedMotion: boolean;
+  /** Which state the dump is of (a step), set on the canvas once drawn, for tests and benchmarks. */
+  stateKey?: string;
 }
 
 function download(name: string, blob: Blob) {
@@ -45,7 +47,7 @@ function standaloneSvg(svg: SVGSVGElement): string {
   return new XMLSerializer().serializeToString(clone);
 }
 
-export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion }: TreeExplorerProps) {
+export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion, stateKey }: TreeExplorerProps) {
   const ref = useRef<HTMLDivElement>(null);
   const view = useRef<ReturnType<typeof createTreeView> | null>(null);
   // blocks the learner toggled; in a large tree every level-1 node starts folded and a toggle unfolds it
@@ -81,7 +83,8 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion 
 
   useEffect(() => {
     if (tree) view.current?.update({ tree, marks, collapsed, reducedMotion });
-  }, [tree, marks, collapsed, reducedMotion]);
+    if (stateKey !== undefined) ref.current?.setAttribute('data-state', stateKey);
+  }, [tree, marks, collapsed, reducedMotion, stateKey]);
 
   const exportSvg = () => download(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
   const exportPng = () => {
