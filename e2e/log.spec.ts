@@ -84,5 +84,6 @@ test('before and after: the two directory logging modes and the seed\'s experime
   await expect(cmp.getByTestId('model-create-1000')).toHaveText(/^-\d+\.\d%$/);
   await cmp.getByRole('button', { name: 'Run N=10,000' }).click();
   await expect(cmp.getByTestId('model-create-10000')).toHaveText(/^-4\d\.\d%$/, { timeout: 20_000 });
+  await expect(cmp.getByRole('img', { name: "The seed's measured change and the model's" }).locator('rect.model')).toHaveCount(4);
   await expect(cmp).toHaveScreenshot('compare-view.png', { maxDiffPixelRatio: 0.02 });
 });

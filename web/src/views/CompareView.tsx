@@ -87,6 +87,34 @@ function CostChart({ rows, reducedMotion }: { rows: { label: string; legacy: num
   return <svg ref={ref} className="cost-chart" role="img" aria-label="Modelled fsync cost, legacy and index-only" />;
 }
 
+/** The seed's measured change beside the model's, per experiment and phase. */
+function SeedChart({ rows, reducedMotion }: { rows: { label: string; seed: number; model: number }[]; reducedMotion: boolean }) {
+  const ref = useRef<SVGSVGElement>(null);
+  useEffect(() => {
+    const svg = select(ref.current!);
+    const w = 520, h = 30 + rows.length * 40;
+    svg.attr('viewBox', `0 0 ${w} ${h}`).attr('width', w).attr('height', h);
+    const x = (v: number) => (Math.min(100, Math.abs(v)) / 100) * (w - 260);
+    const g = svg.selectAll<SVGGElement, (typeof rows)[number]>('g.row').data(rows, (r) => r.label);
+    g.exit().remove();
+    const enter = g.enter().append('g').attr('class', 'row');
+    enter.append('text').attr('class', 'label').attr('y', 14);
+    for (const [cls, dy] of [['seed', 0], ['model', 15]] as const) {
+      enter.append('rect').attr('class', `bar ${cls}`).attr('x', 150).attr('y', dy + 2).attr('height', 12).attr('width', 0);
+      enter.append('text').attr('class', `val ${cls}`).attr('y', dy + 12);
+    }
+    const all = enter.merge(g).attr('transform', (_, i) => `translate(0,${8 + i * 40})`);
+    all.select('text.label').text((r) => r.label);
+    type Bars = Selection<SVGRectElement, (typeof rows)[number], SVGGElement, unknown>;
+    const t = (b: Bars) => (reducedMotion ? b : b.transition().duration(400)) as unknown as Bars;
+    t(all.select<SVGRectElement>('rect.seed')).attr('width', (r) => x(r.seed));
+    t(all.select<SVGRectElement>('rect.model')).attr('width', (r) => x(r.model));
+    all.select('text.val.seed').attr('x', (r) => 156 + x(r.seed)).text((r) => `${r.seed.toFixed(1)}% measured (seed)`);
+    all.select('text.val.model').attr('x', (r) => 156 + x(r.model)).text((r) => `${r.model.toFixed(1)}% modelled`);
+  }, [rows, reducedMotion]);
+  return <svg ref={ref} className="cost-chart seed-chart" role="img" aria-label="The seed's measured change and the model's" />;
+}
+
 /** The same scenario in both directory logging modes side by side, charted, and the seed's experiment against its published table. */
 export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
   const [res, setRes] = useState<Record<Mode, FsyncMetrics[]> | null>(null);
@@ -178,6 +206,12 @@ export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
           })}
         </tbody>
       </table>
+      {Object.keys(seedRows).length > 0 && (
+        <SeedChart reducedMotion={reducedMotion} rows={SEED_TABLE.filter((r) => seedRows[r.n]).flatMap((r) => [
+          { label: `N=${r.n.toLocaleString('en')}, create`, seed: pct(r.create[1], r.create[0]), model: seedRows[r.n].create },
+          { label: `N=${r.n.toLocaleString('en')}, delete`, seed: pct(r.delete[1], r.delete[0]), model: seedRows[r.n].delete },
+        ])} />
+      )}
     </section>
   );
 }
