@@ -53,16 +53,25 @@ void btrfs_free_delayed_refs(struct btrfs_fs_info *fs)
 	u64map_free(&fs->delayed_refs);
 }
 
+/* Room for one more entry in the list of extents unpinned after commit. */
+static int pinned_room(struct btrfs_fs_info *fs)
+{
+	if (fs->npinned < fs->cappinned)
+		return 0;
+	size_t cap = fs->cappinned ? fs->cappinned * 2 : 64;
+	struct free_range *n = realloc(fs->pinned, cap * sizeof(*n));
+	if (!n)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
+	fs->pinned = n;
+	fs->cappinned = cap;
+	return 0;
+}
+
 static int pin(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
-	if (fs->npinned == fs->cappinned) {
-		size_t cap = fs->cappinned ? fs->cappinned * 2 : 64;
-		struct free_range *n = realloc(fs->pinned, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
-		fs->pinned = n;
-		fs->cappinned = cap;
-	}
+	int ret = pinned_room(fs);
+	if (ret)
+		return ret;
 	fs->pinned[fs->npinned++] = (struct free_range){start, len};
 	return btrfs_pin_range(fs, start, len);
 }
@@ -151,15 +160,9 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 
 int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
-	if (fs->npinned == fs->cappinned) {
-		size_t cap = fs->cappinned ? fs->cappinned * 2 : 64;
-		struct free_range *n = realloc(fs->pinned, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
-		fs->pinned = n;
-		fs->cappinned = cap;
-	}
-	int ret = btrfs_pin_free_range(fs, start, len);
+	int ret = pinned_room(fs);
+	if (!ret)
+		ret = btrfs_pin_free_range(fs, start, len);
 	if (!ret)
 		fs->pinned[fs->npinned++] = (struct free_range){start, len};
 	return ret;

@@ -340,6 +340,39 @@ static int replay_xattr_deletes(struct replay *r, const struct btrfs_key *lk, u6
 	}
 }
 
+/* A directory entry of the fs tree, copied out of its leaf. */
+struct fs_entry {
+	struct btrfs_key key; /* (dir, DIR_INDEX, index) */
+	struct btrfs_key location;
+	char name[BTRFS_NAME_LEN];
+	u16 len;
+};
+
+/* The first DIR_INDEX entry of dir with an index in [from, last]: 0 with *e,
+ * 1 when there is none, or an error. */
+static int next_dir_entry(struct replay *r, u64 dir, u64 from, u64 last, struct fs_entry *e)
+{
+	struct btrfs_fs_info *fs = r->fs;
+	struct btrfs_path path;
+	struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, from};
+	int ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	if ((ret = btrfs_path_next_item(fs, &path)))
+		return ret;
+	btrfs_item_key(path.nodes[0], path.slots[0], &e->key);
+	if (e->key.objectid != dir || e->key.type != BTRFS_DIR_INDEX_KEY || e->key.offset > last)
+		return 1;
+	struct dir_entry d;
+	if (!btrfs_parse_dir_entry(btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]), &d))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "DIR_INDEX %llu of directory %llu is damaged",
+				 (unsigned long long)e->key.offset, (unsigned long long)dir);
+	e->location = d.location;
+	e->len = d.name_len;
+	memcpy(e->name, d.name, d.name_len);
+	return 0;
+}
+
 /* Names in dir's authoritative index ranges that the log does not hold go. */
 static int replay_dir_deletes(struct replay *r, const struct btrfs_key *lk, u64 dir)
 {
@@ -364,46 +397,24 @@ static int replay_dir_deletes(struct replay *r, const struct btrfs_key *lk, u64 
 		if (last < first)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu DIR_LOG_INDEX %llu) ends at %llu, before it starts",
 					 (unsigned long long)dir, (unsigned long long)first, (unsigned long long)last);
-		u64 cur = first;
-		for (;;) {
-			/* the next fs entry in [cur, last] */
-			struct btrfs_path path;
-			struct btrfs_key fk = {dir, BTRFS_DIR_INDEX_KEY, cur}, f;
-			if ((ret = btrfs_search_slot(fs, r->root, &fk, &path, 0, 0)) < 0)
-				return ret;
-			if ((ret = btrfs_path_next_item(fs, &path))) {
-				if (ret < 0)
-					return ret;
-				break;
-			}
-			btrfs_item_key(path.nodes[0], path.slots[0], &f);
-			if (f.objectid != dir || f.type != BTRFS_DIR_INDEX_KEY || f.offset > last)
-				break;
-			struct dir_entry e;
-			const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-			if (!btrfs_parse_dir_entry(p, btrfs_item_size_nr(path.nodes[0], path.slots[0]), &e))
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "DIR_INDEX %llu of directory %llu is damaged",
-						 (unsigned long long)f.offset, (unsigned long long)dir);
-			char name[BTRFS_NAME_LEN];
-			u16 nl = e.name_len;
-			u64 ino = e.location.objectid;
-			memcpy(name, e.name, nl);
+		struct fs_entry e;
+		for (u64 cur = first; (ret = next_dir_entry(r, dir, cur, last, &e)) == 0; cur = e.key.offset + 1) {
 			const u8 *lp;
 			u32 lsz;
 			int keep = 0;
-			if (log_lookup(r, &f, &lp, &lsz) == 0) {
+			if (log_lookup(r, &e.key, &lp, &lsz) == 0) {
 				struct dir_entry le;
-				if (btrfs_parse_dir_entry(lp, lsz, &le) && le.name_len == nl && !memcmp(le.name, name, nl))
+				if (btrfs_parse_dir_entry(lp, lsz, &le) && le.name_len == e.len && !memcmp(le.name, e.name, e.len))
 					keep = 1;
 			}
-			if (!keep && e.location.type == BTRFS_INODE_ITEM_KEY) {
-				if ((ret = unlink_name(r, &rk, dir, ino, name, nl, BTRFS_REPLAY_DIR_DELETE)))
-					return ret;
-			}
-			if (f.offset == (u64)-1)
+			if (!keep && e.location.type == BTRFS_INODE_ITEM_KEY &&
+			    (ret = unlink_name(r, &rk, dir, e.location.objectid, e.name, e.len, BTRFS_REPLAY_DIR_DELETE)))
+				return ret;
+			if (e.key.offset == (u64)-1)
 				break;
-			cur = f.offset + 1;
 		}
+		if (ret < 0)
+			return ret;
 	}
 }
 
@@ -801,32 +812,14 @@ static int fixup_inode(struct replay *r, u64 ino)
 	if (nlink == 0 && ino != BTRFS_FIRST_FREE_OBJECTID) {
 		if (is_dir) {
 			/* its names go first: each is an inode to recount */
-			for (;;) {
-				struct btrfs_path path;
-				struct btrfs_key key = {ino, BTRFS_DIR_INDEX_KEY, 0}, f;
-				if ((ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0)) < 0)
-					return ret;
-				if ((ret = btrfs_path_next_item(fs, &path))) {
-					if (ret < 0)
-						return ret;
-					break;
-				}
-				btrfs_item_key(path.nodes[0], path.slots[0], &f);
-				if (f.objectid != ino || f.type != BTRFS_DIR_INDEX_KEY)
-					break;
-				struct dir_entry e;
-				if (!btrfs_parse_dir_entry(btrfs_item_ptr(path.nodes[0], path.slots[0]),
-							   btrfs_item_size_nr(path.nodes[0], path.slots[0]), &e))
-					return blab_fail(&fs->err, BLAB_ECORRUPT, "DIR_INDEX of directory %llu is damaged", (unsigned long long)ino);
-				char name[BTRFS_NAME_LEN];
-				u16 nl = e.name_len;
-				u64 child = e.location.objectid;
-				memcpy(name, e.name, nl);
-				if ((ret = unlink_name(r, &k, ino, child, name, nl, BTRFS_REPLAY_DIR_DELETE)))
-					return ret;
-				if ((ret = fixup_inode(r, child)))
+			struct fs_entry e;
+			while ((ret = next_dir_entry(r, ino, 0, (u64)-1, &e)) == 0) {
+				if ((ret = unlink_name(r, &k, ino, e.location.objectid, e.name, e.len, BTRFS_REPLAY_DIR_DELETE)) ||
+				    (ret = fixup_inode(r, e.location.objectid)))
 					return ret;
 			}
+			if (ret < 0)
+				return ret;
 		}
 		if ((ret = btrfs_evict_inode(fs, r->root, ino)))
 			return ret;

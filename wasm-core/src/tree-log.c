@@ -36,6 +36,7 @@ struct log_ctx {
 	u64 *pending; /* inodes still to log (EXISTS or ALL): ino << 1 | all */
 	size_t npending, cappending;
 	u64 last_fs_leaf; /* the fs leaf last read-locked, for the trace */
+	u8 *buf;          /* nodesize bytes: an item on its way from the fs tree to the log */
 };
 
 /* ---- per-inode state ---- */
@@ -314,15 +315,11 @@ static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 			return ret == BLAB_ENOENT ? 0 : ret;
 		u64 s = istart > cur ? istart : cur, e = iend < end ? iend : end;
 		u32 n = (u32)((e - s) / ss);
-		u8 *buf = malloc((size_t)n * 4);
-		if (!buf)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "checksums");
-		memcpy(buf, btrfs_item_ptr(path.nodes[0], path.slots[0]) + (s - istart) / ss * 4, (size_t)n * 4);
+		/* c->buf is free again: the extent item that named these checksums is in the log */
+		memcpy(c->buf, btrfs_item_ptr(path.nodes[0], path.slots[0]) + (s - istart) / ss * 4, (size_t)n * 4);
 		struct btrfs_key lk = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s};
 		lock_leaf(c, path.nodes[0]);
-		ret = log_insert(c, &lk, buf, n * 4, src_leaf);
-		free(buf);
-		if (ret)
+		if ((ret = log_insert(c, &lk, c->buf, n * 4, src_leaf)))
 			return ret;
 		cur = e;
 	}
@@ -357,9 +354,7 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 	int ret = btrfs_search_slot(fs, c->root, &key, &path, 0, 0);
 	if (ret < 0)
 		return ret;
-	u8 *buf = malloc(fs->nodesize);
-	if (!buf)
-		return blab_fail(&fs->err, BLAB_ENOMEM, "log copy");
+	u8 *buf = c->buf;
 	for (;;) {
 		if ((ret = btrfs_path_next_item(fs, &path))) {
 			ret = ret < 0 ? ret : 0;
@@ -420,7 +415,6 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 				break;
 		}
 	}
-	free(buf);
 	if (!ret && all && is_reg && full && s->full_sync_trans == trans && covered < size_end)
 		ret = log_hole(c, ino, covered, size_end);
 	return ret;
@@ -459,9 +453,7 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 	int ret = btrfs_search_slot(fs, c->root, &key, &path, 0, 0);
 	if (ret < 0)
 		return ret;
-	u8 *buf = malloc(fs->nodesize);
-	if (!buf)
-		return blab_fail(&fs->err, BLAB_ENOMEM, "log copy");
+	u8 *buf = c->buf;
 	for (;;) {
 		if ((ret = btrfs_path_next_item(fs, &path))) {
 			ret = ret < 0 ? ret : 0;
@@ -530,7 +522,6 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 				break;
 		}
 	}
-	free(buf);
 	if (!ret && hashed) {
 		qsort(fs->log_deleted, fs->nlog_deleted, sizeof(*fs->log_deleted), cmp_key);
 		for (size_t i = 0; i < fs->nlog_deleted && !ret; i++) {
@@ -700,6 +691,25 @@ static double modelled_cost(const struct btrfs_log_stats *st)
 	       6.0 * (double)st->blocks_written;
 }
 
+/* Whether this transaction allocated a chunk: the committed chunk tree
+ * cannot map what lies in it, so a log may not point there. */
+static int chunk_allocated(const struct btrfs_fs_info *fs)
+{
+	for (size_t i = 0; i < fs->nchunks; i++)
+		if (fs->chunks[i].pending)
+			return 1;
+	return 0;
+}
+
+/* fsync found during logging that only a commit makes the change durable. */
+static int commit_instead(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st, int why)
+{
+	st->fallback = why;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)why});
+	int ret = btrfs_commit_transaction(fs);
+	return ret ? ret : btrfs_start_transaction(fs);
+}
+
 int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
 {
 	struct btrfs_log_stats local;
@@ -718,9 +728,8 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	if (!s)
 		return fs->err.code;
 	int fallback = BTRFS_LOG_LOGGED;
-	for (size_t i = 0; i < fs->nchunks; i++)
-		if (fs->chunks[i].pending)
-			fallback = BTRFS_LOG_FULL_COMMIT_NEW_CHUNK;
+	if (chunk_allocated(fs))
+		fallback = BTRFS_LOG_FULL_COMMIT_NEW_CHUNK;
 	if (!fallback && s->last_unlink_trans == fs->generation)
 		fallback = is_dir ? BTRFS_LOG_FULL_COMMIT_RENAMED_FROM : BTRFS_LOG_FULL_COMMIT_UNLINKED;
 	if (!fallback && in.transid < fs->generation && s->logged_trans != fs->generation)
@@ -735,7 +744,9 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	}
 	if ((ret = start_log(fs)))
 		return ret;
-	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log_tree, .st = st};
+	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log_tree, .st = st, .buf = malloc(fs->nodesize)};
+	if (!c.buf)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "log copy");
 	ret = log_inode(&c, ino, 1);
 	/* new inodes named by the logged entries, directories in full */
 	for (size_t i = 0; i < c.npending && !ret; i++)
@@ -743,22 +754,12 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	if (!ret && in.generation == fs->generation)
 		ret = log_new_ancestors(&c, ino);
 	free(c.pending);
-	if (ret == NEED_FULL_COMMIT) {
-		st->fallback = BTRFS_LOG_FULL_COMMIT_RENAMED_FROM;
-		fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)st->fallback});
-		ret = btrfs_commit_transaction(fs);
-		return ret ? ret : btrfs_start_transaction(fs);
-	}
-	/* the log's own blocks may have needed a new chunk: the committed chunk
-	 * tree cannot map them, so only a commit makes this durable */
-	for (size_t i = 0; i < fs->nchunks && !ret; i++) {
-		if (fs->chunks[i].pending) {
-			st->fallback = BTRFS_LOG_FULL_COMMIT_NEW_CHUNK;
-			fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)st->fallback});
-			ret = btrfs_commit_transaction(fs);
-			return ret ? ret : btrfs_start_transaction(fs);
-		}
-	}
+	free(c.buf);
+	if (ret == NEED_FULL_COMMIT)
+		return commit_instead(fs, root, ino, st, BTRFS_LOG_FULL_COMMIT_RENAMED_FROM);
+	/* the log's own blocks may have needed a new chunk */
+	if (!ret && chunk_allocated(fs))
+		return commit_instead(fs, root, ino, st, BTRFS_LOG_FULL_COMMIT_NEW_CHUNK);
 	if (!ret)
 		ret = sync_log(&c);
 	if (ret)
