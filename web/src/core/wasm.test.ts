@@ -135,6 +135,21 @@ describe('scenarios through WASM', () => {
     core.close(h);
   });
 
+  test('crash and replay: the metrics count every event the trace holds, and replay appends its steps', () => {
+    const h = core.run('mkdir /d\ncreate /d/a{1..3}\ncommit\ncreate /d/b\nwrite /d/b 0 5000 2\nfsync /d\ncrash\n', { seed: 1n, now: 1n, trace: true });
+    const m = core.metrics(h);
+    expect(m.crashed).toBe(true);
+    expect(m.fsyncs[0].items.DIR_INDEX).toBe(1);
+    const n0 = core.trace(h).length;
+    expect(Object.values(m.events).reduce((a, b) => a + b, 0)).toBe(n0);
+    expect(core.ls(h, '/d').map((e) => e.name)).toEqual(['a1', 'a2', 'a3']);
+    core.replay(h);
+    const after = core.trace(h).slice(n0);
+    expect(after.filter((e) => e.kind === 'replay').length).toBeGreaterThan(3);
+    expect(core.ls(h, '/d').map((e) => e.name)).toEqual(['a1', 'a2', 'a3', 'b']);
+    core.close(h);
+  });
+
   test('a bad script is a typed error naming the line', () => {
     expect(() => core.run('mkdir /a\nrmdir /b\n', { seed: 1n, now: 1n, trace: false })).toThrow(/scenario:2: rmdir: ENOENT: \/b: no such file or directory/);
   });

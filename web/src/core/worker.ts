@@ -52,7 +52,8 @@ function handle(core: Core, req: Envelope): Results[keyof Results] {
         const logs = core.dumpTree(h, TREE_LOG, req.maxLeafEntries);
         const before = { ...fs, trees: fs.trees.map((t) => (t.id === TREE_LOG ? logs.trees.find((l) => l.name === t.name) ?? t : t)) };
         const metrics = core.metrics(h);
-        const n0 = core.trace(h).length;
+        // events so far: the metrics count every event the trace holds (not the trace again)
+        const n0 = Object.values(metrics.events).reduce((a, b) => a + b, 0);
         core.replay(h);
         const events = core.trace(h).slice(n0);
         return { before, events, after: core.dumpTree(h, 5n, req.maxLeafEntries), metrics };

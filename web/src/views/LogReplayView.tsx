@@ -159,11 +159,11 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
           <div className="side-by-side">
             <div className="side" aria-label="The log, as the crash left it" role="region">
               <h4>Log tree (written by fsync)</h4>
-              {hasLog && <TreeExplorer key={at} dump={data.before} marks={logMarks} treeName={logTree} onTreeName={setLogTree} reducedMotion={reducedMotion} />}
+              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={setLogTree} reducedMotion={reducedMotion} />}
             </div>
             <div className="side" aria-label="The fs tree during replay" role="region">
               <h4>fs tree {step === 0 ? 'at the crash' : step >= total ? 'after replay (committed)' : `after ${step} replay action${step === 1 ? '' : 's'}`}</h4>
-              {fsAt && <TreeExplorer key={at} dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={setFsTree} reducedMotion={reducedMotion} />}
+              {fsAt && <TreeExplorer dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={setFsTree} reducedMotion={reducedMotion} />}
             </div>
           </div>
         </>
