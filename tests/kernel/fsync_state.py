@@ -7,37 +7,17 @@ sorted names in it. A path that does not exist maps to null.
 It reads without disturbing the filesystem it looks at: files and
 directories are opened with O_NOATIME, so looking does not dirty an inode
 and change what a later fsync logs."""
-import hashlib, json, os, stat, sys
+import json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import snapshot  # noqa: E402  (the same description of a path, read with O_NOATIME)
 
 def describe(full):
     try:
-        st = os.lstat(full)
+        d = snapshot.describe(full)
     except FileNotFoundError:
         return None
-    if stat.S_ISDIR(st.st_mode): t = 'dir'
-    elif stat.S_ISLNK(st.st_mode): t = 'symlink'
-    elif stat.S_ISREG(st.st_mode): t = 'file'
-    else: t = 'other'
-    d = {'type': t, 'nlink': st.st_nlink}
-    if t == 'file':
-        d['size'] = st.st_size
-        h = hashlib.sha256()
-        fd = os.open(full, os.O_RDONLY | os.O_NOATIME)
-        try:
-            while True:
-                b = os.read(fd, 1 << 20)
-                if not b:
-                    break
-                h.update(b)
-        finally:
-            os.close(fd)
-        d['sha'] = h.hexdigest()
-    if t == 'symlink':
-        d['target'] = os.readlink(full)
-    else:
-        d['xattrs'] = {n: os.getxattr(full, n, follow_symlinks=False).decode('utf-8', 'replace')
-                       for n in sorted(os.listxattr(full, follow_symlinks=False)) if n.startswith('user.')}
-    if t == 'dir':
+    if d['type'] == 'dir':
         fd = os.open(full, os.O_RDONLY | os.O_DIRECTORY | os.O_NOATIME)
         try:
             d['names'] = sorted(os.listdir(fd))
