@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import * as CRC from './crc32c.mjs';
 
-const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { crc32c } from './crc32c.mjs';
 
-const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-corrupt-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 

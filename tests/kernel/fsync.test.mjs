@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { btrfsCheck, skipReason, withMount } from './lib.mjs';
 import { randomFsyncScenario } from './model.mjs';
 
-const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const SNAP = fileURLToPath(new URL('./snapshot.py', import.meta.url));
 const skip = skipReason();
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-fsync-'));

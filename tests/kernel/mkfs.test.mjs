@@ -10,7 +10,7 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { btrfsCheck, dumpTreeAll, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
 
-const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const skip = skipReason();
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-kernel-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

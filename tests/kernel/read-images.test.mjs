@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { btrfsCheck, dumpTreeAll, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
 import { dataBytes } from './model.mjs';
 
-const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const COMPARE = fileURLToPath(new URL('./compare_trees.py', import.meta.url));
 const skip = skipReason();
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-read-'));

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { skipReason } from './lib.mjs';
 import { kernelSeed001 } from './seed001.mjs';
 
-const CLI = fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const skip = skipReason();
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed001-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
