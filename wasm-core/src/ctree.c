@@ -10,6 +10,7 @@
  * root when it is left with one child.
  */
 #include "ctree.h"
+#include "tree-checker.h"
 #include "disk-io.h"
 #include "extent-tree.h"
 #include "volumes.h"
@@ -116,21 +117,14 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 	return 0;
 }
 
-/* Reads child slot of parent (and copies it when cow). */
+/* Reads child slot of parent, checked against its key pointer (and copies
+ * it when cow). */
 static struct extent_buffer *read_child(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *parent,
 					int slot, int cow)
 {
-	struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, slot), btrfs_level(parent) - 1,
-							root->objectid);
+	struct extent_buffer *c = btrfs_read_node_slot(fs, parent, slot, root->objectid);
 	if (!c)
 		return NULL;
-	u64 want = btrfs_key_generation(btrfs_key_ptr_nr(parent, slot));
-	if (btrfs_header_generation(c->data) != want) {
-		blab_fail(&fs->err, BLAB_ECORRUPT, "parent transid verify failed on logical %llu (root %lld): wanted %llu found %llu",
-			  (unsigned long long)c->start, (long long)root->objectid, (unsigned long long)want,
-			  (unsigned long long)btrfs_header_generation(c->data));
-		return NULL;
-	}
 	if (cow && btrfs_cow_block(fs, root, c, parent, slot, &c))
 		return NULL;
 	return c;
@@ -576,8 +570,7 @@ static int descend(struct btrfs_fs_info *fs, struct btrfs_path *path, int level,
 {
 	while (level > 0) {
 		struct extent_buffer *parent = path->nodes[level];
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(parent, path->slots[level]), level - 1,
-								btrfs_header_owner(parent->data));
+		struct extent_buffer *c = btrfs_read_node_slot(fs, parent, path->slots[level], btrfs_header_owner(parent->data));
 		if (!c)
 			return fs->err.code;
 		level--;

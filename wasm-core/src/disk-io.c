@@ -2,6 +2,7 @@
 #include "tree-log.h"
 #include "crc32c.h"
 #include "ctree.h"
+#include "tree-checker.h"
 #include "extent-tree.h"
 #include "volumes.h"
 #include <stdio.h>
@@ -55,71 +56,6 @@ static const char *tree_name(u64 owner, char *buf, size_t n)
 {
 	snprintf(buf, n, "%lld", (long long)owner);
 	return buf;
-}
-
-static int key_order_error(struct btrfs_fs_info *fs, const char *what, const char *tn, const struct extent_buffer *eb, u32 slot,
-			   const struct btrfs_key *k, const struct btrfs_key *prev)
-{
-	return blab_fail(&fs->err, BLAB_ECORRUPT,
-			 "corrupt %s: root=%s block=%llu slot=%u, key out of order, have (%llu %u %llu) expect > (%llu %u %llu)", what,
-			 tn, (unsigned long long)eb->start, slot, (unsigned long long)k->objectid, k->type,
-			 (unsigned long long)k->offset, (unsigned long long)prev->objectid, prev->type, (unsigned long long)prev->offset);
-}
-
-int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner)
-{
-	const u8 *d = eb->data;
-	u32 nr = btrfs_header_nritems(d);
-	int level = btrfs_header_level(d);
-	char tn[24];
-	const char *what = level ? "node" : "leaf";
-	tree_name(owner, tn, sizeof(tn));
-	if (level >= BTRFS_MAX_LEVEL)
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt %s: root=%s block=%llu, invalid level %d, must be < %d",
-				 what, tn, (unsigned long long)eb->start, level, BTRFS_MAX_LEVEL);
-	if (level) {
-		u32 max = (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE;
-		if (nr == 0 || nr > max)
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt node: root=%s block=%llu, invalid nritems %u, expect 1..%u",
-					 tn, (unsigned long long)eb->start, nr, max);
-		struct btrfs_key prev = {0}, k;
-		for (u32 i = 0; i < nr; i++) {
-			const u8 *kp = d + BTRFS_HEADER_SIZE + i * BTRFS_KEY_PTR_SIZE;
-			btrfs_disk_key_to_cpu(&k, kp);
-			if (i && btrfs_comp_keys(&prev, &k) >= 0)
-				return key_order_error(fs, "node", tn, eb, i, &k, &prev);
-			u64 ptr = btrfs_key_blockptr(kp);
-			if (!ptr || (ptr & (fs->sectorsize - 1)))
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt node: root=%s block=%llu slot=%u, invalid block pointer %llu",
-						 tn, (unsigned long long)eb->start, i, (unsigned long long)ptr);
-			prev = k;
-		}
-		return 0;
-	}
-	u32 space = fs->nodesize - BTRFS_HEADER_SIZE;
-	if (nr > space / BTRFS_ITEM_SIZE)
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "corrupt leaf: root=%s block=%llu, invalid nritems %u",
-				 tn, (unsigned long long)eb->start, nr);
-	struct btrfs_key prev = {0}, k;
-	u32 prev_off = space;
-	for (u32 i = 0; i < nr; i++) {
-		const u8 *it = d + BTRFS_HEADER_SIZE + i * BTRFS_ITEM_SIZE;
-		btrfs_disk_key_to_cpu(&k, it);
-		u32 off = btrfs_item_offset(it), sz = btrfs_item_size(it);
-		if (i && btrfs_comp_keys(&prev, &k) >= 0)
-			return key_order_error(fs, "leaf", tn, eb, i, &k, &prev);
-		if (off + sz != prev_off)
-			return blab_fail(&fs->err, BLAB_ECORRUPT,
-					 "corrupt leaf: root=%s block=%llu slot=%u, unexpected item end, have %u expect %u",
-					 tn, (unsigned long long)eb->start, i, off + sz, prev_off);
-		if ((u64)off + sz > space || off < (i + 1) * BTRFS_ITEM_SIZE)
-			return blab_fail(&fs->err, BLAB_ECORRUPT,
-					 "corrupt leaf: root=%s block=%llu slot=%u, item data [%u, %u) overlaps the item headers or leaf end",
-					 tn, (unsigned long long)eb->start, i, off, off + sz);
-		prev = k;
-		prev_off = off;
-	}
-	return 0;
 }
 
 struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 owner)

@@ -12,12 +12,9 @@ struct extent_buffer *btrfs_new_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* Drops a freed block from the cache. */
 void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* Reads and verifies the tree block at bytenr: checksum, bytenr, fsid,
- * level (when level >= 0) and the tree checker. Owned by fs; valid until
+ * level (when level >= 0) and the tree checker (tree-checker.h). Owned by fs; valid until
  * fs is freed. On error returns NULL with fs->err set. */
 struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 owner);
-/* Tree checker: item/key-pointer layout of a block. 0 or ECORRUPT with a
- * message naming tree, block, slot and the problem. */
-int btrfs_check_block(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner);
 /* Fills the csum field of a tree block. */
 void btrfs_csum_tree_block(struct btrfs_fs_info *fs, u8 *data);
 /* Writes every dirty block (checksummed) to the device. */

@@ -1,4 +1,5 @@
 #include "print-tree.h"
+#include "tree-checker.h"
 #include "ctree.h"
 #include "disk-io.h"
 #include <inttypes.h>
@@ -589,42 +590,16 @@ static void dump_one_block(struct btrfs_fs_info *fs, const struct extent_buffer 
 	}
 }
 
-/* A tree breadth first, level by level, as dump-tree prints it by default. */
-static int dump_block_text(struct btrfs_fs_info *fs, struct extent_buffer *root, u64 owner, struct strbuf *out, int depth)
+static int dump_text_cb(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *out)
 {
-	(void)depth;
-	size_t cap = 64, head = 0, tail = 0;
-	struct extent_buffer **q = malloc(cap * sizeof(*q));
-	if (!q)
-		return blab_fail(&fs->err, BLAB_ENOMEM, "dump");
-	q[tail++] = root;
-	int ret = 0;
-	while (head < tail && !ret) {
-		struct extent_buffer *eb = q[head++];
-		dump_one_block(fs, eb, out);
-		for (u32 i = 0; btrfs_level(eb) && i < btrfs_nritems(eb); i++) {
-			struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
-			if (!c) {
-				ret = fs->err.code;
-				break;
-			}
-			if (tail == cap) {
-				if (tail - head + 1 > 1u << 24) {
-					ret = blab_fail(&fs->err, BLAB_ECORRUPT, "tree %lld is too large to dump", (long long)owner);
-					break;
-				}
-				struct extent_buffer **nq = realloc(q, (cap *= 2) * sizeof(*q));
-				if (!nq) {
-					ret = blab_fail(&fs->err, BLAB_ENOMEM, "dump");
-					break;
-				}
-				q = nq;
-			}
-			q[tail++] = c;
-		}
-	}
-	free(q);
-	return ret;
+	dump_one_block(fs, eb, out);
+	return 0;
+}
+
+/* A tree breadth first, level by level, as dump-tree prints it by default. */
+static int dump_block_text(struct btrfs_fs_info *fs, struct extent_buffer *root, u64 owner, struct strbuf *out)
+{
+	return btrfs_walk_tree(fs, root, owner, WALK_BREADTH_FIRST, dump_text_cb, out);
 }
 
 static const char *tree_title(u64 id)
@@ -667,12 +642,12 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 	char kb[96], uu[40];
 	if (tree_id == 0 || tree_id == BTRFS_ROOT_TREE_OBJECTID) {
 		sb_printf(out, "root tree\n");
-		if ((ret = dump_block_text(fs, fs->tree_root->node, BTRFS_ROOT_TREE_OBJECTID, out, 0)))
+		if ((ret = dump_block_text(fs, fs->tree_root->node, BTRFS_ROOT_TREE_OBJECTID, out)))
 			return ret;
 	}
 	if (tree_id == 0 || tree_id == BTRFS_CHUNK_TREE_OBJECTID) {
 		sb_printf(out, "chunk tree\n");
-		if ((ret = dump_block_text(fs, fs->chunk_root->node, BTRFS_CHUNK_TREE_OBJECTID, out, 0)))
+		if ((ret = dump_block_text(fs, fs->chunk_root->node, BTRFS_CHUNK_TREE_OBJECTID, out)))
 			return ret;
 	}
 	u64 log_root = btrfs_super_log_root(fs->super);
@@ -682,7 +657,7 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		if (!lr)
 			return fs->err.code;
 		sb_printf(out, "log root tree\n");
-		if ((ret = dump_block_text(fs, lr, BTRFS_TREE_LOG_OBJECTID, out, 0)))
+		if ((ret = dump_block_text(fs, lr, BTRFS_TREE_LOG_OBJECTID, out)))
 			return ret;
 	}
 	struct btrfs_root *roots[BLAB_MAX_ROOTS];
@@ -696,7 +671,7 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		btrfs_format_key(&k, kb, sizeof(kb));
 		if (tree_id == 0)
 			sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);
-		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out, 0)))
+		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out)))
 			return ret;
 	}
 	if (!found)
@@ -715,7 +690,7 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 				return fs->err.code;
 			btrfs_format_key(&k, kb, sizeof(kb));
 			sb_printf(out, "log tree key (%s) \n", kb);
-			if ((ret = dump_block_text(fs, lt, BTRFS_TREE_LOG_OBJECTID, out, 0)))
+			if ((ret = dump_block_text(fs, lt, BTRFS_TREE_LOG_OBJECTID, out)))
 				return ret;
 		}
 	}
@@ -742,18 +717,27 @@ void sb_json_string(struct strbuf *out, const char *s, size_t n)
 	sb_printf(out, "\"");
 }
 
-static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer *eb, u64 owner, struct strbuf *out,
-			   int *first, int depth, int max_leaf_entries)
+struct json_walk {
+	struct strbuf *out;
+	int first, max_leaf_entries;
+	u64 blocks;
+};
+
+/* One block as JSON (a walk callback, in pre-order). */
+static int dump_json_cb(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)
 {
+	struct json_walk *w = arg;
+	struct strbuf *out = w->out;
+	int max_leaf_entries = w->max_leaf_entries;
 	char kb[128], sum[512];
 	struct btrfs_key k;
 	u32 nr = btrfs_nritems(eb);
 	int level = btrfs_level(eb);
 	sb_printf(out, "%s{\"bytenr\":\"%" PRIu64 "\",\"level\":%d,\"generation\":\"%" PRIu64 "\",\"owner\":\"%" PRIu64
 		       "\",\"nritems\":%u,\"free\":%u,\"items\":[",
-		  *first ? "" : ",", eb->start, level, btrfs_header_generation(eb->data), btrfs_header_owner(eb->data), nr,
+		  w->first ? "" : ",", eb->start, level, btrfs_header_generation(eb->data), btrfs_header_owner(eb->data), nr,
 		  level ? (fs->nodesize - BTRFS_HEADER_SIZE) / BTRFS_KEY_PTR_SIZE - nr : btrfs_leaf_free_space(fs, eb));
-	*first = 0;
+	w->first = 0;
 	int lod = !level && max_leaf_entries > 0 && nr > (u32)max_leaf_entries;
 	int written = 0;
 	for (u32 i = 0; i < nr; i++) {
@@ -786,28 +770,34 @@ static int dump_block_json(struct btrfs_fs_info *fs, const struct extent_buffer 
 		}
 	}
 	sb_printf(out, "]}");
-	if (depth > BTRFS_MAX_LEVEL)
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu is too deep", (unsigned long long)owner);
-	for (u32 i = 0; level && i < nr; i++) {
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), level - 1, owner);
-		if (!c)
-			return fs->err.code;
-		int ret = dump_block_json(fs, c, owner, out, first, depth + 1, max_leaf_entries);
-		if (ret)
-			return ret;
-	}
 	return 0;
 }
 
-static u64 count_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb, u64 owner, int depth)
+static int dump_block_json(struct btrfs_fs_info *fs, struct extent_buffer *root, u64 owner, struct strbuf *out,
+			   int max_leaf_entries)
 {
-	u64 n = 1;
-	for (u32 i = 0; btrfs_level(eb) && i < btrfs_nritems(eb) && depth < BTRFS_MAX_LEVEL; i++) {
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
-		if (c)
-			n += count_blocks(fs, c, owner, depth + 1);
+	struct json_walk w = {.out = out, .first = 1, .max_leaf_entries = max_leaf_entries};
+	return btrfs_walk_tree(fs, root, owner, WALK_PRE_ORDER, dump_json_cb, &w);
+}
+
+static int count_cb(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)
+{
+	(void)fs;
+	(void)eb;
+	((struct json_walk *)arg)->blocks++;
+	return 0;
+}
+
+/* Blocks in the tree under eb; 0 when it cannot be walked (the full dump
+ * names the problem). */
+static u64 count_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb, u64 owner)
+{
+	struct json_walk w = {0};
+	if (btrfs_walk_tree(fs, eb, owner, WALK_PRE_ORDER, count_cb, &w)) {
+		fs->err.code = 0;
+		return 0;
 	}
-	return n;
+	return w.blocks;
 }
 
 int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out)
@@ -835,10 +825,9 @@ int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 
 		sb_printf(out, "%s{\"id\":\"%" PRIu64 "\",\"name\":\"%s\",\"owner\":\"%s\",\"level\":%d,\"block_count\":%" PRIu64
 			       ",\"blocks\":[",
 			  i ? "," : "", roots[i]->objectid, name, owner_name(roots[i]->objectid, on, sizeof(on)),
-			  btrfs_level(roots[i]->node), full ? 0 : count_blocks(fs, roots[i]->node, roots[i]->objectid, 0));
-		int first = 1;
+			  btrfs_level(roots[i]->node), full ? 0 : count_blocks(fs, roots[i]->node, roots[i]->objectid));
 		if (full) {
-			int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, &first, 0, max_leaf_entries);
+			int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, max_leaf_entries);
 			if (ret)
 				return ret;
 		}
@@ -868,10 +857,9 @@ int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 
 		sb_printf(out, ",{\"id\":\"%" PRIu64 "\",\"name\":\"%s\",\"owner\":\"TREE_LOG\",\"level\":%d,\"block_count\":%" PRIu64
 			       ",\"blocks\":[",
 			  BTRFS_TREE_LOG_OBJECTID, log_names[i], btrfs_level(logs[i]),
-			  full ? 0 : count_blocks(fs, logs[i], BTRFS_TREE_LOG_OBJECTID, 0));
-		int first = 1;
+			  full ? 0 : count_blocks(fs, logs[i], BTRFS_TREE_LOG_OBJECTID));
 		if (full) {
-			int ret = dump_block_json(fs, logs[i], BTRFS_TREE_LOG_OBJECTID, out, &first, 0, max_leaf_entries);
+			int ret = dump_block_json(fs, logs[i], BTRFS_TREE_LOG_OBJECTID, out, max_leaf_entries);
 			if (ret)
 				return ret;
 		}

@@ -1,4 +1,5 @@
 #include "scenario.h"
+#include "tree-checker.h"
 #include "ctree.h"
 #include "disk-io.h"
 #include "file.h"
@@ -461,18 +462,14 @@ struct tree_stats {
 	u64 blocks, items;
 };
 
-static void count_tree(struct btrfs_fs_info *fs, struct extent_buffer *eb, u64 owner, struct tree_stats *st, int depth)
+static int count_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)
 {
+	(void)fs;
+	struct tree_stats *st = arg;
 	st->blocks++;
-	if (btrfs_level(eb) == 0) {
+	if (btrfs_level(eb) == 0)
 		st->items += btrfs_nritems(eb);
-		return;
-	}
-	for (u32 i = 0; i < btrfs_nritems(eb) && depth < BTRFS_MAX_LEVEL; i++) {
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1, owner);
-		if (c)
-			count_tree(fs, c, owner, st, depth + 1);
-	}
+	return 0;
 }
 
 char *scenario_metrics_json(const struct scenario_result *r)
@@ -490,7 +487,7 @@ char *scenario_metrics_json(const struct scenario_result *r)
 			list[n++] = fs->roots[i];
 	for (size_t i = 0; i < n; i++) {
 		struct tree_stats st = {0};
-		count_tree(fs, list[i]->node, list[i]->objectid, &st, 0);
+		btrfs_walk_tree(fs, list[i]->node, list[i]->objectid, WALK_PRE_ORDER, count_block, &st);
 		sb_printf(&out, "%s\"%lld\":{\"level\":%d,\"blocks\":%" PRIu64 ",\"items\":%" PRIu64 "}", i ? "," : "",
 			  (long long)list[i]->objectid, btrfs_level(list[i]->node), st.blocks, st.items);
 	}

@@ -25,6 +25,7 @@
 #include "inode.h"
 #include "transaction.h"
 #include "tree-log.h"
+#include "tree-checker.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,38 +197,30 @@ static int pin_block(struct replay *r, struct extent_buffer *eb)
 	return 0;
 }
 
-/* Reads the log tree under eb, pins its blocks and keeps its leaves in order. */
-static int read_log_tree(struct replay *r, struct extent_buffer *eb, int depth)
+/* A log tree walk's step: pins the block and keeps the leaves in order. */
+static int read_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)
 {
-	struct btrfs_fs_info *fs = r->fs;
+	struct replay *r = arg;
 	int ret = pin_block(r, eb);
-	if (ret)
+	if (ret || btrfs_level(eb))
 		return ret;
-	if (btrfs_level(eb) == 0) {
-		if (r->nleaves == r->capleaves) {
-			size_t cap = r->capleaves ? r->capleaves * 2 : 64;
-			struct extent_buffer **n = realloc(r->leaves, cap * sizeof(*n));
-			if (!n)
-				return blab_fail(&fs->err, BLAB_ENOMEM, "log leaves");
-			r->leaves = n;
-			r->capleaves = cap;
-		}
-		r->leaves[r->nleaves++] = eb;
-		return 0;
+	if (r->nleaves == r->capleaves) {
+		size_t cap = r->capleaves ? r->capleaves * 2 : 64;
+		struct extent_buffer **n = realloc(r->leaves, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "log leaves");
+		r->leaves = n;
+		r->capleaves = cap;
 	}
-	if (depth >= BTRFS_MAX_LEVEL)
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "log tree deeper than %d levels", BTRFS_MAX_LEVEL);
-	for (u32 i = 0; i < btrfs_nritems(eb); i++) {
-		struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1,
-								BTRFS_TREE_LOG_OBJECTID);
-		if (!c)
-			return blab_fail(&fs->err, fs->err.code ? fs->err.code : BLAB_ECORRUPT, "log tree block %llu (slot %u of node %llu): %s",
-					 (unsigned long long)btrfs_node_blockptr(eb, (int)i), i, (unsigned long long)eb->start,
-					 why_of(fs).msg);
-		if ((ret = read_log_tree(r, c, depth + 1)))
-			return ret;
-	}
+	r->leaves[r->nleaves++] = eb;
 	return 0;
+}
+
+/* Reads the log tree under eb (each block once), pins its blocks and keeps
+ * its leaves in order. */
+static int read_log_tree(struct replay *r, struct extent_buffer *eb)
+{
+	return btrfs_walk_tree(r->fs, eb, BTRFS_TREE_LOG_OBJECTID, WALK_PRE_ORDER, read_log_block, r);
 }
 
 static int pin_logged_data(struct replay *r)
@@ -892,7 +885,7 @@ static int replay_one_log(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 				(unsigned long long)btrfs_header_generation(r.log.node->data), (unsigned long long)gen);
 	r.pass = BTRFS_REPLAY_PASS_PIN;
 	if (!ret)
-		ret = read_log_tree(&r, r.log.node, 0);
+		ret = read_log_tree(&r, r.log.node);
 	if (!ret)
 		ret = pin_logged_data(&r);
 	for (int pass = BTRFS_REPLAY_PASS_INODES; pass <= BTRFS_REPLAY_PASS_ALL && !ret && !stopped(&r); pass++)

@@ -14,6 +14,7 @@
  *  - index-only mode copies DIR_INDEX keys; legacy copies DIR_ITEM keys as
  *    well, and walks new entries in DIR_ITEM (name hash) order. */
 #include "tree-log.h"
+#include "tree-checker.h"
 #include "block-group.h"
 #include "ctree.h"
 #include "disk-io.h"
@@ -127,21 +128,9 @@ static int start_log(struct btrfs_fs_info *fs)
 }
 
 /* Calls fn on every block of the tree under eb (children first). */
-static int walk_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb,
-		       int (*fn)(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg), void *arg)
+static int walk_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb, btrfs_walk_fn fn, void *arg)
 {
-	if (btrfs_level(eb) > 0) {
-		for (u32 i = 0; i < btrfs_nritems(eb); i++) {
-			struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_node_blockptr(eb, (int)i), btrfs_level(eb) - 1,
-									BTRFS_TREE_LOG_OBJECTID);
-			if (!c)
-				return fs->err.code;
-			int ret = walk_blocks(fs, c, fn, arg);
-			if (ret)
-				return ret;
-		}
-	}
-	return fn(fs, eb, arg);
+	return btrfs_walk_tree(fs, eb, BTRFS_TREE_LOG_OBJECTID, WALK_POST_ORDER, fn, arg);
 }
 
 static int free_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *arg)

@@ -1,5 +1,6 @@
 /* Corrupt input gets a clear error, never an abort. */
 #include "../../src/disk-io.h"
+#include "../../src/tree-checker.h"
 #include "../../src/mkfs.h"
 #include "test.h"
 
