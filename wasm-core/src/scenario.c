@@ -7,6 +7,8 @@
 #include "mkfs.h"
 #include "print-tree.h"
 #include "transaction.h"
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@ struct runner {
 	struct btrfs_fs_info *fs;
 	struct scenario_result *res;
 	int crashed;
+	u64 max_ops, max_bytes, bytes; /* limits, and what `write` lines wrote so far */
 };
 
 static int fail(struct runner *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -133,6 +136,14 @@ static int want_args(struct runner *r, const struct line *l, int min, int max, c
 	return 0;
 }
 
+/* Counts one operation against the run's limit. */
+static int count_op(struct runner *r)
+{
+	if ((u64)++r->res->ops > r->max_ops)
+		return fail(r, BLAB_EINVAL, "the script does more than %llu operations, the limit of a run", (unsigned long long)r->max_ops);
+	return 0;
+}
+
 /* Calls fn for each path of a brace range in the last component, or once. */
 static int for_each_expansion(struct runner *r, const char *path, int (*fn)(struct runner *, const char *))
 {
@@ -145,21 +156,25 @@ static int for_each_expansion(struct runner *r, const char *path, int (*fn)(stru
 	char *e1, *e2;
 	if (!close)
 		return fail(r, BLAB_EPARSE, "'%s': unclosed brace range", path);
+	errno = 0;
 	a = strtoull(open + 1, &e1, 10);
-	if (e1 == open + 1 || e1[0] != '.' || e1[1] != '.')
+	if (e1 == open + 1 || e1[0] != '.' || e1[1] != '.' || !isdigit((unsigned char)open[1]))
 		return fail(r, BLAB_EPARSE, "'%s': a brace range looks like {1..100}", path);
 	b = strtoull(e1 + 2, &e2, 10);
-	if (e2 != close || e2 == e1 + 2 || b < a)
+	if (errno == ERANGE)
+		return fail(r, BLAB_EPARSE, "'%s': a brace range's bounds must be below 2^64", path);
+	if (e2 != close || e2 == e1 + 2 || !isdigit((unsigned char)e1[2]) || b < a)
 		return fail(r, BLAB_EPARSE, "'%s': a brace range looks like {1..100}, low to high", path);
-	if (b - a >= 10000000ULL)
-		return fail(r, BLAB_EPARSE, "'%s': a brace range may hold at most 10000000 names", path);
+	if (b - a >= r->max_ops)
+		return fail(r, BLAB_EPARSE, "'%s': a brace range may hold at most %llu names", path, (unsigned long long)r->max_ops);
 	size_t plen = (size_t)(open - path), slen = strlen(close + 1);
 	char *p = malloc(plen + 24 + slen);
 	if (!p)
 		return fail(r, BLAB_ENOMEM, "out of memory");
 	int ret = 0;
-	for (unsigned long long i = a; i <= b && !ret; i++) {
-		snprintf(p, plen + 24 + slen, "%.*s%llu%s", (int)plen, path, i, close + 1);
+	/* counted from 0 so that a range ending at 2^64-1 cannot wrap */
+	for (unsigned long long n = 0; n <= b - a && !ret; n++) {
+		snprintf(p, plen + 24 + slen, "%.*s%llu%s", (int)plen, path, a + n, close + 1);
 		ret = fn(r, p);
 	}
 	free(p);
@@ -170,15 +185,19 @@ static int do_create(struct runner *r, const char *path)
 {
 	struct inode_attrs a = {.mode = S_IFREG_ | 0644};
 	u64 ino;
-	int ret = btrfs_create(r->fs, r->fs->fs_root, path, &a, &ino);
-	r->res->ops++;
+	int ret = count_op(r);
+	if (ret)
+		return ret;
+	ret = btrfs_create(r->fs, r->fs->fs_root, path, &a, &ino);
 	return ret ? fail_core(r, ret) : 0;
 }
 
 static int do_unlink(struct runner *r, const char *path)
 {
-	int ret = btrfs_unlink(r->fs, r->fs->fs_root, path);
-	r->res->ops++;
+	int ret = count_op(r);
+	if (ret)
+		return ret;
+	ret = btrfs_unlink(r->fs, r->fs->fs_root, path);
 	return ret ? fail_core(r, ret) : 0;
 }
 
@@ -188,8 +207,9 @@ static int do_write(struct runner *r, const char *path, u64 off, u64 len, u64 se
 	int ret = btrfs_lookup_path(r->fs, r->fs->fs_root, path, &ino);
 	if (ret)
 		return fail_core(r, ret);
-	if (len > (1ULL << 32))
-		return fail(r, BLAB_EINVAL, "writes are limited to 4 GiB each");
+	if (len > r->max_bytes - r->bytes)
+		return fail(r, BLAB_EINVAL, "the script writes more than %llu bytes, the limit of a run", (unsigned long long)r->max_bytes);
+	r->bytes += len;
 	u8 *buf = malloc(len ? len : 1);
 	if (!buf)
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
@@ -236,7 +256,8 @@ static int run_line(struct runner *r, struct line *l, int first)
 			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only or dir_logging=legacy", l->argv[1]);
 		return 0;
 	}
-	r->res->ops++;
+	if ((ret = count_op(r)))
+		return ret;
 	if (!strcmp(c, "fsync")) {
 		u64 ino;
 		if ((ret = want_args(r, l, 1, 1, "fsync PATH")))
@@ -353,7 +374,8 @@ static int parse_mkfs_line(struct runner *r, const struct line *l, struct mkfs_o
 int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o, struct scenario_result *out,
 		 struct blab_err *err)
 {
-	struct runner r = {.name = name, .err = err, .res = out};
+	struct runner r = {.name = name, .err = err, .res = out, .max_ops = o->max_ops ? o->max_ops : SCENARIO_MAX_OPS,
+			   .max_bytes = o->max_bytes ? o->max_bytes : SCENARIO_MAX_BYTES};
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	struct line *l = malloc(sizeof(*l));

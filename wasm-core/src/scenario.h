@@ -26,7 +26,15 @@ struct scenario_options {
 	int trace; /* keep the event trace */
 	int count_events; /* count events by kind (for metrics) without keeping them */
 	int no_final_commit; /* leave the last transaction running (a step of a player) */
+	u64 max_ops;   /* operations a run may do (each name of a brace range is one); 0: SCENARIO_MAX_OPS */
+	u64 max_bytes; /* bytes all `write` lines together may write; 0: SCENARIO_MAX_BYTES */
 };
+
+/* The default limits: a script cannot make a run take more than about a
+ * minute or more memory than its writes plus the trees of two million
+ * inodes. */
+#define SCENARIO_MAX_OPS 2000000ULL
+#define SCENARIO_MAX_BYTES (1ULL << 30)
 
 /* One fsync of a run. */
 struct scenario_fsync {

@@ -102,8 +102,6 @@ static int check_dir_item(const struct item_ctx *c)
 			return ITEM_BAD(c, "name hash mismatch with key, have 0x%016llx expect 0x%016llx",
 					(unsigned long long)btrfs_name_hash((const char *)e + BTRFS_DIR_ITEM_SIZE, name_len),
 					(unsigned long long)c->key.offset);
-		if (not_future(c, "dir item transid", btrfs_dir_transid(e)))
-			return BLAB_ECORRUPT;
 		off += BTRFS_DIR_ITEM_SIZE + name_len + data_len;
 		n++;
 	}
