@@ -93,10 +93,8 @@ static int image_write_file_at(const struct blab_device *dev, const char *path, 
 				strerror(errno));
 		goto out;
 	}
-	for (u64 i = 0; i < dev->npages; i++) {
-		const u8 *pg = dev->pages[i];
-		if (!pg)
-			continue;
+	const u8 *pg; /* the written pages and the source image's data ranges (device.h) */
+	for (u64 i = 0; (ret = device_next_page(dev, &i, &pg)) > 0; i++) {
 		u64 off = i << DEVICE_PAGE_SHIFT;
 		size_t len = (size_t)(dev->size - off < DEVICE_PAGE_SIZE ? dev->size - off : DEVICE_PAGE_SIZE);
 		if (write_all(fd, pg, len, (off_t)off) < 0) {
@@ -104,6 +102,10 @@ static int image_write_file_at(const struct blab_device *dev, const char *path, 
 					strerror(errno));
 			goto out;
 		}
+	}
+	if (ret < 0) {
+		ret = device_fail(dev, ret, err);
+		goto out;
 	}
 	if (fsync(fd) < 0)
 		ret = blab_fail(err, BLAB_EIO, "fsync %s: %s", path, strerror(errno));
@@ -210,57 +212,105 @@ int image_finish_file(struct blab_device *dev, const char *tmp_path, const char 
 	return ret;
 }
 
+/* The source under a lazily opened image (device.h): the file, read-only. */
+struct image_source {
+	int fd;
+	int sparse; /* a regular file: SEEK_DATA knows its holes */
+	char path[];
+};
+
+static int image_source_read(void *ctx, u64 off, void *buf, size_t len, struct blab_err *err)
+{
+	struct image_source *s = ctx;
+	u8 *p = buf;
+	while (len) {
+		ssize_t r = pread(s->fd, p, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return blab_fail(err, BLAB_EIO, "reading %s at offset %llu: %s", s->path, (unsigned long long)off,
+					 r < 0 ? strerror(errno) : "unexpected end of file (did the image shrink?)");
+		p += r;
+		off += (u64)r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Holes known from SEEK_DATA; a file system that cannot tell (or a block
+ * device) has data everywhere, and a read error then says what is wrong. */
+static int image_source_next_data(void *ctx, u64 off, u64 *data, struct blab_err *err)
+{
+	struct image_source *s = ctx;
+	(void)err;
+	*data = off;
+	if (s->sparse && off <= (u64)INT64_MAX) {
+		off_t r = lseek(s->fd, (off_t)off, SEEK_DATA);
+		if (r >= 0)
+			*data = (u64)r;
+		else if (errno == ENXIO)
+			*data = UINT64_MAX; /* only holes from off to the end */
+	}
+	return 0;
+}
+
+static void image_source_close(void *ctx)
+{
+	struct image_source *s = ctx;
+	close(s->fd);
+	free(s);
+}
+
+/* What a file that is not an image is, for the refusal. */
+static const char *image_file_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) ? "a character device" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
 int image_read_file(struct blab_device *dev, const char *path, struct blab_err *err)
 {
-	int fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return blab_fail(err, BLAB_ENOENT, "cannot open %s: %s", path, strerror(errno));
+	memset(dev, 0, sizeof(*dev));
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
-	u64 size = 0;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return blab_fail(err, BLAB_EIO, "stat %s: %s", path, strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) /* a socket cannot be opened */
+			return blab_fail(err, BLAB_EINVAL, "%s: is %s (IMAGE must be a regular file or a block device)", path,
+					 image_file_kind(st.st_mode));
+		return blab_fail(err, BLAB_ENOENT, "cannot open %s: %s", path, strerror(e));
 	}
-	if (S_ISREG(st.st_mode))
+	u64 size = 0;
+	int ret = 0;
+	if (fstat(fd, &st) < 0)
+		ret = blab_fail(err, BLAB_EIO, "stat %s: %s", path, strerror(errno));
+	else if (S_ISREG(st.st_mode))
 		size = (u64)st.st_size;
 #ifdef __linux__
 	else if (S_ISBLK(st.st_mode) && ioctl(fd, BLKGETSIZE64, &size) < 0)
-		size = 0;
+		ret = blab_fail(err, BLAB_EIO, "%s: cannot get the size of the block device: %s", path, strerror(errno));
 #endif
-	if (!size) {
+	else if (!S_ISBLK(st.st_mode))
+		ret = blab_fail(err, BLAB_EINVAL, "%s: is %s (IMAGE must be a regular file or a block device)", path,
+				image_file_kind(st.st_mode));
+	if (!ret && !size)
+		ret = blab_fail(err, BLAB_EINVAL, "%s: is empty", path);
+	int fl = ret ? 0 : fcntl(fd, F_GETFL);
+	if (!ret && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+		ret = blab_fail(err, BLAB_EIO, "%s: fcntl: %s", path, strerror(errno));
+	size_t n = strlen(path) + 1;
+	struct image_source *s = ret ? NULL : malloc(sizeof(*s) + n);
+	if (!ret && !s)
+		ret = blab_fail(err, BLAB_ENOMEM, "opening %s", path);
+	if (ret) {
 		close(fd);
-		return blab_fail(err, BLAB_EINVAL, "%s is empty or not a regular file or block device", path);
+		return ret;
 	}
-	if (device_init(dev, size)) {
-		close(fd);
-		return blab_fail(err, BLAB_ENOMEM, "image of %llu bytes", (unsigned long long)size);
-	}
-	u8 *buf = malloc(DEVICE_PAGE_SIZE);
-	int ret = buf ? 0 : blab_fail(err, BLAB_ENOMEM, "read buffer");
-	for (u64 off = 0; !ret && off < size; off += DEVICE_PAGE_SIZE) {
-		size_t want = (size_t)(size - off < DEVICE_PAGE_SIZE ? size - off : DEVICE_PAGE_SIZE), got = 0;
-		while (got < want) {
-			ssize_t r = pread(fd, buf + got, want - got, (off_t)(off + got));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				ret = blab_fail(err, BLAB_EIO, "reading %s at %llu: %s", path, (unsigned long long)(off + got),
-						r < 0 ? strerror(errno) : "unexpected end of file");
-				break;
-			}
-			got += (size_t)r;
-		}
-		if (ret)
-			break;
-		size_t z = 0;
-		while (z < want && !buf[z])
-			z++;
-		if (z < want && device_write(dev, off, buf, want))
-			ret = blab_fail(err, BLAB_ENOMEM, "image of %llu bytes", (unsigned long long)size);
-	}
-	free(buf);
-	close(fd);
-	if (ret)
-		device_free(dev);
-	return ret;
+	s->fd = fd;
+	s->sparse = S_ISREG(st.st_mode);
+	memcpy(s->path, path, n);
+	struct device_source src = {s, image_source_read, image_source_next_data, image_source_close};
+	if (device_init_source(dev, size, &src)) /* closes s on failure */
+		return blab_fail(err, BLAB_ENOMEM, "opening %s", path);
+	return 0;
 }

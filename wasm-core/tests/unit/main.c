@@ -31,11 +31,13 @@ void test_fail_at(const char *file, int line, const char *fmt, ...)
 
 int test_copy_device(const struct blab_device *src, struct blab_device *dst)
 {
-	int ret = device_init(dst, src->size);
-	for (u64 i = 0; !ret && i < src->npages; i++)
-		if (src->pages[i])
-			ret = device_write(dst, i << DEVICE_PAGE_SHIFT, src->pages[i], DEVICE_PAGE_SIZE);
-	return ret;
+	int ret = device_init(dst, src->size), more = 0;
+	const u8 *pg;
+	for (u64 i = 0; !ret && (more = device_next_page(src, &i, &pg)) > 0; i++) {
+		u64 off = i << DEVICE_PAGE_SHIFT;
+		ret = device_write(dst, off, pg, src->size - off < DEVICE_PAGE_SIZE ? (size_t)(src->size - off) : DEVICE_PAGE_SIZE);
+	}
+	return ret ? ret : more;
 }
 
 static int by_name(const void *a, const void *b)

@@ -35,9 +35,9 @@ static struct btrfs_fs_info *reopen(struct btrfs_fs_info *fs, struct blab_err *e
 static u32 image_crc(struct btrfs_fs_info *fs)
 {
 	u32 c = ~0u;
-	for (u64 i = 0; i < fs->dev.npages; i++)
-		if (fs->dev.pages[i])
-			c = crc32c_raw(crc32c_raw(c, &i, sizeof(i)), fs->dev.pages[i], DEVICE_PAGE_SIZE);
+	const u8 *pg;
+	for (u64 i = 0; device_next_page(&fs->dev, &i, &pg) > 0; i++)
+		c = crc32c_raw(crc32c_raw(c, &i, sizeof(i)), pg, DEVICE_PAGE_SIZE);
 	return ~c;
 }
 
