@@ -266,8 +266,8 @@ export function superLogRoot(img) {
  * fsync and durable the fsynced paths that did not change after it (what
  * the replay must give back). Throws when the copy holds no log.
  */
-export async function captureScenario(s, dir, n = 0) {
-  const work = join(dir, `${String(n).padStart(2, '0')}-${s.name.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, '')}`);
+export async function captureScenario(s, dir, n = 0, attempt = 0) {
+  const work = join(dir, `${String(n).padStart(2, '0')}-${s.name.replace(/[^a-z0-9]+/gi, '-').replace(/-$/, '')}${attempt ? `-try${attempt + 1}` : ''}`);
   mkdirSync(work, { recursive: true });
   const img = join(work, 'fs.img');
   const captured = join(work, 'captured.img');
@@ -286,18 +286,41 @@ export async function captureScenario(s, dir, n = 0) {
         Object.assign(fsynced, probe(mnt, [st.fsync]));
       }
     }
-    last = probe(mnt, Object.keys(fsynced));
+    // the copy first: the shorter the time after the last fsync, the smaller
+    // the chance that an outside commit takes the log away
     run('cp', ['--sparse=always', img, captured]);
+    last = probe(mnt, Object.keys(fsynced));
   }, { options: ['commit=600'] });
   const logRoot = superLogRoot(captured);
   if (!logRoot) {
-    throw new Error(`scenario ${s.name}: the copy ${captured} holds no pending log (log_root 0): an fsync ` +
-      'committed the transaction instead of logging. Known causes: a rename to another directory before ' +
+    const e = new Error(`scenario ${s.name}: the copy ${captured} holds no pending log (log_root 0): an fsync ` +
+      'committed the transaction instead of logging, or another process committed every btrfs filesystem ' +
+      '(a sync) before the copy. Known causes of the first: a rename to another directory before ' +
       'the fsync of the file, its old dir or a moved dir; a data write that needed a new block group');
+    e.noLog = true;
+    throw e;
   }
   const log = countLogItems(progsDumpTree(captured));
   const durable = Object.keys(fsynced).filter((p) => isDeepStrictEqual(fsynced[p], last[p]));
   return { name: s.name, work, captured, logRoot, log, fsynced, durable };
+}
+
+/**
+ * captureScenario, tried again (up to tries times in all) when the copy
+ * holds no log: any `sync` on the machine commits every btrfs filesystem,
+ * and a commit between the fsync and the copy leaves nothing to replay.
+ * onRetry(message) hears of each spoiled capture. A scenario that commits
+ * by itself fails every try, and the last error is thrown.
+ */
+export async function captureWithRetry(s, dir, n = 0, { tries = 3, onRetry = () => {} } = {}) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await captureScenario(s, dir, n, attempt);
+    } catch (e) {
+      if (!e.noLog || attempt + 1 >= tries) throw e;
+      onRetry(`capture ${attempt + 1} of ${tries} held no log (an outside commit?); capturing again`);
+    }
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { SCENARIOS, captureScenario, kernelReplay, ourReplay, replayUnavailable } from './kernel-logs.mjs';
+import { SCENARIOS, captureWithRetry, kernelReplay, ourReplay, replayUnavailable } from './kernel-logs.mjs';
 import { skipReason } from './lib.mjs';
 
 const skip = skipReason();
@@ -38,7 +38,7 @@ describe('kernel fsync logs: captured, replayed by the kernel, replayed by btrfs
   SCENARIOS.forEach((s, n) => {
     if (only && !s.name.includes(only)) return;
     test(s.name, async (t) => {
-      const cap = await captureScenario(s, dir, n);
+      const cap = await captureWithRetry(s, dir, n, { onRetry: (m) => t.diagnostic(m) });
       const at = `scenario "${s.name}" (files in ${cap.work}${where})`;
       t.diagnostic(`log: ${short(cap.log.items)}; ${cap.log.leaves} leaves, ${cap.log.nodes} nodes, level ${cap.log.level}; fsync kept: ${cap.durable.join(' ')}`);
       assert.ok(cap.log.hasLog && cap.log.leaves > 0, `${at}: dump-tree shows no log tree in ${cap.captured}`);
