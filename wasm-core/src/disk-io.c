@@ -198,7 +198,9 @@ static int read_super(struct btrfs_fs_info *fs)
 	if (fs->dev.size < BTRFS_SUPER_INFO_OFFSET + BTRFS_SUPER_INFO_SIZE)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "image is %llu bytes: too small to hold a superblock at 64 KiB",
 				 (unsigned long long)fs->dev.size);
-	device_read(&fs->dev, BTRFS_SUPER_INFO_OFFSET, s, BTRFS_SUPER_INFO_SIZE);
+	int ret = device_read(&fs->dev, BTRFS_SUPER_INFO_OFFSET, s, BTRFS_SUPER_INFO_SIZE);
+	if (ret)
+		return device_fail(&fs->dev, ret, &fs->err);
 	if (btrfs_super_magic(s) != BTRFS_MAGIC)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "superblock at 65536: no btrfs magic (not a btrfs image)");
 	if (btrfs_super_csum_type(s) != BTRFS_CSUM_TYPE_CRC32)

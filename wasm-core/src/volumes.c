@@ -111,9 +111,9 @@ int btrfs_read_logical(struct btrfs_fs_info *fs, u64 logical, void *buf, u32 len
 		return blab_fail(&fs->err, BLAB_EIO, "logical %llu len %u is not mapped by any chunk",
 				 (unsigned long long)logical, len);
 	u64 phys = m->stripes[0].physical + (logical - m->logical);
-	if (device_read(&fs->dev, phys, buf, len))
-		return blab_fail(&fs->err, BLAB_EIO, "logical %llu maps to physical %llu beyond the end of the device (%llu bytes)",
-				 (unsigned long long)logical, (unsigned long long)phys, (unsigned long long)fs->dev.size);
+	int ret = device_read(&fs->dev, phys, buf, len);
+	if (ret)
+		return device_fail(&fs->dev, ret, &fs->err); /* out of range, or the image file could not be read */
 	return 0;
 }
 
