@@ -96,6 +96,4 @@ int btrfs_insert_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
  * change the item in place. */
 int btrfs_lookup_item(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
 		      u8 **ptr, u32 *size, int for_update);
-/* Reads the chunk tree into the chunk map (chunks not in sys_chunk_array). */
-int btrfs_load_chunk_tree(struct btrfs_fs_info *fs);
 #endif

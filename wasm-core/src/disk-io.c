@@ -153,14 +153,9 @@ int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs)
 	return 0;
 }
 
-int btrfs_write_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *stats)
+int btrfs_write_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb)
 {
-	if (!eb->dirty)
-		return 0;
-	int ret = write_block(fs, eb);
-	if (!ret && stats)
-		((struct btrfs_log_stats *)stats)->blocks_written++;
-	return ret;
+	return eb->dirty ? write_block(fs, eb) : 0;
 }
 
 int btrfs_write_super_buf(struct btrfs_fs_info *fs, const u8 *super)

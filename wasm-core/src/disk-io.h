@@ -24,8 +24,8 @@ int btrfs_write_dirty_blocks(struct btrfs_fs_info *fs);
 int btrfs_write_super(struct btrfs_fs_info *fs);
 /* Writes super (a whole superblock) to every mirror, checksummed. */
 int btrfs_write_super_buf(struct btrfs_fs_info *fs, const u8 *super);
-/* Writes eb when dirty; stats (a struct btrfs_log_stats, or NULL) counts it. */
-int btrfs_write_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *stats);
+/* Writes eb (checksummed) when it is dirty. */
+int btrfs_write_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb);
 /* Opens the image held by dev (taken over by the new fs, even on error):
  * superblock, chunk tree, root tree and every root in it. Returns NULL with
  * *err filled on failure. */

@@ -127,6 +127,15 @@ static int start_log(struct btrfs_fs_info *fs)
 	return 0;
 }
 
+/* A walk step: writes a dirty log block, counted in stats. */
+static int write_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *stats)
+{
+	int dirty = eb->dirty, ret = btrfs_write_tree_block(fs, eb);
+	if (!ret && dirty && stats)
+		((struct btrfs_log_stats *)stats)->blocks_written++;
+	return ret;
+}
+
 /* Calls fn on every block of the tree under eb (children first). */
 static int walk_blocks(struct btrfs_fs_info *fs, struct extent_buffer *eb, btrfs_walk_fn fn, void *arg)
 {
@@ -643,7 +652,7 @@ static int sync_log(struct log_ctx *c)
 	struct btrfs_root *rs[2] = {c->log, fs->log_root_tree};
 	for (int i = 0; i < 2; i++) {
 		struct extent_buffer *eb = rs[i]->node;
-		if ((ret = walk_blocks(fs, eb, btrfs_write_log_block, c->st)))
+		if ((ret = walk_blocks(fs, eb, write_log_block, c->st)))
 			return ret;
 	}
 	u8 sb[BTRFS_SUPER_INFO_SIZE];

@@ -20,6 +20,8 @@ int btrfs_read_logical(struct btrfs_fs_info *fs, u64 logical, void *buf, u32 len
 int btrfs_write_logical(struct btrfs_fs_info *fs, u64 logical, const void *buf, u32 len);
 /* Loads the chunk maps from the superblock's sys_chunk_array. */
 int btrfs_read_sys_array(struct btrfs_fs_info *fs);
+/* Reads the chunk tree into the chunk map (chunks not in sys_chunk_array). */
+int btrfs_load_chunk_tree(struct btrfs_fs_info *fs);
 /* Rewrites the superblock's sys_chunk_array from the SYSTEM chunk maps. */
 int btrfs_write_sys_array(struct btrfs_fs_info *fs);
 /* Physical space: the lowest free device range of len bytes that touches no
