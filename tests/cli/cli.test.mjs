@@ -21,7 +21,7 @@ function cli(...args) {
 test('help and version', () => {
   const h = cli('--help');
   assert.equal(h.code, 0);
-  for (const cmd of ['mkfs [--rootdir DIR]', 'run SCRIPT', 'replay IMAGE -o OUT', 'ls [--replay] [-R] [-l] IMAGE', 'cat [--replay] IMAGE PATH', 'extract IMAGE DIR', 'check [--check-data-csum] IMAGE', 'dump-tree [-t TREE]']) {
+  for (const cmd of ['mkfs [--rootdir DIR]', 'run SCRIPT', 'replay IMAGE -o OUT', 'ls [--replay] [-R] [-l] IMAGE', 'cat [--replay] IMAGE PATH', 'extract [--same-permissions] [--devices] [--all-xattrs] [--max-size S] IMAGE DIR', 'check [--check-data-csum] IMAGE', 'dump-tree [-t TREE]']) {
     assert.ok(h.out.includes(cmd), `help mentions ${cmd}`);
   }
   assert.match(cli('--version').out, /^btrfslab \d+\.\d+\.\d+/);

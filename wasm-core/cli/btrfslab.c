@@ -9,6 +9,8 @@
 #include "../src/print-tree.h"
 #include "../src/rootdir.h"
 #include "../src/transaction.h"
+#include "extract.h"
+#include "ls.h"
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -31,8 +33,10 @@ static const char usage_text[] =
 	"        write a btrfs filesystem to IMAGE, empty or holding a copy of DIR\n"
 	"        (sizes take K, M, G suffixes; with --rootdir and no --size it is sized to fit)\n"
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
+	"      [--max-ops N] [--max-bytes S]\n"
 	"        run a scenario script from an empty filesystem ('-' reads standard input;\n"
-	"        --metrics - and --trace - write to standard output)\n"
+	"        --metrics - and --trace - write to standard output); a run may do 2000000\n"
+	"        operations and write 1G unless --max-ops / --max-bytes say otherwise\n"
 	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
 	"        write the result (no log left) to OUT; --trace writes every replay step\n"
@@ -41,8 +45,10 @@ static const char usage_text[] =
 	"        (--replay: of the state after replaying its log, nothing written)\n"
 	"  cat [--replay] IMAGE PATH\n"
 	"        write a file's contents to standard output (checksums verified)\n"
-	"  extract IMAGE DIR\n"
-	"        copy every file of IMAGE into the new directory DIR (modes, owners, times, xattrs)\n"
+	"  extract [--same-permissions] [--devices] [--all-xattrs] [--max-size S] IMAGE DIR\n"
+	"        copy every file of IMAGE into the new directory DIR (modes, owners, times, xattrs);\n"
+	"        setuid/setgid bits, device nodes and trusted.*/security.* xattrs only with the\n"
+	"        flags; at most S bytes of file data (default 16G, 0 for no limit). See SECURITY.md\n"
 	"  check [--check-data-csum] IMAGE\n"
 	"        the core's own consistency check\n"
 	"  dump-tree [-t TREE] IMAGE\n"
@@ -180,15 +186,14 @@ static int cmd_mkfs(int argc, char **argv)
 	}
 	/* the image file is the device: file data goes straight to it */
 	struct blab_device dev;
-	char *tmp;
-	if (image_create_file(&dev, image, o.size, &tmp, &err))
+	struct image_out out;
+	if (image_create_file(&dev, image, o.size, &out, &err))
 		return fail_err("mkfs", &err);
 	o.device = &dev;
 	struct btrfs_fs_info *fs;
 	int ret = btrfs_mkfs(&o, &fs, &err);
 	if (ret) {
-		image_finish_file(&dev, tmp, image, 0, &err);
-		free(tmp);
+		image_finish_file(&dev, &out, 0, NULL);
 		return fail_err("mkfs", &err);
 	}
 	fs->trace.enabled = 0;
@@ -205,8 +210,7 @@ static int cmd_mkfs(int argc, char **argv)
 					  rootdir, (unsigned long long)o.size, (unsigned long long)want);
 		}
 	}
-	int fret = image_finish_file(&fs->dev, tmp, image, ret == 0, ret ? NULL : &err);
-	free(tmp);
+	int fret = image_finish_file(&fs->dev, &out, ret == 0, ret ? NULL : &err);
 	btrfs_fs_free(fs);
 	return ret || fret ? fail_err("mkfs", &err) : 0;
 }
@@ -286,38 +290,65 @@ static int cmd_dump(int argc, char **argv, int json)
 }
 
 
-static char *read_all(const char *path, size_t *len)
+/* The whole script: path must be a regular file, or "-" for standard
+ * input. NULL with a message printed on failure. */
+static char *read_script(const char *path, size_t *len)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	if (!f)
-		return NULL;
+	int fd = 0;
+	if (strcmp(path, "-")) {
+		struct stat st;
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			return fprintf(stderr, "btrfslab run: cannot read %s: %s\n", path, strerror(errno)), NULL;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			fprintf(stderr, "btrfslab run: %s: %s (SCRIPT must be a regular file or -)\n", path,
+				S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+			close(fd);
+			return NULL;
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	}
 	size_t cap = 1 << 16, n = 0;
 	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n, f);
-		n += r;
-		if (n < cap)
+	for (;;) {
+		if (!buf)
 			break;
-		char *nb = realloc(buf, cap *= 2);
-		if (!nb) {
+		if (n == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			fprintf(stderr, "btrfslab run: cannot read %s: %s\n", path, strerror(errno));
 			free(buf);
 			buf = NULL;
+			break;
 		}
-		buf = nb;
+		if (r == 0)
+			break;
+		n += (size_t)r;
 	}
-	if (f != stdin)
-		fclose(f);
+	if (!buf && errno == ENOMEM)
+		fprintf(stderr, "btrfslab run: %s: out of memory\n", path);
+	if (fd)
+		close(fd);
 	*len = n;
 	return buf;
 }
-
 /* Writes text to path: a regular file (or a new one) atomically through a
  * temporary file and a rename; a device, a pipe or /dev/stdout in place. */
 static int write_text(const char *user_path, const char *text, size_t len, const char *cmd)
 {
 	struct blab_err err = {0};
-	char *path;
-	int special;
+	char *path, *tmp;
+	int special, fd;
 	if (image_resolve_output(user_path, &path, &special, &err))
 		return fail_err(cmd, &err);
 	int ok;
@@ -327,7 +358,7 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 		/* our own standard output (a pipe or socket cannot always be opened by name) */
 		ok = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
 		free(path);
-		return ok ? 0 : fprintf(stderr, "btrfslab %s: cannot write to standard output\n", cmd), !ok;
+		return ok ? 0 : fprintf(stderr, "btrfslab %s: write error: %s\n", cmd, strerror(errno)), !ok;
 	}
 	if (special) {
 		FILE *f = fopen(path, "wb");
@@ -339,16 +370,22 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 		free(path);
 		return ok ? 0 : 1;
 	}
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 32);
-	if (!tmp) {
+	/* a regular file: a temporary file made exclusively beside it, then a rename */
+	if (image_temp_file(path, &tmp, &fd, &err)) {
 		free(path);
-		return 1;
+		return fail_err(cmd, &err);
 	}
-	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "wb");
-	ok = f && fwrite(text, 1, len, f) == len;
-	if (f && fclose(f))
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	ok = done == len;
+	if (close(fd) < 0)
 		ok = 0;
 	if (ok && rename(tmp, path))
 		ok = 0;
@@ -360,7 +397,6 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 	free(path);
 	return ok ? 0 : 1;
 }
-
 static int cmd_run(int argc, char **argv)
 {
 	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
@@ -368,7 +404,7 @@ static int cmd_run(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--image") || !strcmp(a, "--metrics") || !strcmp(a, "--trace") || !strcmp(a, "--seed") ||
-		    !strcmp(a, "--time")) {
+		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes")) {
 			if (!(v = opt_value(argc, argv, &i, "run")))
 				return 2;
 			if (!strcmp(a, "--image"))
@@ -377,7 +413,8 @@ static int cmd_run(int argc, char **argv)
 				metrics = v;
 			else if (!strcmp(a, "--trace"))
 				trace = v;
-			else if (parse_size(v, !strcmp(a, "--seed") ? &o.seed : &o.now))
+			else if (parse_size(v, !strcmp(a, "--seed") ? &o.seed : !strcmp(a, "--time") ? &o.now
+						    : !strcmp(a, "--max-ops") ? &o.max_ops : &o.max_bytes))
 				return fprintf(stderr, "btrfslab run: %s: '%s' is not a number\n", a, v), 2;
 		} else if (a[0] == '-' && a[1]) {
 			return fprintf(stderr, "btrfslab run: unknown option '%s'\n", a), 2;
@@ -390,9 +427,9 @@ static int cmd_run(int argc, char **argv)
 	if (!script)
 		return fprintf(stderr, "btrfslab run: missing SCRIPT\n"), 2;
 	size_t len;
-	char *text = read_all(script, &len);
+	char *text = read_script(script, &len);
 	if (!text)
-		return fprintf(stderr, "btrfslab run: cannot read %s: %s\n", script, strerror(errno)), 1;
+		return 1;
 	o.trace = trace != NULL;
 	o.count_events = metrics != NULL;
 	struct scenario_result res;
@@ -424,87 +461,6 @@ static int cmd_run(int argc, char **argv)
 	btrfs_fs_free(res.fs);
 	scenario_result_free(&res);
 	return rc;
-}
-
-static void mode_string(u32 mode, char *out)
-{
-	const char *t = "?";
-	switch (mode & S_IFMT_) {
-	case S_IFDIR_: t = "d"; break;
-	case S_IFREG_: t = "-"; break;
-	case S_IFLNK_: t = "l"; break;
-	case S_IFCHR_: t = "c"; break;
-	case S_IFBLK_: t = "b"; break;
-	case S_IFIFO_: t = "p"; break;
-	case S_IFSOCK_: t = "s"; break;
-	}
-	static const char rwx[] = "rwxrwxrwx";
-	out[0] = t[0];
-	for (int i = 0; i < 9; i++)
-		out[1 + i] = (mode & (1u << (8 - i))) ? rwx[i] : '-';
-	if (mode & 04000)
-		out[3] = (mode & 0100) ? 's' : 'S';
-	if (mode & 02000)
-		out[6] = (mode & 010) ? 's' : 'S';
-	if (mode & 01000)
-		out[9] = (mode & 01) ? 't' : 'T';
-	out[10] = 0;
-}
-
-struct ls_ctx {
-	struct btrfs_fs_info *fs;
-	int recursive, longfmt, err;
-	char path[8192];
-};
-
-static int print_entry(struct ls_ctx *c, u64 ino, const char *shown)
-{
-	if (!c->longfmt) {
-		printf("%s\n", shown);
-		return 0;
-	}
-	struct btrfs_inode in;
-	if (btrfs_read_inode(c->fs, c->fs->fs_root, ino, &in)) {
-		c->err = 1;
-		return fprintf(stderr, "btrfslab ls: %s: %s\n", shown, c->fs->err.msg), 0;
-	}
-	char m[11];
-	mode_string(in.mode, m);
-	printf("%s %u %u %u %llu %s", m, in.nlink, in.uid, in.gid, (unsigned long long)in.size, shown);
-	if ((in.mode & S_IFMT_) == S_IFLNK_) {
-		char target[4096];
-		u64 got;
-		if (!btrfs_file_read_any(c->fs, c->fs->fs_root, ino, 0, (u8 *)target, sizeof(target) - 1, &got)) {
-			target[got] = 0;
-			printf(" -> %s", target);
-		}
-	}
-	printf("\n");
-	return 0;
-}
-
-static int ls_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
-{
-	struct ls_ctx *c = ctx;
-	size_t base = strlen(c->path);
-	if (base + len + 2 > sizeof(c->path)) {
-		c->err = 1;
-		return 0;
-	}
-	if (!c->recursive) {
-		char nm[BTRFS_NAME_LEN + 1];
-		memcpy(nm, name, len);
-		nm[len] = 0;
-		return print_entry(c, ino, nm);
-	}
-	snprintf(c->path + base, sizeof(c->path) - base, "%s%.*s", base > 1 ? "/" : "", len, name);
-	print_entry(c, ino, c->path);
-	if (type == BTRFS_FT_DIR && btrfs_readdir(c->fs, c->fs->fs_root, ino, ls_entry, c) < 0) {
-		fprintf(stderr, "btrfslab ls: %s: %s\n", c->path, c->fs->err.msg);
-		c->err = 1;
-	}
-	c->path[base] = 0;
-	return 0;
 }
 
 static int cmd_replay(int argc, char **argv)
@@ -572,18 +528,44 @@ static int cmd_replay(int argc, char **argv)
 	return rc;
 }
 
+/* Writes a regular file's contents to standard output; stops at the first
+ * failed write (the caller reports it). */
+static int cat_file(struct btrfs_fs_info *fs, const char *path)
+{
+	u64 ino;
+	struct btrfs_inode in;
+	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino) || btrfs_read_inode(fs, fs->fs_root, ino, &in))
+		return fprintf(stderr, "btrfslab cat: %s\n", fs->err.msg), 1;
+	if ((in.mode & S_IFMT_) != S_IFREG_)
+		return fprintf(stderr, "btrfslab cat: %s: %s\n", path, (in.mode & S_IFMT_) == S_IFDIR_ ? "is a directory" : "not a regular file"), 1;
+	u8 *buf = malloc(1 << 20);
+	int rc = buf ? 0 : 1;
+	for (u64 off = 0; buf && off < in.size;) {
+		u64 got;
+		if (btrfs_file_read(fs, fs->fs_root, ino, off, buf, 1 << 20, &got, 1)) {
+			fprintf(stderr, "btrfslab cat: %s: %s\n", path, fs->err.msg);
+			rc = 1;
+			break;
+		}
+		if (!got || fwrite(buf, 1, got, stdout) != got)
+			break; /* a failed write is reported by main */
+		off += got;
+	}
+	free(buf);
+	return rc;
+}
+
 static int cmd_ls_cat(int argc, char **argv, int cat)
 {
 	const char *cmd = cat ? "cat" : "ls", *image = NULL, *path = NULL;
-	struct ls_ctx c = {0};
-	int replay = 0;
+	int replay = 0, flags = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--replay")) {
 			replay = 1;
 		} else if (!cat && a[0] == '-' && a[1] && a[1] != '-' && strspn(a + 1, "Rl") == strlen(a + 1)) {
-			c.recursive |= strchr(a, 'R') != NULL;
-			c.longfmt |= strchr(a, 'l') != NULL;
+			flags |= strchr(a, 'R') ? LS_RECURSIVE : 0;
+			flags |= strchr(a, 'l') ? LS_LONG : 0;
 		} else if (a[0] == '-' && a[1]) {
 			return fprintf(stderr, "btrfslab %s: unknown option '%s'\n", cmd, a), 2;
 		} else if (!image) {
@@ -601,230 +583,56 @@ static int cmd_ls_cat(int argc, char **argv, int cat)
 	struct btrfs_fs_info *fs = open_image(cmd, image);
 	if (!fs)
 		return 1;
+	int rc;
 	if (replay && btrfs_replay_log(fs, NULL)) {
 		fprintf(stderr, "btrfslab %s: replaying the log of %s: %s\n", cmd, image, fs->err.msg);
-		btrfs_fs_free(fs);
-		return 1;
-	}
-	c.fs = fs;
-	u64 ino;
-	int rc = 0;
-	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino)) {
-		fprintf(stderr, "btrfslab %s: %s\n", cmd, fs->err.msg);
 		rc = 1;
-	} else if (cat) {
-		struct btrfs_inode in;
-		if (btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
-			fprintf(stderr, "btrfslab cat: %s\n", fs->err.msg);
-			rc = 1;
-		} else if ((in.mode & S_IFMT_) != S_IFREG_) {
-			fprintf(stderr, "btrfslab cat: %s: %s\n", path, (in.mode & S_IFMT_) == S_IFDIR_ ? "is a directory" : "not a regular file");
-			rc = 1;
-		} else {
-			u8 *buf = malloc(1 << 20);
-			for (u64 off = 0; buf && off < in.size;) {
-				u64 got;
-				if (btrfs_file_read(fs, fs->fs_root, ino, off, buf, 1 << 20, &got, 1)) {
-					fprintf(stderr, "btrfslab cat: %s: %s\n", path, fs->err.msg);
-					rc = 1;
-					break;
-				}
-				if (!got || fwrite(buf, 1, got, stdout) != got)
-					break;
-				off += got;
-			}
-			free(buf);
-		}
 	} else {
-		struct btrfs_inode in;
-		if (btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
-			fprintf(stderr, "btrfslab ls: %s\n", fs->err.msg);
-			rc = 1;
-		} else if ((in.mode & S_IFMT_) != S_IFDIR_) {
-			print_entry(&c, ino, path);
-		} else {
-			snprintf(c.path, sizeof(c.path), "%s", path);
-			size_t pl = strlen(c.path);
-			while (pl > 1 && c.path[pl - 1] == '/')
-				c.path[--pl] = 0;
-			if (btrfs_readdir(fs, fs->fs_root, ino, ls_entry, &c) < 0) {
-				fprintf(stderr, "btrfslab ls: %s\n", fs->err.msg);
-				rc = 1;
-			}
-		}
-		rc |= c.err;
+		rc = cat ? cat_file(fs, path) : ls_run(fs, path, flags, stdout, stderr);
 	}
 	btrfs_fs_free(fs);
 	return rc;
 }
 
-/* Inode -> the path it was first extracted to (for hard links). Returns that
- * path for an inode already seen, else records path and returns NULL.
- * extract_seen(0, NULL) frees the table. */
-static char *extract_seen(u64 ino, const char *path)
-{
-	static struct u64map seen;
-	if (!ino) {
-		size_t i = 0;
-		u64 k;
-		void *v;
-		while (u64map_next(&seen, &i, &k, &v))
-			free(*(char **)v);
-		u64map_free(&seen);
-		return NULL;
-	}
-	if (!seen.vsize)
-		u64map_init(&seen, sizeof(char *));
-	char **p = u64map_get(&seen, ino);
-	if (p)
-		return *p;
-	p = u64map_put(&seen, ino);
-	if (p)
-		*p = strdup(path);
-	return NULL;
-}
-
-struct extract_ctx {
-	struct btrfs_fs_info *fs;
-	char path[8192];
-	u8 *buf;
-	int err;
-};
-
-static void set_meta(struct extract_ctx *c, const char *dst, const struct btrfs_inode *in, int is_link)
-{
-	if (lchown(dst, in->uid, in->gid) < 0)
-		c->err |= 0; /* not root: keep going with what we can set */
-	if (!is_link)
-		chmod(dst, in->mode & 07777);
-	struct timespec ts[2] = {{(time_t)in->atime.sec, (long)in->atime.nsec}, {(time_t)in->mtime.sec, (long)in->mtime.nsec}};
-	utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
-}
-
-static int extract_xattr(void *ctx, const char *name, u16 len, const u8 *value, u16 vlen)
-{
-	struct extract_ctx *c = ctx;
-	char n[BTRFS_NAME_LEN + 1];
-	memcpy(n, name, len);
-	n[len] = 0;
-	if (lsetxattr(c->path, n, value, vlen, 0) < 0) {
-		fprintf(stderr, "btrfslab extract: %s: xattr %s: %s\n", c->path, n, strerror(errno));
-		c->err = 1;
-	}
-	return 0;
-}
-
-static int extract_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type);
-
-static int extract_inode(struct extract_ctx *c, u64 ino)
-{
-	struct btrfs_fs_info *fs = c->fs;
-	struct btrfs_inode in;
-	const char *dst = c->path;
-	if (btrfs_read_inode(fs, fs->fs_root, ino, &in))
-		return fprintf(stderr, "btrfslab extract: %s\n", fs->err.msg), c->err = 1;
-	u32 fmt = in.mode & S_IFMT_;
-	int ok = 1;
-	if (fmt == S_IFDIR_) {
-		ok = mkdir(dst, 0700) == 0 || (errno == EEXIST && ino == BTRFS_FIRST_FREE_OBJECTID);
-		if (ok && btrfs_readdir(fs, fs->fs_root, ino, extract_entry, c) < 0) {
-			fprintf(stderr, "btrfslab extract: %s: %s\n", dst, fs->err.msg);
-			c->err = 1;
-		}
-	} else if (fmt == S_IFREG_) {
-		int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
-		ok = fd >= 0;
-		for (u64 off = 0; ok && off < in.size;) {
-			u64 got;
-			if (btrfs_file_read(fs, fs->fs_root, ino, off, c->buf, 1 << 20, &got, 1)) {
-				fprintf(stderr, "btrfslab extract: %s: %s\n", dst, fs->err.msg);
-				c->err = 1;
-				break;
-			}
-			if (!got || write(fd, c->buf, got) != (ssize_t)got)
-				ok = 0;
-			off += got;
-		}
-		if (fd >= 0 && (ftruncate(fd, (off_t)in.size) < 0 || close(fd) < 0))
-			ok = 0;
-	} else if (fmt == S_IFLNK_) {
-		char target[4097];
-		u64 got;
-		ok = !btrfs_file_read_any(fs, fs->fs_root, ino, 0, (u8 *)target, sizeof(target) - 1, &got);
-		if (ok) {
-			target[got] = 0;
-			ok = symlink(target, dst) == 0;
-		}
-	} else {
-		u64 r = in.rdev;
-		ok = mknod(dst, in.mode, makedev((unsigned)(r >> 20), (unsigned)(r & 0xfffff))) == 0;
-	}
-	if (!ok) {
-		fprintf(stderr, "btrfslab extract: %s: %s\n", dst, strerror(errno));
-		return c->err = 1;
-	}
-	if (btrfs_listxattr(fs, fs->fs_root, ino, extract_xattr, c) < 0) {
-		fprintf(stderr, "btrfslab extract: %s: %s\n", dst, fs->err.msg);
-		c->err = 1;
-	}
-	set_meta(c, dst, &in, fmt == S_IFLNK_);
-	return 0;
-}
-
-static int extract_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
-{
-	struct extract_ctx *c = ctx;
-	size_t base = strlen(c->path);
-	if (base + len + 2 > sizeof(c->path) || memchr(name, '/', len) || (len <= 2 && name[0] == '.' && (len == 1 || name[1] == '.'))) {
-		fprintf(stderr, "btrfslab extract: skipping unsafe name '%.*s' in %s\n", len, name, c->path);
-		c->err = 1;
-		return 0;
-	}
-	snprintf(c->path + base, sizeof(c->path) - base, "/%.*s", len, name);
-	if (type == BTRFS_FT_REG_FILE || type == BTRFS_FT_SYMLINK || type == BTRFS_FT_DIR || type == BTRFS_FT_CHRDEV ||
-	    type == BTRFS_FT_BLKDEV || type == BTRFS_FT_FIFO || type == BTRFS_FT_SOCK) {
-		/* a second name of an inode already extracted becomes a hard link */
-		char *first = NULL;
-		if (type != BTRFS_FT_DIR) {
-			struct btrfs_inode in;
-			if (!btrfs_read_inode(c->fs, c->fs->fs_root, ino, &in) && in.nlink > 1) {
-				first = extract_seen(ino, c->path);
-			}
-		}
-		if (first) {
-			if (link(first, c->path) < 0) {
-				fprintf(stderr, "btrfslab extract: %s: %s\n", c->path, strerror(errno));
-				c->err = 1;
-			}
-		} else {
-			extract_inode(c, ino);
-		}
-	}
-	c->path[base] = 0;
-	return 0;
-}
-
 static int cmd_extract(int argc, char **argv)
 {
-	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-')
-		return fprintf(stderr, "btrfslab extract: usage: extract IMAGE DIR (DIR must not exist)\n"), 2;
+	struct extract_opts o = {.max_size = EXTRACT_DEFAULT_MAX_SIZE};
+	const char *image = NULL, *dir = NULL, *usage = "btrfslab extract: usage: extract [--same-permissions] [--devices] "
+							  "[--all-xattrs] [--max-size S] IMAGE DIR (DIR must not exist)\n";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--same-permissions"))
+			o.same_permissions = 1;
+		else if (!strcmp(a, "--devices"))
+			o.devices = 1;
+		else if (!strcmp(a, "--all-xattrs"))
+			o.all_xattrs = 1;
+		else if (!strcmp(a, "--max-size")) {
+			const char *v = opt_value(argc, argv, &i, "extract");
+			if (!v)
+				return 2;
+			if (parse_size(v, &o.max_size))
+				return fprintf(stderr, "btrfslab extract: --max-size: '%s' is not a size (examples: 512M, 4G, 0)\n", v), 2;
+		} else if (a[0] == '-' && a[1])
+			return fprintf(stderr, "btrfslab extract: unknown option '%s'\n%s", a, usage), 2;
+		else if (!image)
+			image = a;
+		else if (!dir)
+			dir = a;
+		else
+			return fputs(usage, stderr), 2;
+	}
+	if (!image || !dir)
+		return fputs(usage, stderr), 2;
 	struct stat st;
-	if (lstat(argv[2], &st) == 0)
-		return fprintf(stderr, "btrfslab extract: %s exists: give a directory to create\n", argv[2]), 1;
-	struct btrfs_fs_info *fs = open_image("extract", argv[1]);
+	if (lstat(dir, &st) == 0)
+		return fprintf(stderr, "btrfslab extract: %s exists: give a directory to create\n", dir), 1;
+	struct btrfs_fs_info *fs = open_image("extract", image);
 	if (!fs)
 		return 1;
-	struct extract_ctx c = {.fs = fs, .buf = malloc(1 << 20)};
-	snprintf(c.path, sizeof(c.path), "%s", argv[2]);
-	size_t pl = strlen(c.path);
-	while (pl > 1 && c.path[pl - 1] == '/')
-		c.path[--pl] = 0;
-	if (c.buf)
-		extract_inode(&c, BTRFS_FIRST_FREE_OBJECTID);
-	extract_seen(0, NULL);
-	free(c.buf);
+	int rc = extract_tree(fs, dir, &o, stderr);
 	btrfs_fs_free(fs);
-	return c.err || !c.buf ? 1 : 0;
+	return rc ? 1 : 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -854,10 +662,22 @@ static int cmd_check(int argc, char **argv)
 	return errors ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* Standard output, flushed and closed: 0, or 1 with "write error" said. */
+static int stdout_done(const char *cmd)
 {
-	if (argc < 2)
-		return fputs(usage_text, stderr), 2;
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad)
+		fprintf(stderr, "btrfslab %s: write error: %s\n", cmd, strerror(e ? e : EIO));
+	return bad;
+}
+
+static int run_command(int argc, char **argv)
+{
 	const char *c = argv[1];
 	if (!strcmp(c, "help") || !strcmp(c, "--help") || !strcmp(c, "-h"))
 		return fputs(usage_text, stdout), 0;
@@ -883,4 +703,14 @@ int main(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1, 1);
 	fprintf(stderr, "btrfslab: unknown command '%s'\n%s", c, usage_text);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fputs(usage_text, stderr), 2;
+	int rc = run_command(argc, argv);
+	if (stdout_done(argv[1]) && !rc)
+		rc = 1;
+	return rc;
 }

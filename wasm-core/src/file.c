@@ -268,6 +268,29 @@ int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	return *got ? read_range(fs, root, ino, in.size, off, buf, *got, 0) : 0;
 }
 
+int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 from, u64 end, u64 *start,
+			 u64 *stop)
+{
+	for (u64 cur = from; cur < end;) {
+		struct file_extent fe;
+		int ret = find_extent(fs, root, ino, cur, end, &fe);
+		if (ret == BLAB_ENOENT)
+			return 1;
+		if (ret)
+			return ret;
+		u64 ks = fe.key.offset, ke = extent_end(&fe);
+		u64 s = ks > cur ? ks : cur, e = ke < end ? ke : end;
+		int data = fe.type == BTRFS_FILE_EXTENT_INLINE || (fe.type == BTRFS_FILE_EXTENT_REG && fe.disk_bytenr);
+		if (data && s < e) {
+			*start = s;
+			*stop = e;
+			return 0;
+		}
+		cur = ke > cur ? ke : cur + 1;
+	}
+	return 1;
+}
+
 /* Writes buf as new data extents at [start, start + len) (whole sectors). */
 static int write_new_extents(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, const u8 *buf, u64 len)
 {

@@ -22,6 +22,12 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
  * the bytes read. verify checks data checksums. */
 int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got,
 		    int verify);
+/* The first range [*start, *stop) at or after from and before end where ino
+ * has data (inline or regular extents); what lies between is a hole
+ * (no extent, a hole extent, or preallocated). 0, 1 when there is none,
+ * or an error. */
+int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 from, u64 end, u64 *start,
+			 u64 *stop);
 /* Like btrfs_file_read for any inode with data (symlinks too), no checksum checks. */
 int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got);
 #endif

@@ -73,21 +73,42 @@ int image_write_file(const struct blab_device *dev, const char *user_path, struc
 	return ret;
 }
 
+int image_temp_file(const char *path, char **tmp, int *fd, struct blab_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path) + 16;
+	char *t = malloc(n);
+	if (!t)
+		return blab_fail(err, BLAB_ENOMEM, "path");
+	/* DIR/.NAME.XXXXXX: made with O_EXCL under a name nobody can guess */
+	snprintf(t, n, "%.*s.%s.XXXXXX", (int)dlen, path, path + dlen);
+	int f = mkostemp(t, O_CLOEXEC);
+	if (f < 0) {
+		int e = errno;
+		free(t);
+		return blab_fail(err, BLAB_EIO, "cannot create a temporary file beside %s: %s", path, strerror(e));
+	}
+	mode_t um = umask(0);
+	umask(um);
+	if (fchmod(f, 0644 & ~um) < 0) {
+		int e = errno;
+		close(f);
+		unlink(t);
+		free(t);
+		return blab_fail(err, BLAB_EIO, "chmod of a temporary file beside %s: %s", path, strerror(e));
+	}
+	*tmp = t;
+	*fd = f;
+	return 0;
+}
+
 static int image_write_file_at(const struct blab_device *dev, const char *path, const char *user_path, struct blab_err *err)
 {
 	(void)user_path;
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 32);
-	if (!tmp)
-		return blab_fail(err, BLAB_ENOMEM, "path");
-	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		int e = errno;
-		free(tmp);
-		return blab_fail(err, BLAB_EIO, "cannot create %s: %s", path, strerror(e));
-	}
-	int ret = 0;
+	char *tmp;
+	int fd, ret = image_temp_file(path, &tmp, &fd, err);
+	if (ret)
+		return ret;
 	if (ftruncate(fd, (off_t)dev->size) < 0) {
 		ret = blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", path, (unsigned long long)dev->size,
 				strerror(errno));
@@ -152,63 +173,51 @@ static void file_close(struct blab_device *d)
 	d->close = NULL;
 }
 
-int image_create_file(struct blab_device *dev, const char *user_path, u64 size, char **tmp_path, struct blab_err *err)
+int image_create_file(struct blab_device *dev, const char *user_path, u64 size, struct image_out *out, struct blab_err *err)
 {
-	char *path;
-	int rr = image_output(user_path, &path, err);
-	if (rr)
-		return rr;
-	size_t n = strlen(path);
-	char *tmp = malloc(n + 32);
-	if (!tmp)
-		return blab_fail(err, BLAB_ENOMEM, "path");
-	snprintf(tmp, n + 32, "%s.tmp-%ld", path, (long)getpid());
-	free(path);
-	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		int e = errno;
-		free(tmp);
-		return blab_fail(err, BLAB_EIO, "cannot create %s: %s", user_path, strerror(e));
+	memset(out, 0, sizeof(*out));
+	int fd, ret = image_output(user_path, &out->path, err);
+	if (ret)
+		return ret;
+	if ((ret = image_temp_file(out->path, &out->tmp, &fd, err))) {
+		free(out->path);
+		out->path = NULL;
+		return ret;
 	}
 	if (ftruncate(fd, (off_t)size) < 0) {
-		int e = errno;
+		ret = blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", user_path, (unsigned long long)size, strerror(errno));
 		close(fd);
-		unlink(tmp);
-		free(tmp);
-		return blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", user_path, (unsigned long long)size, strerror(e));
+		unlink(out->tmp);
+		free(out->tmp);
+		free(out->path);
+		memset(out, 0, sizeof(*out));
+		return ret;
 	}
 	memset(dev, 0, sizeof(*dev));
 	dev->size = size;
 	dev->fd = fd;
 	dev->io = file_io;
 	dev->close = file_close;
-	*tmp_path = tmp;
 	return 0;
 }
 
-int image_finish_file(struct blab_device *dev, const char *tmp_path, const char *user_path, int commit, struct blab_err *err)
+int image_finish_file(struct blab_device *dev, struct image_out *out, int commit, struct blab_err *err)
 {
 	int ret = 0;
-	/* the image goes where the temporary file was made for: its name without ".tmp-PID" */
-	char *path = strdup(tmp_path);
-	if (!path)
-		return blab_fail(err, BLAB_ENOMEM, "path");
-	char *dot = strrchr(path, '.');
-	if (dot && !strncmp(dot, ".tmp-", 5))
-		*dot = 0;
-	(void)user_path;
 	if (commit && fsync(dev->fd) < 0)
-		ret = blab_fail(err, BLAB_EIO, "fsync %s: %s", path, strerror(errno));
+		ret = blab_fail(err, BLAB_EIO, "fsync %s: %s", out->path, strerror(errno));
 	if (close(dev->fd) < 0 && commit && !ret)
-		ret = blab_fail(err, BLAB_EIO, "close %s: %s", path, strerror(errno));
+		ret = blab_fail(err, BLAB_EIO, "close %s: %s", out->path, strerror(errno));
 	dev->fd = 0;
 	dev->io = NULL;
 	dev->close = NULL;
-	if (commit && !ret && rename(tmp_path, path) < 0)
-		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", path, strerror(errno));
+	if (commit && !ret && rename(out->tmp, out->path) < 0)
+		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", out->path, strerror(errno));
 	if (!commit || ret)
-		unlink(tmp_path);
-	free(path);
+		unlink(out->tmp);
+	free(out->tmp);
+	free(out->path);
+	memset(out, 0, sizeof(*out));
 	return ret;
 }
 
