@@ -26,6 +26,9 @@ const DEBIAN = [
   ['xfsprogs', '/usr/sbin/xfs_io'],
   ['util-linux', '/usr/sbin/losetup'],
   ['time', '/usr/bin/time'],
+  // coverage-guided fuzzing of the core (libFuzzer): the fuzz test layer and bench/fuzz
+  ['clang-14', '/usr/bin/clang-14'],
+  ['libclang-rt-14-dev', '/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a'],
 ];
 
 function log(msg) {

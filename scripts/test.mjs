@@ -61,6 +61,7 @@ const LAYERS = [
     return { ...r, counts: plainCounts(r.out) };
   }],
   ['cli', 'btrfslab CLI', nodeTest(['tests/cli/'])],
+  ['fuzz', 'libFuzzer targets, briefly (ASan+UBSan)', nodeTest(['tests/fuzz/'])],
   ['web', 'web unit (vitest)', async () => {
     const json = join(tmp, 'vitest.json');
     rmSync(json, { force: true });
