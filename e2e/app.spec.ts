@@ -130,19 +130,24 @@ test('import an image the kernel wrote and find a file in the fs tree', async ({
 });
 
 test('a large tree opens with its leaves folded and stays usable', async ({ page }) => {
+  // 20,000 creates in the page's core: on a busy machine this takes far more
+  // than the default 5 s a state gets, so each state below is waited for longer
+  test.setTimeout(240_000);
+  const slow = { timeout: 90_000 };
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await page.goto('./?lesson=01-cow-btree');
   await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=256M\nmkdir /d\ncreate /d/f_{1..20000}\n');
   await page.getByRole('button', { name: 'Run scenario' }).click();
-  await expect(page.getByText('Step 0 of 2')).toBeVisible();
+  await expect(page.getByText('Step 0 of 2')).toBeVisible(slow);
   await page.getByRole('button', { name: 'Last step' }).click();
-  await expect(page.getByTestId('sentence')).toContainText('create /d/f_{1..20000}');
+  await expect(page.getByTestId('sentence')).toContainText('create /d/f_{1..20000}', slow);
   const canvas = page.getByTestId('tree-canvas');
-  await expect(canvas.locator('g.block').first()).toBeVisible();
+  await expect(canvas.locator('g.block').first()).toBeVisible(slow);
+  await expect(page.getByTestId('busybar')).toBeHidden(slow); // the step's tree is drawn: the core is idle
   const shown = await canvas.locator('g.block').count();
   expect(shown).toBeLessThan(100); // 80,000 items: only the nodes are drawn
   const folded = canvas.locator('g.block[aria-expanded="false"]').first();
   await folded.focus();
   await page.keyboard.press('Enter');
-  await expect.poll(() => canvas.locator('g.block').count()).toBeGreaterThan(shown);
+  await expect.poll(() => canvas.locator('g.block').count(), slow).toBeGreaterThan(shown);
 });

@@ -1,9 +1,10 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
-import { CoreClient } from './core/client';
+import { CancelledError, CoreClient } from './core/client';
 import type { Handle } from './core/wasm';
 import { countByKind } from './model/trace';
 import { initialState, reduce, type Source } from './model/store';
 import { LESSONS } from './lessons';
+import { BusyBar } from './views/BusyBar';
 import { FormatPanel, type FormatRequest } from './views/FormatPanel';
 import { ImagePanel } from './views/ImagePanel';
 import { LessonView } from './views/LessonView';
@@ -41,11 +42,16 @@ export function App() {
   const [where, setWhere] = useState(readUrl);
   const [explorerTree, setExplorerTree] = useState('fs');
   const [ready, setReady] = useState(false);
+  const [generation, setGeneration] = useState(0); // bumped when a cancel restarts the core
   useEffect(() => writeUrl(where.lesson, where.step), [where]);
 
   useEffect(() => {
     const c = new CoreClient();
     core.current = c;
+    c.onRestart(() => {
+      setGeneration((g) => g + 1);
+      dispatch({ type: 'restarted', message: 'Cancelled: the core stopped what it was doing and started afresh.' });
+    });
     c.call({ op: 'ready' }).then(
       () => {
         dispatch({ type: 'idle' });
@@ -74,7 +80,7 @@ export function App() {
       });
       await show(r.handle, r.size, { kind: 'mkfs', label: req.label });
     } catch (e) {
-      dispatch({ type: 'failed', message: (e as Error).message });
+      if (!(e instanceof CancelledError)) dispatch({ type: 'failed', message: (e as Error).message });
     }
   }, [show]);
 
@@ -85,7 +91,7 @@ export function App() {
       const r = await core.current!.call({ op: 'open', bytes, name: file.name }, [bytes]);
       await show(r.handle, r.size, { kind: 'file', name: file.name });
     } catch (e) {
-      dispatch({ type: 'failed', message: `${file.name}: ${(e as Error).message}` });
+      if (!(e instanceof CancelledError)) dispatch({ type: 'failed', message: `${file.name}: ${(e as Error).message}` });
     }
   }, [show]);
 
@@ -119,9 +125,10 @@ export function App() {
       </nav>
       <main>
         <p className="status" role="status" aria-live="polite">{state.busy ?? (state.image ? 'Ready.' : '')}</p>
+        {ready && core.current && <BusyBar core={core.current} />}
         {state.error && <p className="error" role="alert">{state.error}</p>}
         {where.lesson && ready && lesson && (
-          <LessonView core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
+          <LessonView key={`${lesson.id}-${generation}`} core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
             onStep={(i) => setWhere((w) => ({ ...w, step: i }))} />
         )}
         {!where.lesson && (

@@ -22,7 +22,8 @@ export type Action =
   | { type: 'busy'; what: string }
   | { type: 'loaded'; image: LoadedImage }
   | { type: 'failed'; message: string }
-  | { type: 'idle' };
+  | { type: 'idle' }
+  | { type: 'restarted'; message: string }; // the core was cancelled and restarted: its handles are gone
 
 export const initialState: AppState = { busy: 'Loading the core…', image: null, error: null };
 
@@ -36,6 +37,8 @@ export function reduce(state: AppState, action: Action): AppState {
       return { ...state, busy: null, error: action.message };
     case 'idle':
       return { ...state, busy: null };
+    case 'restarted':
+      return { busy: null, image: null, error: action.message };
   }
 }
 
