@@ -5,7 +5,7 @@
 // a logical address is its physical one, which is checked on every access.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { crc32c } from './crc32c.mjs';
+import { crc32c, crc32cRaw } from './crc32c.mjs';
 
 const HEADER = 101;
 const ITEM = 25;
@@ -13,17 +13,9 @@ const KEY_PTR = 33;
 export const TYPE = { INODE_ITEM: 1, INODE_REF: 12, XATTR_ITEM: 24, DIR_ITEM: 84, DIR_INDEX: 96, EXTENT_DATA: 108, ROOT_ITEM: 132 };
 export const FT = { REG: 1, DIR: 2, SYMLINK: 7, XATTR: 8 };
 
-const T = new Uint32Array(256);
-for (let i = 0; i < 256; i++) {
-  let c = i;
-  for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
-  T[i] = c >>> 0;
-}
 /** The key offset of a DIR_ITEM or XATTR_ITEM: crc32c seeded ~1, not inverted. */
 export function nameHash(name) {
-  let c = 0xfffffffe;
-  for (const b of Buffer.from(name)) c = T[(c ^ b) & 0xff] ^ (c >>> 8);
-  return BigInt(c >>> 0);
+  return BigInt(crc32cRaw(0xfffffffe, Buffer.from(name)));
 }
 
 export class Image {

@@ -5,8 +5,12 @@ for (let i = 0; i < 256; i++) {
   for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
   T[i] = c >>> 0;
 }
-export function crc32c(buf) {
-  let c = 0xffffffff;
+/** The raw update from crc (no inversion in or out). */
+export function crc32cRaw(crc, buf) {
+  let c = crc >>> 0;
   for (const b of buf) c = T[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  return c >>> 0;
+}
+export function crc32c(buf) {
+  return (crc32cRaw(0xffffffff, buf) ^ 0xffffffff) >>> 0;
 }

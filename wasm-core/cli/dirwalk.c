@@ -63,9 +63,9 @@ char *dir_name_escape(const char *name, u16 len, char *out)
 	return out;
 }
 
-int path_push(struct path_buf *p, const char *name, u16 len)
+int path_append(struct path_buf *p, const char *name, u16 len, int escape)
 {
-	size_t need = p->len + 1 + 4 * (size_t)len + 1;
+	size_t need = p->len + 1 + (escape ? 4 * (size_t)len : len) + 1;
 	if (need > p->cap) {
 		size_t cap = p->cap ? p->cap : 256;
 		while (cap < need)
@@ -78,8 +78,14 @@ int path_push(struct path_buf *p, const char *name, u16 len)
 	}
 	if (p->len && p->s[p->len - 1] != '/')
 		p->s[p->len++] = '/';
-	dir_name_escape(name, len, p->s + p->len);
-	p->len += strlen(p->s + p->len);
+	if (escape) {
+		dir_name_escape(name, len, p->s + p->len);
+		p->len += strlen(p->s + p->len);
+	} else {
+		memcpy(p->s + p->len, name, len);
+		p->len += len;
+		p->s[p->len] = 0;
+	}
 	return 0;
 }
 

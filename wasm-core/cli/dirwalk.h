@@ -29,13 +29,15 @@ int dir_name_safe(const char *name, u16 len);
  * Returns out (size >= 4 * len + 1). */
 char *dir_name_escape(const char *name, u16 len, char *out);
 
-/* A growable path for messages (never used for system calls). */
+/* A growable path (for messages and printing; never handed to a system
+ * call, so it may be longer than PATH_MAX). */
 struct path_buf {
 	char *s;
 	size_t len, cap;
 };
-/* Appends "/" (unless at the start) and the escaped name; 0 or -1 (ENOMEM). */
-int path_push(struct path_buf *p, const char *name, u16 len);
+/* Appends "/" (unless the path is empty or ends in one) and name, escaped
+ * with dir_name_escape when escape is set; 0 or -1 (ENOMEM). */
+int path_append(struct path_buf *p, const char *name, u16 len, int escape);
 void path_cut(struct path_buf *p, size_t len);
 void path_free(struct path_buf *p);
 #endif

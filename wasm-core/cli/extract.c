@@ -32,7 +32,7 @@ struct xctx {
 	FILE *err;
 	int rootfd, failed, stop;
 	struct path_buf path; /* for messages: target/a/b, names escaped */
-	struct path_buf rel;  /* below the target, raw names (all safe): a/b */
+	struct path_buf rel;  /* below the target, raw names (all checked safe): a/b */
 	struct u64map dirs;   /* directory inodes entered */
 	struct u64map links;  /* inode -> char *: the relative path of its first copy */
 	struct frame *stack;
@@ -51,28 +51,6 @@ __attribute__((format(printf, 2, 3))) static void say(struct xctx *x, const char
 	va_end(ap);
 }
 #define FAIL(x, ...) (say((x), __VA_ARGS__), (x)->failed = 1)
-
-/* rel as raw bytes: path_push escapes, so keep the raw path by hand */
-static int rel_push(struct path_buf *p, const char *name, u16 len)
-{
-	size_t need = p->len + len + 2;
-	if (need > p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		while (cap < need)
-			cap *= 2;
-		char *s = realloc(p->s, cap);
-		if (!s)
-			return -1;
-		p->s = s;
-		p->cap = cap;
-	}
-	if (p->len)
-		p->s[p->len++] = '/';
-	memcpy(p->s + p->len, name, len);
-	p->len += len;
-	p->s[p->len] = 0;
-	return 0;
-}
 
 /* ---- metadata ---------------------------------------------------------- */
 
@@ -318,7 +296,7 @@ static void make_entry(struct xctx *x, size_t level, const struct dir_ent *e)
 {
 	size_t path_len = x->path.len, rel_len = x->rel.len;
 	int dirfd = x->stack[level].fd;
-	if (path_push(&x->path, e->name, e->len) || rel_push(&x->rel, e->name, e->len)) {
+	if (path_append(&x->path, e->name, e->len, 1) || path_append(&x->rel, e->name, e->len, 0)) {
 		x->stop = 1;
 		FAIL(x, "out of memory");
 		return;
@@ -400,7 +378,7 @@ int extract_tree(struct btrfs_fs_info *fs, const char *target, const struct extr
 	u64map_init(&x.dirs, 1);
 	u64map_init(&x.links, sizeof(char *));
 	int ret = 2;
-	if (!x.buf || path_push(&x.path, target, (u16)strnlen(target, 4096)))
+	if (!x.buf || path_append(&x.path, target, (u16)strnlen(target, 4096), 1))
 		fprintf(err, "btrfslab extract: out of memory\n");
 	else if ((x.rootfd = make_target(target, err)) >= 0) {
 		u64map_put(&x.dirs, BTRFS_FIRST_FREE_OBJECTID);

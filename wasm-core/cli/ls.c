@@ -66,28 +66,6 @@ static void print_entry(struct ls *c, u64 ino, const char *shown, size_t len)
 	fputc('\n', c->out);
 }
 
-/* Raw path push (names as stored; printed, never used for system calls). */
-static int push_name(struct path_buf *p, const char *name, u16 len)
-{
-	size_t need = p->len + len + 2;
-	if (need > p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		while (cap < need)
-			cap *= 2;
-		char *s = realloc(p->s, cap);
-		if (!s)
-			return -1;
-		p->s = s;
-		p->cap = cap;
-	}
-	if (p->len > 1 || (p->len == 1 && p->s[0] != '/'))
-		p->s[p->len++] = '/';
-	memcpy(p->s + p->len, name, len);
-	p->len += len;
-	p->s[p->len] = 0;
-	return 0;
-}
-
 struct ls_frame {
 	struct dir_list list;
 	size_t next, path_len;
@@ -137,7 +115,7 @@ static void list_dir(struct ls *c, u64 dir)
 			continue;
 		}
 		size_t len = c->path.len;
-		if (push_name(&c->path, e->name, e->len)) {
+		if (path_append(&c->path, e->name, e->len, 0)) {
 			fprintf(c->err, "btrfslab ls: out of memory\n");
 			c->failed = 1;
 			break;
@@ -182,7 +160,7 @@ int ls_run(struct btrfs_fs_info *fs, const char *path, int flags, FILE *out, FIL
 	}
 	while (n > 1 && path[n - 1] == '/')
 		n--;
-	if (push_name(&c.path, path, (u16)(n > 4096 ? 4096 : n))) {
+	if (path_append(&c.path, path, (u16)(n > 4096 ? 4096 : n), 0)) {
 		fprintf(err, "btrfslab ls: out of memory\n");
 		return 1;
 	}
