@@ -1,4 +1,5 @@
 #include "extent-tree.h"
+#include "delayed-ref.h"
 #include "block-group.h"
 #include "crc32c.h"
 #include "ctree.h"
@@ -22,35 +23,6 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 	if (want > cap)
 		want = cap;
 	return want;
-}
-
-static struct delayed_ref_head *head_for(struct btrfs_fs_info *fs, u64 bytenr)
-{
-	if (!fs->delayed_refs.vsize)
-		u64map_init(&fs->delayed_refs, sizeof(struct delayed_ref_head));
-	struct delayed_ref_head *h = u64map_put(&fs->delayed_refs, bytenr);
-	if (!h)
-		blab_fail(&fs->err, BLAB_ENOMEM, "delayed refs");
-	else if (!h->bytenr)
-		h->bytenr = bytenr;
-	return h;
-}
-
-static void drop_head(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
-{
-	u64 b = h->bytenr;
-	free(h->drefs);
-	u64map_del(&fs->delayed_refs, b);
-}
-
-void btrfs_free_delayed_refs(struct btrfs_fs_info *fs)
-{
-	size_t i = 0;
-	u64 k;
-	void *v;
-	while (u64map_next(&fs->delayed_refs, &i, &k, &v))
-		free(((struct delayed_ref_head *)v)->drefs);
-	u64map_free(&fs->delayed_refs);
 }
 
 /* Room for one more entry in the list of extents unpinned after commit. */
@@ -118,7 +90,7 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 	struct btrfs_root *root = btrfs_get_root(fs, owner);
 	if (root)
 		root->bytes_used += fs->nodesize;
-	struct delayed_ref_head *h = head_for(fs, bytenr);
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
 	if (!h)
 		return NULL;
 	*h = (struct delayed_ref_head){.bytenr = bytenr, .num_bytes = fs->nodesize, .ref_mod = +1, .level = level,
@@ -145,11 +117,11 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 	if (h && h->new_extent) {
 		/* never written: its space is free again at once, and it may be
 		 * allocated again in this transaction, so it leaves the cache now */
-		drop_head(fs, h);
+		btrfs_drop_delayed_ref_head(fs, h);
 		btrfs_evict_eb(fs, bytenr);
 		return btrfs_free_reserved(fs, bytenr, fs->nodesize);
 	}
-	h = head_for(fs, bytenr);
+	h = btrfs_delayed_ref_head(fs, bytenr);
 	if (!h)
 		return fs->err.code;
 	*h = (struct delayed_ref_head){.bytenr = bytenr, .num_bytes = fs->nodesize, .ref_mod = -1, .level = btrfs_level(eb),
@@ -180,32 +152,6 @@ int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)
 	return 0;
 }
 
-int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
-{
-	struct delayed_ref_head *h = head_for(fs, bytenr);
-	if (!h)
-		return fs->err.code;
-	h->is_data = 1;
-	h->num_bytes = num_bytes;
-	for (int i = 0; i < h->ndrefs; i++) {
-		struct data_ref *r = &h->drefs[i];
-		if (r->root == root && r->objectid == ino && r->offset == offset) {
-			r->count_mod += mod;
-			return 0;
-		}
-	}
-	if (h->ndrefs == h->capdrefs) {
-		int cap = h->capdrefs ? h->capdrefs * 2 : 2;
-		struct data_ref *n = realloc(h->drefs, (size_t)cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "data refs");
-		h->drefs = n;
-		h->capdrefs = cap;
-	}
-	h->drefs[h->ndrefs++] = (struct data_ref){root, ino, offset, mod};
-	return 0;
-}
-
 int btrfs_reserve_data(struct btrfs_fs_info *fs, u64 len, u64 *bytenr, int may_alloc_chunk)
 {
 	int ret = btrfs_reserve_extent(fs, BTRFS_BLOCK_GROUP_DATA, len, fs->sectorsize, bytenr);
@@ -222,7 +168,7 @@ int btrfs_reserve_data(struct btrfs_fs_info *fs, u64 len, u64 *bytenr, int may_a
 
 int btrfs_add_new_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 len, u64 root, u64 ino, u64 offset)
 {
-	struct delayed_ref_head *h = head_for(fs, bytenr);
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
 	if (!h)
 		return fs->err.code;
 	h->new_extent = 1;

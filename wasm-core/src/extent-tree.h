@@ -6,7 +6,7 @@
  * extents stay pinned (unusable) until the commit that frees them is on disk. */
 #ifndef BTRFSLAB_EXTENT_TREE_H
 #define BTRFSLAB_EXTENT_TREE_H
-#include "fs.h"
+#include "delayed-ref.h"
 
 /* A new tree block for root objectid owner at level, in the running
  * transaction (allocating a chunk when block groups are full). NULL with
@@ -27,8 +27,6 @@ int btrfs_add_new_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 len, u64 ro
 int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Replay allocates a logged data extent pinned so: 1 when it was, else 0. */
 int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
-/* Adds (+1) or drops (-1) a reference to the data extent at bytenr. */
-int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod);
 /* Applies the queued reference changes to the extent tree (may queue more;
  * call until fs->delayed_refs is empty). */
 int btrfs_run_delayed_refs(struct btrfs_fs_info *fs);
@@ -42,6 +40,4 @@ void btrfs_unpin_extents(struct btrfs_fs_info *fs);
 int btrfs_load_block_groups(struct btrfs_fs_info *fs);
 /* Default chunk size for a new chunk of type on this device. */
 u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type);
-/* Drops all queued refs (on teardown). */
-void btrfs_free_delayed_refs(struct btrfs_fs_info *fs);
 #endif

@@ -59,28 +59,6 @@ struct btrfs_root {
 	struct u64map dir_index;       /* directory inode -> next DIR_INDEX offset */
 };
 
-/* One backref of a data extent: (root, inode, file offset - extent offset). */
-struct data_ref {
-	u64 root, objectid, offset;
-	int count_mod; /* net change in this transaction */
-};
-
-/* Reference changes to one extent waiting for commit (the kernel's delayed
- * ref head): a tree block allocated (+1) or freed (-1), or data refs added
- * and dropped. Keyed by bytenr in fs->delayed_refs. */
-struct delayed_ref_head {
-	u64 bytenr;
-	u64 num_bytes;
-	int is_data;
-	int ref_mod;      /* tree blocks: +1 allocated, -1 freed, 0 cancelled */
-	int level;        /* tree blocks */
-	u64 owner;        /* tree blocks: the tree */
-	u64 generation;
-	int new_extent;   /* allocated in this transaction: no item on disk yet */
-	struct data_ref *drefs; /* data: changes per backref */
-	int ndrefs, capdrefs;
-};
-
 /* Per-inode logging state (the kernel keeps it in the in-memory inode). */
 struct btrfs_log_inode_state {
 	u64 logged_trans;      /* transaction in which the inode was last logged */
@@ -111,7 +89,7 @@ struct btrfs_fs_info {
 	struct btrfs_root *tree_root, *chunk_root, *extent_root, *dev_root, *fs_root, *csum_root,
 		*fst_root, *uuid_root, *data_reloc_root;
 
-	struct u64map delayed_refs; /* bytenr -> struct delayed_ref_head */
+	struct u64map delayed_refs; /* bytenr -> struct delayed_ref_head (delayed-ref.h) */
 	struct free_range *pinned;  /* freed extents: free again after commit */
 	size_t npinned, cappinned;
 	u64 *evict;                 /* freed tree blocks to drop from the cache after commit */

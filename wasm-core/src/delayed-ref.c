@@ -1,0 +1,59 @@
+/* delayed-ref.c — the queue of reference changes waiting for commit: one
+ * head per extent, keyed by bytenr (extent-tree.c runs them at commit). */
+#include "delayed-ref.h"
+#include <stdlib.h>
+
+struct delayed_ref_head *btrfs_delayed_ref_head(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	if (!fs->delayed_refs.vsize)
+		u64map_init(&fs->delayed_refs, sizeof(struct delayed_ref_head));
+	struct delayed_ref_head *h = u64map_put(&fs->delayed_refs, bytenr);
+	if (!h)
+		blab_fail(&fs->err, BLAB_ENOMEM, "delayed refs");
+	else if (!h->bytenr)
+		h->bytenr = bytenr;
+	return h;
+}
+
+void btrfs_drop_delayed_ref_head(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
+{
+	u64 b = h->bytenr;
+	free(h->drefs);
+	u64map_del(&fs->delayed_refs, b);
+}
+
+void btrfs_free_delayed_refs(struct btrfs_fs_info *fs)
+{
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&fs->delayed_refs, &i, &k, &v))
+		free(((struct delayed_ref_head *)v)->drefs);
+	u64map_free(&fs->delayed_refs);
+}
+
+int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
+{
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	h->is_data = 1;
+	h->num_bytes = num_bytes;
+	for (int i = 0; i < h->ndrefs; i++) {
+		struct data_ref *r = &h->drefs[i];
+		if (r->root == root && r->objectid == ino && r->offset == offset) {
+			r->count_mod += mod;
+			return 0;
+		}
+	}
+	if (h->ndrefs == h->capdrefs) {
+		int cap = h->capdrefs ? h->capdrefs * 2 : 2;
+		struct data_ref *n = realloc(h->drefs, (size_t)cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "data refs");
+		h->drefs = n;
+		h->capdrefs = cap;
+	}
+	h->drefs[h->ndrefs++] = (struct data_ref){root, ino, offset, mod};
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* delayed-ref.h — reference changes to extents, queued in the running
+ * transaction and applied to the extent tree at commit (the kernel's
+ * delayed refs): for a tree block, its allocation (+1) or freeing (-1); for
+ * a data extent, the net change of each backref (root, inode, offset). */
+#ifndef BTRFSLAB_DELAYED_REF_H
+#define BTRFSLAB_DELAYED_REF_H
+#include "fs.h"
+
+/* One backref of a data extent: (root, inode, file offset - extent offset). */
+struct data_ref {
+	u64 root, objectid, offset;
+	int count_mod; /* net change in this transaction */
+};
+
+/* Reference changes to one extent waiting for commit (the kernel's delayed
+ * ref head): a tree block allocated (+1) or freed (-1), or data refs added
+ * and dropped. Keyed by bytenr in fs->delayed_refs. */
+struct delayed_ref_head {
+	u64 bytenr;
+	u64 num_bytes;
+	int is_data;
+	int ref_mod;      /* tree blocks: +1 allocated, -1 freed, 0 cancelled */
+	int level;        /* tree blocks */
+	u64 owner;        /* tree blocks: the tree */
+	u64 generation;
+	int new_extent;   /* allocated in this transaction: no item on disk yet */
+	struct data_ref *drefs; /* data: changes per backref */
+	int ndrefs, capdrefs;
+};
+
+/* The head for bytenr, made (zeroed but for bytenr) when absent. NULL with
+ * fs->err on ENOMEM. Valid until the next head is made or dropped. */
+struct delayed_ref_head *btrfs_delayed_ref_head(struct btrfs_fs_info *fs, u64 bytenr);
+/* Forgets a head (its changes cancel out, or were applied). */
+void btrfs_drop_delayed_ref_head(struct btrfs_fs_info *fs, struct delayed_ref_head *h);
+/* Adds (+1) or drops (-1) a reference to the data extent at bytenr. */
+int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod);
+/* Drops all queued refs (on teardown). */
+void btrfs_free_delayed_refs(struct btrfs_fs_info *fs);
+#endif
