@@ -15,9 +15,12 @@ void u64map_free(struct u64map *m)
 {
 	free(m->keys);
 	free(m->vals);
+	free(m->max_val);
 	m->keys = NULL;
 	m->vals = NULL;
+	m->max_val = NULL;
 	m->cap = m->len = 0;
+	m->has_max = 0;
 }
 
 void u64map_clear(struct u64map *m)
@@ -26,10 +29,13 @@ void u64map_clear(struct u64map *m)
 		for (size_t i = 0; i < m->cap; i++)
 			m->keys[i] = EMPTY;
 	m->len = 0;
+	m->has_max = 0;
 }
 
 void *u64map_get(const struct u64map *m, u64 key)
 {
+	if (key == EMPTY)
+		return m->has_max ? m->max_val : NULL;
 	if (!m->cap)
 		return NULL;
 	for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
@@ -74,6 +80,14 @@ void *u64map_put(struct u64map *m, u64 key)
 	void *v = u64map_get(m, key);
 	if (v)
 		return v;
+	if (key == EMPTY) {
+		if (!m->max_val && !(m->max_val = malloc(m->vsize ? m->vsize : 1)))
+			return NULL;
+		memset(m->max_val, 0, m->vsize);
+		m->has_max = 1;
+		m->len++;
+		return m->max_val;
+	}
 	if ((m->len + 1) * 4 > m->cap * 3 && grow(m))
 		return NULL;
 	size_t i = slot_of(key, m->cap);
@@ -87,6 +101,13 @@ void *u64map_put(struct u64map *m, u64 key)
 
 int u64map_del(struct u64map *m, u64 key)
 {
+	if (key == EMPTY) {
+		if (!m->has_max)
+			return -1;
+		m->has_max = 0;
+		m->len--;
+		return 0;
+	}
 	if (!m->cap)
 		return -1;
 	size_t i = slot_of(key, m->cap);
@@ -125,6 +146,12 @@ int u64map_next(const struct u64map *m, size_t *i, u64 *key, void **val)
 			(*i)++;
 			return 1;
 		}
+	}
+	if (*i == m->cap && m->has_max) { /* the key kept beside the table comes last */
+		*key = EMPTY;
+		*val = m->max_val;
+		(*i)++;
+		return 1;
 	}
 	return 0;
 }

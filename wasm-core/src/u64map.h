@@ -1,5 +1,7 @@
 /* u64map.h — an open-addressing hash map from u64 keys to fixed-size values
- * (delayed refs, pinned extents). Keys may be any value but UINT64_MAX. */
+ * (delayed refs, pinned extents, inodes seen). Any u64 is a key: UINT64_MAX,
+ * which marks empty slots, is kept beside the table (an image may hold an
+ * inode or block of that number). */
 #ifndef BTRFSLAB_U64MAP_H
 #define BTRFSLAB_U64MAP_H
 #include "ondisk.h"
@@ -9,6 +11,8 @@ struct u64map {
 	u64 *keys;
 	u8 *vals;
 	size_t vsize, cap, len;
+	u8 *max_val; /* the value of key UINT64_MAX, when has_max */
+	int has_max;
 };
 
 void u64map_init(struct u64map *m, size_t vsize);
