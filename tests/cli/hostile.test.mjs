@@ -1,0 +1,366 @@
+// Hostile images (made by make-hostile.mjs with craft.mjs: valid checksums,
+// one thing wrong each) and hostile places (a directory as SCRIPT, a FIFO as
+// IMAGE). Every reader of the CLI runs on every image and must end: exit 0
+// or 1, no signal, no timeout, bounded output, and a message naming the
+// problem when the image is corrupt. Each class then gets what it must give.
+//
+// extract only ever runs into a fresh directory under a mkdtemp root:
+//   ROOT/l1/l2/outer/t-N         the targets
+//   ROOT/l1/l2/outer/s1, s2      sentinel directories (the images' symlinks point at them)
+//   ROOT/l1/keep, .../l2/keep, outer/keep, s1/keep, s2/keep   sentinel files
+// so a name that climbs ("..\0") or a symlink that escapes can only reach
+// the sentinels, and everything under ROOT but the targets is snapshotted
+// (mode, size, mtime) before and compared after every extract.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, test } from 'node:test';
+import { makeHostile } from './make-hostile.mjs';
+
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const TIMEOUT = 10000; // per command: generous for a busy machine
+const MAX_OUT = 50 << 20;
+
+const ROOT = mkdtempSync(join(tmpdir(), 'btrfslab-hostile-'));
+// rm works relative to directory fds: 2,090-deep trees and odd modes cost it nothing
+after(() => spawnSync('rm', ['-rf', ROOT]));
+const IMAGES = join(ROOT, 'images'), OUT = join(ROOT, 'out');
+const OUTER = join(ROOT, 'l1', 'l2', 'outer'), S1 = join(OUTER, 's1'), S2 = join(OUTER, 's2');
+for (const d of [IMAGES, OUT, join(S1, 'inner'), S2]) mkdirSync(d, { recursive: true });
+for (const d of [join(ROOT, 'l1'), join(ROOT, 'l1', 'l2'), OUTER, S1, S2]) writeFileSync(join(d, 'keep'), 'sentinel\n');
+
+const cases = makeHostile(IMAGES, { cli: CLI, sentinel: S1, relSentinel: '../../s2' });
+const byName = Object.fromEntries(cases.map((c) => [c.name, c]));
+const images = cases.filter((c) => c.kind !== 'script');
+
+// --- running the CLI ----------------------------------------------------------------
+
+function cli(args, { timeout = TIMEOUT } = {}) {
+  const t0 = Date.now();
+  const r = spawnSync(CLI, args, { timeout, maxBuffer: MAX_OUT, killSignal: 'SIGKILL' });
+  const stdout = r.stdout ?? Buffer.alloc(0);
+  return { status: r.status, signal: r.signal, error: r.error, stdout, out: stdout.toString('latin1'), stderr: (r.stderr ?? '').toString(), ms: Date.now() - t0 };
+}
+const show = (r) => `exit ${r.status}${r.signal ? ` signal ${r.signal}` : ''} after ${r.ms} ms\nstderr: ${r.stderr.slice(0, 600)}`;
+/** The command ended by itself: no timeout, no signal, no unbounded output, exit 0 or 1. */
+function ended(r, what) {
+  assert.notEqual(r.error?.code, 'ETIMEDOUT', `${what}: still running after ${TIMEOUT / 1000} s (a hang?)`);
+  assert.notEqual(r.error?.code, 'ENOBUFS', `${what}: more than ${MAX_OUT} bytes of output`);
+  assert.equal(r.error, undefined, `${what}: ${r.error?.message}`);
+  assert.equal(r.signal, null, `${what}: killed by ${r.signal}\n${r.stderr.slice(0, 2000)}`);
+  assert.ok(r.status === 0 || r.status === 1, `${what}: ${show(r)}`);
+  assert.ok(r.stdout.length < MAX_OUT, `${what}: ${r.stdout.length} bytes of output`);
+}
+/** The command failed (exit 1) with a message matching re, on stderr (or, for check, stdout). */
+function failed(r, re, what) {
+  ended(r, what);
+  assert.equal(r.status, 1, `${what}: must fail\n${show(r)}`);
+  assert.match(`${r.stderr}\n${r.out}`, re, `${what}: the message must name the problem`);
+}
+
+// --- the places around the targets -------------------------------------------------------
+
+let nTarget = 0;
+const newTarget = () => join(OUTER, `t-${nTarget++}`);
+/** Everything under ROOT except the images, outputs and targets: path -> mode size mtime. */
+function snapshot() {
+  const out = {};
+  const walk = (dir) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (p === IMAGES || p === OUT || (dir === OUTER && name.startsWith('t-'))) continue;
+      const s = lstatSync(p);
+      out[p] = `${s.mode.toString(8)} ${s.uid}:${s.gid} ${s.isDirectory() ? '' : s.size} ${s.isDirectory() ? '' : s.mtimeMs}`;
+      if (s.isDirectory()) walk(p);
+    }
+  };
+  walk(ROOT);
+  return out;
+}
+const BEFORE = snapshot();
+/** extract into a fresh target, then check nothing else under ROOT changed. */
+function extract(img, flags = [], what = img) {
+  const target = newTarget();
+  const r = cli(['extract', ...flags, img, target]);
+  ended(r, `extract ${flags.join(' ')} ${what}`);
+  assert.deepEqual(snapshot(), BEFORE, `extract ${what} changed something outside its target\n${r.stderr.slice(0, 1000)}`);
+  return { ...r, target };
+}
+
+/** What is in dir: [{path (relative), mode, rdev, xattrs}] (python, for listxattr without following links). */
+function inventory(dir) {
+  const py = `
+import json, os, stat, sys
+top = sys.argv[1]
+out = []
+for d, dirs, files in os.walk(top):
+    for n in dirs + files:
+        p = os.path.join(d, n)
+        s = os.lstat(p)
+        x = [] if stat.S_ISLNK(s.st_mode) else os.listxattr(p, follow_symlinks=False)
+        out.append({"path": os.path.relpath(p, top), "mode": s.st_mode, "rdev": s.st_rdev, "xattrs": sorted(x)})
+print(json.dumps(out))`;
+  const r = spawnSync('python3', ['-c', py, dir], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+/** What in an inventory a plain extract must not have made. */
+const privileged = (inv) => inv.filter((f) => (f.mode & 0o6000) || [0o020000, 0o060000].includes(f.mode & 0o170000) ||
+  f.xattrs.some((x) => /^(trusted|security)\./.test(x))).map((f) => `${f.path} ${f.mode.toString(8)} ${f.xattrs}`);
+
+// --- what each kind of image must give -------------------------------------------------
+
+const NAME_PROBLEM = /corrupt leaf: root=5 block=\d+ slot=\d+, .*(name_len \d+|overruns the item)/;
+const LOG_PROBLEM = /corrupt leaf: root=-6 block=\d+ slot=\d+, .*(name_len \d+|overruns the item)/;
+const CYCLE = /corrupt: directory inode \d+ is reached a second time|cycle/;
+const SHAPE = /first key mismatch|has level \d+, expect \d+|referenced twice|reached twice|corrupt/;
+// loose: any message that names a problem (check prints its findings as "ERROR: ..." on stdout)
+const ANY_PROBLEM = /corrupt|invalid|too long|too large|overrun|cycle|twice|second time|mismatch|refus|unsafe|exists|limit|ERROR: /i;
+
+describe('every reader on every crafted image ends, and says why when it fails', () => {
+  for (const c of images) {
+    test(c.name, () => {
+      const readers = [
+        ['ls', c.file, '/'], ['ls', '-R', '-l', c.file], ['ls', '--replay', '-R', c.file],
+        ...(c.cat ?? []).map((p) => ['cat', c.file, p]),
+        ['check', '--check-data-csum', c.file], ['dump-tree', c.file], ['dump-json', c.file],
+        ['replay', c.file, '-o', join(OUT, `${c.name}.replayed`)],
+      ];
+      if (c.deep) readers.splice(2, 1); // ls -R once is enough for 4 MB of paths
+      for (const args of readers) {
+        const r = cli(args);
+        const what = `${args.slice(0, -1).filter((a) => a !== c.file).join(' ')} ${c.name}`;
+        ended(r, what);
+        if (r.status !== 0 && !(args[0] === 'replay' && /no log|log_root/.test(r.stderr))) {
+          assert.match(`${r.stderr}\n${r.out}`, ANY_PROBLEM, `${what}: fails without saying why\n${show(r)}`);
+        }
+        if (c.kind === 'corrupt') failed(r, NAME_PROBLEM, what);
+        if (c.kind === 'valid') assert.equal(r.status, 0, `${what}: a valid image\n${show(r)}`);
+      }
+      if (c.deep) return; // extracted by its own test below
+      const x = extract(c.file, [], c.name);
+      if (c.kind === 'corrupt') failed(x, NAME_PROBLEM, `extract ${c.name}`);
+      if (c.kind === 'valid') assert.equal(x.status, 0, `extract ${c.name}\n${show(x)}`);
+      if (x.status === 1) assert.match(x.stderr, ANY_PROBLEM, `extract ${c.name}: fails without saying why`);
+    });
+  }
+});
+
+describe('names', () => {
+  test('over-long names and names past their items: check reports them (never "0 errors")', () => {
+    for (const c of images.filter((x) => x.kind === 'corrupt')) {
+      const r = cli(['check', c.file]);
+      failed(r, NAME_PROBLEM, `check ${c.name}`);
+      assert.doesNotMatch(r.out, /\b0 errors found/, c.name);
+    }
+  });
+
+  test('a log holding an over-long name is refused by replay, and no output is written', () => {
+    for (const c of images.filter((x) => x.kind === 'corrupt-log')) {
+      const out = join(OUT, `${c.name}.refused`);
+      failed(cli(['replay', c.file, '-o', out]), LOG_PROBLEM, `replay ${c.name}`);
+      assert.ok(!existsSync(out), `${c.name}: replay wrote ${out}`);
+      assert.deepEqual(readdirSync(OUT).filter((n) => n.startsWith(`${c.name}.refused`)), [], `${c.name}: a temporary output left behind`);
+      failed(cli(['ls', '--replay', c.file]), LOG_PROBLEM, `ls --replay ${c.name}`);
+      failed(cli(['dump-tree', c.file]), LOG_PROBLEM, `dump-tree ${c.name}`);
+      // without --replay the log is not read: the committed tree lists
+      assert.equal(cli(['ls', c.file]).status, 0, `ls ${c.name}`);
+    }
+  });
+
+  test('names with "/", NUL, "." or ".." are refused by extract, and nothing is made for them', () => {
+    for (const c of images.filter((x) => x.kind === 'unsafe-name')) {
+      for (const flags of [[], ['--same-permissions', '--devices', '--all-xattrs']]) {
+        const x = extract(c.file, flags, c.name);
+        failed(x, /unsafe name|refus/, `extract ${c.name}`);
+        const made = inventory(x.target).map((f) => f.path);
+        assert.deepEqual(made.filter((p) => /[\0]|(^|\/)\.\.?$/.test(p)), [], `${c.name}: ${made}`);
+        if (c.name === '124-names-dir-dotdot-nul') {
+          assert.deepEqual(made.sort(), ['d', 'd/f'], `${c.name}: only the safe part`);
+        } else {
+          assert.ok(made.includes('a/b/g'), `${c.name}: the safe rest is extracted (${made})`);
+          assert.deepEqual(made.filter((p) => p.startsWith('d/')), [], `${c.name}: something was made for the bad name`);
+        }
+      }
+    }
+  });
+});
+
+describe('extract escapes', () => {
+  test('a symlink then a directory of the same name: nothing is written through the link', () => {
+    for (const name of ['201-escape-symlink-abs-then-dir', '202-escape-symlink-rel-then-dir', '203-escape-hardlink-in-symlinked-dir']) {
+      for (const flags of [[], ['--same-permissions', '--devices', '--all-xattrs']]) {
+        const x = extract(byName[name].file, flags, name);
+        failed(x, /File exists|exists|symlink|refus|twice/, `extract ${name}`);
+        const link = lstatSync(join(x.target, 'e', 'x'));
+        assert.ok(link.isSymbolicLink(), `${name}: e/x is the link, not a directory`);
+        assert.deepEqual(privileged(inventory(x.target)), [], name);
+      }
+    }
+    assert.deepEqual(readdirSync(S1).sort(), ['inner', 'keep']);
+    assert.deepEqual(readdirSync(S2).sort(), ['keep']);
+  });
+
+  test('entries under a symlink inode are not followed', () => {
+    const x = extract(byName['204-escape-entries-under-symlink'].file);
+    assert.ok(lstatSync(join(x.target, 's')).isSymbolicLink());
+    assert.equal(lstatSync(join(x.target, 'f')).size, 100);
+  });
+
+  test('setuid/setgid, device nodes and trusted/security xattrs only with their flags, and said when skipped', () => {
+    const img = byName['210-escape-privileged'].file;
+    const plain = extract(img, [], 'privileged');
+    assert.equal(plain.status, 0, show(plain));
+    const inv = inventory(plain.target);
+    assert.deepEqual(privileged(inv), [], 'nothing privileged without the flags');
+    const at = (i, p) => i.find((f) => f.path === p);
+    assert.equal(at(inv, 'suid').mode & 0o7777, 0o755, 'the file is there, without its setuid bit');
+    assert.deepEqual(at(inv, 'x').xattrs, ['user.ok'], 'user xattrs are restored');
+    for (const flag of ['--same-permissions', '--devices', '--all-xattrs']) assert.match(plain.stderr, new RegExp(flag), `says ${flag} would restore it`);
+
+    const all = extract(img, ['--same-permissions', '--devices', '--all-xattrs'], 'privileged with flags');
+    assert.equal(all.status, 0, show(all));
+    const inv2 = inventory(all.target);
+    assert.equal(at(inv2, 'suid').mode & 0o7777, 0o4755);
+    assert.equal(at(inv2, 'sgid').mode & 0o7777, 0o2755);
+    assert.equal(at(inv2, 'sgid-dir').mode & 0o2000, 0o2000);
+    assert.equal(at(inv2, 'null').mode & 0o170000, 0o020000, 'a character device');
+    assert.equal(at(inv2, 'null').rdev, (1 << 8) | 3, 'rdev 1:3');
+    assert.ok(at(inv2, 'x').xattrs.includes('trusted.evil'), `${at(inv2, 'x').xattrs}`);
+    assert.equal(lstatSync(join(all.target, 'suid')).uid, 0);
+  });
+
+  test('a target that exists, as a directory or as a link to a sentinel, is refused', () => {
+    const img = byName['210-escape-privileged'].file;
+    const t = newTarget();
+    mkdirSync(t);
+    failed(cli(['extract', img, t]), /exists/, 'extract into an existing directory');
+    assert.deepEqual(readdirSync(t), []);
+    const l = newTarget();
+    spawnSync('ln', ['-s', S1, l]);
+    failed(cli(['extract', img, l]), /exists|link/, 'extract into a link');
+    assert.deepEqual(snapshot(), BEFORE, 'the link was followed');
+  });
+});
+
+describe('walks', () => {
+  test('a directory entry back to an ancestor: ls -R and extract stop at once and name the cycle', () => {
+    for (const c of images.filter((x) => x.kind === 'cycle')) {
+      for (const args of [['ls', '-R', c.file], ['ls', '--replay', '-R', '-l', c.file]]) {
+        const r = cli(args);
+        failed(r, CYCLE, `${args.join(' ')}`);
+        assert.ok(r.ms < 5000 && r.stdout.length < 1 << 20, `${c.name} ${args[0]}: ${r.ms} ms, ${r.stdout.length} bytes`);
+      }
+      const x = extract(c.file, [], c.name);
+      failed(x, CYCLE, `extract ${c.name}`);
+      assert.ok(x.ms < 5000, `extract ${c.name}: ${x.ms} ms`);
+    }
+  });
+
+  test('nodes whose pointers lead to one child (or back to themselves): check, dump-tree, dump-json fail fast', () => {
+    for (const c of images.filter((x) => x.kind === 'shared-child')) {
+      for (const cmd of ['check', 'dump-tree', 'dump-json']) {
+        const r = cli([cmd, c.file]);
+        failed(r, SHAPE, `${cmd} ${c.name}`);
+        assert.ok(r.ms < 5000, `${cmd} ${c.name}: ${r.ms} ms`);
+      }
+      // ls -R -l and extract read every inode, so they must meet the bad pointer (ls -R alone may not)
+      failed(cli(['ls', '-R', '-l', c.file]), SHAPE, `ls -R -l ${c.name}`);
+      failed(cli(['ls', '--replay', '-R', '-l', c.file]), SHAPE, `ls --replay -R -l ${c.name}`);
+      failed(extract(c.file, [], c.name), SHAPE, `extract ${c.name}`);
+    }
+  });
+
+  test('a valid tree 2,090 directories deep lists, checks and extracts whole', () => {
+    const c = byName['301-walks-deep-2090'];
+    const ls = cli(['ls', '-R', c.file]);
+    assert.equal(ls.status, 0, show(ls));
+    assert.equal(ls.out.trim().split('\n').length, 2091);
+    assert.equal(cli(['check', '--check-data-csum', c.file]).status, 0);
+    const progs = spawnSync('btrfs', ['check', c.file], { encoding: 'utf8' });
+    if (!progs.error) assert.equal(progs.status, 0, `btrfs check: ${progs.stdout}${progs.stderr}`);
+    const x = extract(c.file, [], c.name);
+    assert.equal(x.status, 0, show(x));
+    // its absolute path is longer than PATH_MAX: reach the bottom with relative steps
+    const py = 'import os,sys\nos.chdir(sys.argv[1])\nfor _ in range(2090): os.chdir("d")\nprint(os.path.getsize("bottom"))';
+    assert.equal(spawnSync('python3', ['-c', py, x.target], { encoding: 'utf8' }).stdout.trim(), '10');
+  });
+});
+
+describe('sizes', () => {
+  test('a 1 TiB sparse file extracts sparse in moments', () => {
+    const x = extract(byName['401-size-sparse-file-1t'].file);
+    assert.equal(x.status, 0, show(x));
+    assert.ok(x.ms < 5000, `extract took ${x.ms} ms`);
+    const s = lstatSync(join(x.target, 'big'));
+    assert.equal(s.size, 2 ** 40);
+    assert.ok(s.blocks * 512 < 1 << 20, `${s.blocks * 512} bytes allocated`);
+  });
+
+  test('an image file of 15 TB apparent size opens in moments', () => {
+    const img = byName['403-size-image-15t'].file;
+    for (const args of [['ls', img, '/'], ['ls', '-R', '-l', img], ['check', img], ['extract', img, newTarget()]]) {
+      const r = cli(args);
+      assert.equal(r.status, 0, show(r));
+      assert.ok(r.ms < 5000, `${args.join(' ')} took ${r.ms} ms`);
+    }
+  });
+
+  test('a file whose i_size says 2^62 ends with a message, not a 4 EiB write', () => {
+    const x = extract(byName['402-size-isize-2e62'].file);
+    assert.ok(x.ms < 5000, `${x.ms} ms`);
+    if (x.status === 0) assert.ok(lstatSync(join(x.target, 'd', 'f')).blocks * 512 < 1 << 20);
+  });
+});
+
+describe('scripts and arguments', () => {
+  const run = (c, extra = []) => cli(['run', c.file, ...extra, '--image', join(OUT, `${c.name}.img`)]);
+  test('brace ranges to 2^64 and past it, op and byte limits: refused at once with a message', () => {
+    const want = {
+      '601-scenario-brace-to-2e64': /brace range may hold at most \d+ names/,
+      '602-scenario-brace-over-2e64': /below 2\^64/,
+      '604-scenario-op-limit': /brace range may hold at most \d+ names|operations/,
+      '606-scenario-write-4g': /writes more than \d+ bytes/,
+      '607-scenario-unlink-range-2e64': /brace range may hold at most \d+ names/,
+    };
+    for (const [name, re] of Object.entries(want)) {
+      const r = run(byName[name]);
+      failed(r, re, name);
+      assert.ok(r.ms < 5000, `${name}: ${r.ms} ms`);
+      assert.ok(!existsSync(join(OUT, `${name}.img`)), `${name}: an image was written`);
+    }
+    const ops = run(byName['605-scenario-ops-over-max'], ['--max-ops', String(byName['605-scenario-ops-over-max'].maxOps)]);
+    failed(ops, /:3: create: .*more than 1000 operations/, '605 with --max-ops 1000');
+  });
+
+  test('a range ending exactly at 2^64-1 runs', () => {
+    const c = byName['603-scenario-brace-edge-2e64'];
+    const r = cli(['run', c.file, '--metrics', '-']);
+    assert.equal(r.status, 0, show(r));
+    assert.equal(JSON.parse(r.out).ops, c.ops);
+  });
+
+  test('a directory as SCRIPT fails at once', () => {
+    const r = cli(['run', OUT], { timeout: 5000 });
+    failed(r, /directory/, 'run DIR');
+  });
+
+  test('a FIFO as IMAGE fails at once, for every reader', () => {
+    const fifo = join(OUT, 'fifo');
+    spawnSync('mkfifo', [fifo]);
+    for (const args of [['ls', fifo], ['ls', '-R', fifo], ['cat', fifo, '/f'], ['check', fifo], ['dump-tree', fifo], ['dump-json', fifo],
+      ['replay', fifo, '-o', join(OUT, 'fifo.out')], ['extract', fifo, newTarget()]]) {
+      const r = cli(args, { timeout: 5000 });
+      assert.notEqual(r.error?.code, 'ETIMEDOUT', `${args[0]} FIFO blocked`);
+      failed(r, /FIFO/, `${args[0]} FIFO`);
+    }
+  });
+});
+
+test('the places around every target are as they were', () => {
+  assert.deepEqual(snapshot(), BEFORE);
+  assert.deepEqual(readdirSync(OUTER).filter((n) => !n.startsWith('t-')).sort(), ['keep', 's1', 's2']);
+});

@@ -1,0 +1,279 @@
+// make-hostile.mjs — writes every crafted hostile image (and hostile script)
+// of issue 9 into a directory, named NNN-class-what.img (.txt for scripts).
+// Images start from scenarios run by the CLI and are then edited with
+// craft.mjs, so every checksum is valid and only what the case names is
+// wrong. Used by hostile.test.mjs, by hand, and as a fuzz seed corpus:
+//
+//   node tests/cli/make-hostile.mjs OUTDIR [--sentinel DIR] [--list]
+//
+// --sentinel: the absolute directory the escape cases' symlinks point at
+// (default OUTDIR/sentinel, which is not created). Cases whose symlinks are
+// relative point at ../../s2: from a target T they reach T/../s2.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  FT, Image, KEY_TYPE, ROOT_DIR, cmpKey, decodeDirEntries, decodeInodeRefs, encodeDev, encodeDirEntry, encodeInodeRefs, nameHash,
+} from './craft.mjs';
+
+export const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+
+const SEED = ['--seed', '1', '--time', '1700000000'];
+
+/** Runs a scenario into an image with the CLI; returns the image's path. */
+export function runScenario(cli, dir, name, script) {
+  const s = join(dir, `${name}.txt`), img = join(dir, `${name}.img`);
+  writeFileSync(s, script);
+  const r = spawnSync(cli, ['run', s, '--image', img, ...SEED], { encoding: 'utf8', timeout: 60000 });
+  if (r.status !== 0) throw new Error(`btrfslab run ${name}: exit ${r.status} ${r.signal ?? ''}\n${r.stderr}`);
+  return img;
+}
+
+const base = (nodesize, size) => `mkfs nodesize=${nodesize} size=${size}
+mkdir /d
+create /d/f
+write /d/f 0 5000 1
+setxattr /d/f user.a v
+mkdir /a
+mkdir /a/b
+create /a/b/g
+write /a/b/g 0 100 2
+`;
+const FILES = ['/d/f', '/a/b/g']; // what the readers' cat reads in the base images
+
+// --- edits ----------------------------------------------------------------------
+
+/** A decoded entry with some fields changed: its lengths are the true ones unless changes lie about them. */
+const changed = (entry, changes) => ({ ...entry, nameLen: undefined, dataLen: undefined, ...changes });
+
+/** Rewrites the one entry of dir's DIR_INDEX naming name (the other items untouched). */
+function setDirIndex(im, dir, name, entry) {
+  const hit = im.dirIndex(dir, name);
+  im.edit('fs', (k) => cmpKey(k, hit.key) === 0, (items, i) => { items[i].data = encodeDirEntry(changed(decodeDirEntries(items[i].data)[0], entry)); });
+}
+/** Rewrites dir's DIR_ITEM for name; rekey: move it to the hash of the new name (kept valid). */
+function setDirItem(im, dir, name, entry, { rekey = true } = {}) {
+  const key = { objectid: dir, type: KEY_TYPE.DIR_ITEM, offset: nameHash(name) };
+  im.edit('fs', (k) => cmpKey(k, key) === 0, (items, i) => {
+    items[i].data = encodeDirEntry(changed(decodeDirEntries(items[i].data)[0], entry));
+    if (rekey && entry.name !== undefined) items[i].key = { ...key, offset: nameHash(entry.name) };
+  });
+}
+/** Rewrites the INODE_REF of ino in parent. */
+function setInodeRef(im, ino, parent, ref, tree = 'fs') {
+  const key = { objectid: ino, type: KEY_TYPE.INODE_REF, offset: parent };
+  im.edit(tree, (k) => cmpKey(k, key) === 0, (items, i) => { items[i].data = encodeInodeRefs([changed(decodeInodeRefs(items[i].data)[0], ref)]); });
+}
+/** Rewrites ino's XATTR_ITEM holding name, re-keyed to the new name's hash unless told. */
+function setXattr(im, ino, name, entry, { tree = 'fs', rekey = true } = {}) {
+  const key = { objectid: ino, type: KEY_TYPE.XATTR_ITEM, offset: nameHash(name) };
+  im.edit(tree, (k) => cmpKey(k, key) === 0, (items, i) => {
+    items[i].data = encodeDirEntry(changed(decodeDirEntries(items[i].data)[0], entry));
+    if (rekey && entry.name !== undefined) items[i].key = { ...key, offset: nameHash(entry.name) };
+  }, `xattr ${name} of ${ino}`);
+}
+/** Sets the file type byte of dir/name in both DIR_ITEM and DIR_INDEX. */
+function setEntryType(im, dir, name, type) {
+  setDirIndex(im, dir, name, { type });
+  setDirItem(im, dir, name, { type });
+}
+/** Points every key pointer of every node of tree at the node's first child (generations as the child's). */
+function allPointersToFirstChild(im, tree) {
+  for (const b of im.walk(im.rootOf(tree)).filter((x) => x.level > 0)) {
+    const ptrs = im.ptrs(b.logical);
+    im.writeNode(b.logical, ptrs.map((p) => ({ ...p, blockptr: ptrs[0].blockptr, generation: ptrs[0].generation })));
+  }
+}
+
+// --- the cases ---------------------------------------------------------------------
+
+/**
+ * Writes every case into outdir. Returns [{name, file, cls, kind, cat}]:
+ * kind says what a reader must make of it (see hostile.test.mjs): 'corrupt' (the fs tree holds an
+ * item the tree checker must refuse), 'corrupt-log' (the log tree does), 'unsafe-name', 'escape',
+ * 'privileged', 'cycle', 'shared-child', 'valid', 'script'; cat lists files worth reading.
+ */
+export function makeHostile(outdir, { cli = CLI, sentinel, relSentinel = '../../s2' } = {}) {
+  outdir = resolve(outdir);
+  mkdirSync(outdir, { recursive: true });
+  sentinel = resolve(sentinel ?? join(outdir, 'sentinel'));
+  const work = mkdtempSync(join(tmpdir(), 'btrfslab-make-hostile-'));
+  const cases = [];
+  const bases = new Map();
+  const from = (name, script) => {
+    if (!bases.has(name)) bases.set(name, Image.open(runScenario(cli, work, name, script)));
+    return bases.get(name).copy();
+  };
+  const add = (name, kind, im, extra = {}) => {
+    const file = join(outdir, `${name}.img`);
+    im.save(file);
+    cases.push({ name, file, cls: name.split('-')[1], kind, cat: FILES, ...extra });
+  };
+  const b4 = () => from('base4k', base('4K', '24M'));
+  const b16 = () => from('base16k', base('16K', '24M'));
+  const b64 = () => from('base64k', base('64K', '64M'));
+  const D = (im) => im.lookup('/d'), F = (im) => im.lookup('/d/f');
+  const long = (n, c = 'n') => c.repeat(n);
+
+  try {
+    // 1. names: lengths over 255 inside grown items, lengths past the item's end, and names no entry may have
+    let im = b4(); setDirIndex(im, D(im), 'f', { name: long(256) }); add('101-names-dir-index-name-256', 'corrupt', im);
+    im = b4(); setDirItem(im, D(im), 'f', { name: long(300) }); add('102-names-dir-item-name-300', 'corrupt', im);
+    im = b4(); setInodeRef(im, F(im), D(im), { name: long(1000) }); add('103-names-inode-ref-name-1000', 'corrupt', im);
+    im = b4(); setXattr(im, F(im), 'user.a', { name: `user.${long(251, 'x')}` }); add('104-names-xattr-name-256', 'corrupt', im);
+    im = b16(); setDirIndex(im, D(im), 'f', { name: long(4000) }); add('105-names-dir-index-name-4000', 'corrupt', im);
+    im = b16(); setXattr(im, F(im), 'user.a', { name: `user.${long(9995, 'x')}` }); add('106-names-xattr-name-10000', 'corrupt', im);
+    im = b64(); setDirIndex(im, D(im), 'f', { name: long(60000) }); add('107-names-dir-index-name-60000', 'corrupt', im);
+    im = b4(); setDirIndex(im, D(im), 'f', { nameLen: 65535 }); add('108-names-dir-index-name-len-65535-past-item', 'corrupt', im);
+    im = b4(); setDirItem(im, D(im), 'f', { nameLen: 200 }); add('109-names-dir-item-name-len-200-past-item', 'corrupt', im);
+    im = b4(); setInodeRef(im, F(im), D(im), { nameLen: 65535 }); add('110-names-inode-ref-name-len-65535-past-item', 'corrupt', im);
+    im = b4(); setXattr(im, F(im), 'user.a', { nameLen: 65535 }); add('111-names-xattr-name-len-65535-past-item', 'corrupt', im);
+    im = b4(); setXattr(im, F(im), 'user.a', { dataLen: 4000 }); add('112-names-xattr-data-len-past-item', 'corrupt', im);
+    im = b4(); setXattr(im, F(im), 'user.a', { dataLen: 65535 }); add('113-names-xattr-data-len-65535', 'corrupt', im);
+    im = b4(); im.renameEntry(D(im), 'f', ''); add('114-names-empty', 'corrupt', im);
+    // names the tree checker may pass (the kernel's does) but no extract may use; hashes valid, in all three items
+    im = b4(); im.renameEntry(D(im), 'f', 'x/y'); add('120-names-slash', 'unsafe-name', im, { cat: ['/a/b/g'] });
+    im = b4(); im.renameEntry(D(im), 'f', '..\0'); add('121-names-dotdot-nul', 'unsafe-name', im, { cat: ['/a/b/g'] });
+    im = b4(); im.renameEntry(D(im), 'f', '.'); add('122-names-dot', 'unsafe-name', im, { cat: ['/a/b/g'] });
+    im = b4(); im.renameEntry(D(im), 'f', '..'); add('123-names-dotdot', 'unsafe-name', im, { cat: ['/a/b/g'] });
+    // a directory named "..\0" holding a directory and a file: a C-string test climbs one level per such name
+    im = b4(); im.renameEntry(im.lookup('/a'), 'b', '..\0'); im.renameEntry(ROOT_DIR, 'a', '..\0'); add('124-names-dir-dotdot-nul', 'unsafe-name', im, { cat: ['/d/f'] });
+    im = b4(); im.renameEntry(D(im), 'f', 'a\0b'); add('125-names-nul-inside', 'unsafe-name', im, { cat: ['/a/b/g'] });
+
+    // names in a log tree (replay must refuse the log and write nothing)
+    const logXattr = 'mkfs nodesize=4K size=24M\ncreate /f\nwrite /f 0 100 1\ncommit\nsetxattr /f user.a v\nfsync /f\ncrash\n';
+    const logDir = 'mkfs nodesize=4K size=24M\nmkdir /d\ncommit\ncreate /d/g\nwrite /d/g 0 100 1\nfsync /d\ncrash\n';
+    const logFile = 'mkfs nodesize=4K size=24M\nmkdir /d\ncommit\ncreate /d/g\nwrite /d/g 0 100 1\nfsync /d/g\ncrash\n';
+    const logItem = (im, type) => im.find('log:5', (k) => k.type === type, `log item of type ${type}`);
+    im = from('log-xattr', logXattr);
+    setXattr(im, logItem(im, KEY_TYPE.XATTR_ITEM).key.objectid, 'user.a', { name: `user.${long(295, 'y')}` }, { tree: 'log:5' });
+    add('150-names-log-xattr-name-300', 'corrupt-log', im, { cat: ['/f'] });
+    im = from('log-xattr', logXattr);
+    setXattr(im, logItem(im, KEY_TYPE.XATTR_ITEM).key.objectid, 'user.a', { nameLen: 65535 }, { tree: 'log:5' });
+    add('151-names-log-xattr-name-len-past-item', 'corrupt-log', im, { cat: ['/f'] });
+    im = from('log-dir', logDir);
+    {
+      const hit = logItem(im, KEY_TYPE.DIR_INDEX);
+      im.edit('log:5', (k) => cmpKey(k, hit.key) === 0, (items, i) => { items[i].data = encodeDirEntry(changed(decodeDirEntries(items[i].data)[0], { name: long(300, 'z') })); });
+    }
+    add('152-names-log-dir-index-name-300', 'corrupt-log', im, { cat: [] });
+    im = from('log-file', logFile);
+    {
+      const hit = logItem(im, KEY_TYPE.INODE_REF);
+      setInodeRef(im, hit.key.objectid, hit.key.offset, { name: long(300, 'r') }, 'log:5');
+    }
+    add('153-names-log-inode-ref-name-300', 'corrupt-log', im, { cat: [] });
+
+    // 2. extract's escapes: a symlink, then a directory of the same name holding files
+    const symThenDir = (target) => `mkfs nodesize=4K size=24M
+mkdir /e
+symlink "${target}" /e/x
+mkdir /e/y
+create /e/y/evil
+write /e/y/evil 0 100 1
+mkdir /e/y/sub
+create /e/y/sub/g
+write /e/y/sub/g 0 10 2
+`;
+    for (const [name, target] of [['201-escape-symlink-abs-then-dir', sentinel], ['202-escape-symlink-rel-then-dir', relSentinel]]) {
+      im = from(name, symThenDir(target));
+      im.editInode(im.lookup('/e/y/evil'), { mode: 0o104755, uid: 0, gid: 0 });
+      im.renameEntry(im.lookup('/e'), 'y', 'x'); // the DIR_ITEM of "x" now holds two entries: the link, then the directory
+      add(name, 'escape', im, { cat: [] });
+    }
+    // a hard link whose second name is inside a "directory" that is a symlink of the same name
+    im = from('hardlink', `mkfs nodesize=4K size=24M\ncreate /f\nwrite /f 0 100 1\nmkdir /e\nsymlink "${sentinel}" /e/x\nmkdir /e/y\nlink /f /e/y/h\n`);
+    im.renameEntry(im.lookup('/e'), 'y', 'x');
+    add('203-escape-hardlink-in-symlinked-dir', 'escape', im, { cat: ['/f'] });
+    // entries whose directory is a symlink inode: /s -> sentinel, and /s/h names /f
+    im = from('under-symlink', `mkfs nodesize=4K size=24M\ncreate /f\nwrite /f 0 100 1\nsymlink "${sentinel}" /s\n`);
+    im.addEntry(im.lookup('/s'), 'h', im.lookup('/f'), { ref: true });
+    add('204-escape-entries-under-symlink', 'escape', im, { cat: ['/f'] });
+
+    // what extract must not recreate unless asked: setuid/setgid root files, device nodes, trusted.* and security.* xattrs
+    im = from('privileged', `mkfs nodesize=4K size=24M
+create /suid
+write /suid 0 100 1
+create /sgid
+write /sgid 0 100 2
+mkdir /sgid-dir
+create /sgid-dir/f
+create /null
+create /x
+setxattr /x trusted.evil v
+setxattr /x security.evil v
+setxattr /x user.ok v
+`);
+    im.editInode(im.lookup('/suid'), { mode: 0o104755, uid: 0, gid: 0 });
+    im.editInode(im.lookup('/sgid'), { mode: 0o102755, uid: 0, gid: 0 });
+    im.editInode(im.lookup('/sgid-dir'), { mode: 0o042777, uid: 0, gid: 0 });
+    im.editInode(im.lookup('/null'), { mode: 0o020666, rdev: encodeDev(1, 3) });
+    setEntryType(im, ROOT_DIR, 'null', FT.CHRDEV);
+    add('210-escape-privileged', 'privileged', im, { cat: ['/suid', '/sgid'] });
+
+    // 3. walks the image shapes
+    cases.push({ name: '301-walks-deep-2090', file: runScenario(cli, outdir, '301-walks-deep-2090', deepScript(2090)), cls: 'walks', kind: 'valid', cat: [], deep: 2090 });
+    const cycle = (name, edit) => { im = b4(); edit(im); add(name, 'cycle', im); };
+    cycle('302-walks-entry-to-root', (im) => im.addEntry(im.lookup('/a'), 'up', ROOT_DIR, { type: FT.DIR }));
+    cycle('303-walks-two-entries-to-root', (im) => { im.addEntry(im.lookup('/a'), 'up1', ROOT_DIR, { type: FT.DIR }); im.addEntry(im.lookup('/a'), 'up2', ROOT_DIR, { type: FT.DIR }); });
+    cycle('304-walks-entry-to-parent', (im) => im.addEntry(im.lookup('/a/b'), 'up', im.lookup('/a'), { type: FT.DIR }));
+    cycle('305-walks-entry-to-self', (im) => im.addEntry(im.lookup('/a'), 'self', im.lookup('/a'), { type: FT.DIR }));
+    const wide = () => from('wide', 'mkfs nodesize=4K size=24M\nmkdir /d\ncreate /d/file_with_a_long_name_{1..2000}\n');
+    im = wide();
+    if (im.levelOf('fs') < 2) throw new Error('the wide base has no level 2 fs tree');
+    allPointersToFirstChild(im, 'fs');
+    add('306-walks-all-pointers-one-child', 'shared-child', im, { cat: [] });
+    im = wide();
+    {
+      const root = im.rootOf('fs'), ptrs = im.ptrs(root), gen = im.header(root).generation;
+      ptrs[1] = { ...ptrs[1], blockptr: root, generation: gen };
+      im.writeNode(root, ptrs);
+    }
+    add('307-walks-node-points-at-itself', 'shared-child', im, { cat: [] });
+
+    // 4. sizes: a 1 TiB sparse file, a file whose i_size says 2^62, an image file of 15 TB apparent size
+    im = from('sparse', 'mkfs nodesize=4K size=24M\ncreate /big\ntruncate /big 1024G\nwrite /big 4096000 5000 2\nwrite /big 1099511619584 4096 3\n');
+    add('401-size-sparse-file-1t', 'valid', im, { cat: [], sparse: { path: '/big', size: 2 ** 40 } });
+    im = b4(); im.editInode(F(im), { size: 1n << 62n }); add('402-size-isize-2e62', 'size', im, { cat: [] });
+    im = b4(); add('403-size-image-15t', 'valid', im, { huge: 15 * 2 ** 40 });
+    truncateSync(cases.at(-1).file, 15 * 2 ** 40);
+
+    // 6. scenarios a run must refuse quickly
+    const script = (name, text, extra = {}) => {
+      const file = join(outdir, `${name}.txt`);
+      writeFileSync(file, text);
+      cases.push({ name, file, cls: 'scenario', kind: 'script', ...extra });
+    };
+    script('601-scenario-brace-to-2e64', 'mkdir /d\ncreate /d/f_{0..18446744073709551615}\n');
+    script('602-scenario-brace-over-2e64', 'mkdir /d\ncreate /d/f_{0..99999999999999999999}\n');
+    script('603-scenario-brace-edge-2e64', 'mkdir /d\ncreate /d/f_{18446744073709551610..18446744073709551615}\n', { ok: true, ops: 7 });
+    script('604-scenario-op-limit', 'mkdir /d\ncreate /d/f_{1..9999999}\ncreate /d/g_{1..9999999}\n');
+    script('605-scenario-ops-over-max', `mkdir /d\n${Array.from({ length: 3 }, (_, i) => `create /d/f${i}_{1..500}`).join('\n')}\n`, { maxOps: 1000 });
+    script('606-scenario-write-4g', 'create /f\nwrite /f 0 4G 1\n');
+    script('607-scenario-unlink-range-2e64', 'mkdir /d\ncreate /d/f_1\nunlink /d/f_{1..18446744073709551615}\n');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return cases;
+}
+
+/** A scenario making a valid tree depth directories deep, /d/d/.../d/bottom. */
+export function deepScript(depth) {
+  let p = '', s = 'mkfs nodesize=4K size=24M\n';
+  for (let i = 0; i < depth; i++) s += `mkdir ${(p += '/d')}\n`;
+  return `${s}create ${p}/bottom\nwrite ${p}/bottom 0 10 1\n`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--sentinel');
+  const sentinel = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const out = args.find((a) => !a.startsWith('--'));
+  if (!out) {
+    console.error('usage: node tests/cli/make-hostile.mjs OUTDIR [--sentinel DIR]');
+    process.exit(2);
+  }
+  for (const c of makeHostile(out, { sentinel })) console.log(`${c.kind.padEnd(12)} ${c.file}`);
+}
