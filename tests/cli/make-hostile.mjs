@@ -141,6 +141,8 @@ export function makeHostile(outdir, { cli = CLI, sentinel, relSentinel = '../../
     // a directory named "..\0" holding a directory and a file: a C-string test climbs one level per such name
     im = b4(); im.renameEntry(im.lookup('/a'), 'b', '..\0'); im.renameEntry(ROOT_DIR, 'a', '..\0'); add('124-names-dir-dotdot-nul', 'unsafe-name', im, { cat: ['/d/f'] });
     im = b4(); im.renameEntry(D(im), 'f', 'a\0b'); add('125-names-nul-inside', 'unsafe-name', im, { cat: ['/a/b/g'] });
+    // a valid name that is a terminal's escape sequence (clear screen, set the window title): readers must cope, any may print it
+    im = b4(); im.renameEntry(D(im), 'f', '\x1b[2J\x1b]0;owned\x07\r'); add('126-names-terminal-escape', 'valid', im, { cat: ['/a/b/g'] });
 
     // names in a log tree (replay must refuse the log and write nothing)
     const logXattr = 'mkfs nodesize=4K size=24M\ncreate /f\nwrite /f 0 100 1\ncommit\nsetxattr /f user.a v\nfsync /f\ncrash\n';
