@@ -189,10 +189,10 @@ export class Image {
   save(path) {
     const fd = openSync(path, 'w');
     try {
-      const CH = 65536;
+      const CH = 65536, zero = Buffer.alloc(CH);
       for (let at = 0; at < this.buf.length; at += CH) {
         const part = this.buf.subarray(at, Math.min(at + CH, this.buf.length));
-        if (part.some((x) => x !== 0)) writeSync(fd, part, 0, part.length, at);
+        if (!part.equals(zero.subarray(0, part.length))) writeSync(fd, part, 0, part.length, at);
       }
       ftruncateSync(fd, this.buf.length);
     } finally {

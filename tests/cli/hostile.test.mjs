@@ -15,7 +15,7 @@
 // compared after every extract.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -151,7 +151,7 @@ describe('every reader on every crafted image ends, and says why when it fails',
         if (c.kind === 'corrupt') failed(r, NAME_PROBLEM, what);
         if (c.kind === 'valid') assert.equal(r.status, 0, `${what}: a valid image\n${show(r)}`);
       }
-      if (c.deep) return; // extracted by its own test below
+      if (c.deep || c.kind === 'escape-root') return; // extracted by their own tests below (escape-root: in a sandbox only)
       const x = extract(c.file, [], c.name);
       if (c.kind === 'corrupt') failed(x, NAME_PROBLEM, `extract ${c.name}`);
       if (c.kind === 'valid') assert.equal(x.status, 0, `extract ${c.name}\n${show(x)}`);
@@ -281,6 +281,80 @@ describe('extract escapes', () => {
     failed(cli(['extract', img, l]), /exists|link/, 'extract into a link');
     assert.deepEqual(snapshot(), BEFORE, 'the link was followed');
   });
+});
+
+// --- a sandbox for the images that lead back to the root ----------------------------------
+//
+// An extract that trusts an entry "..\0" naming the root directory climbs every parent up to /.
+// Those images are extracted only in a private mount namespace where / is read-only and a fresh
+// tmpfs over ROOT holds the same sentinel tree at the same paths (the image is read through a
+// descriptor opened before): whatever escapes can only meet the tmpfs sentinels or a read-only /.
+// The sandbox refuses to run unless it really is in a mount namespace of its own (a remount there
+// must never reach the machine's /).
+const SANDBOX = String.raw`
+set -u
+cli=$1 img=$2 target=$3; shift 3
+[ "$(readlink /proc/self/ns/mnt)" != "$HOST_NS" ] || { echo 'not in a private mount namespace' >&2; exit 97; }
+exec 3< "$img" || exit 98
+mount -o remount,bind,ro / || exit 98
+mount -t tmpfs -o size=256m,mode=0700 none "$ROOT" || exit 98
+mkdir -p "$S1/inner" "$S2" "$OUTER"
+for d in "$ROOT" "$ROOT/a" "$ROOT/a/b" "$OUTER" "$S1" "$S2"; do echo sentinel > "$d/keep"; done
+snap() { python3 -c "$PY" "$ROOT" "$target"; }
+echo "BEFORE $(snap)"
+"$cli" extract "$@" /dev/fd/3 "$target" > /dev/null
+echo "RC $?"
+echo "AFTER $(snap)"
+`;
+const SNAP_PY = `
+import json, os, stat, sys
+top, target = sys.argv[1], sys.argv[2]
+tree, inside = {}, []
+for d, dirs, files in os.walk(top):
+    for n in dirs + files:
+        p = os.path.join(d, n)
+        s = os.lstat(p)
+        if p == target or p.startswith(target + "/"):
+            x = [] if stat.S_ISLNK(s.st_mode) else os.listxattr(p, follow_symlinks=False)
+            inside.append({"path": os.path.relpath(p, target), "mode": s.st_mode, "rdev": s.st_rdev, "xattrs": sorted(x)})
+        else:
+            tree[p] = "%o %d:%d %s" % (s.st_mode, s.st_uid, s.st_gid, "" if stat.S_ISDIR(s.st_mode) else "%d %d" % (s.st_size, s.st_mtime_ns))
+print(json.dumps({"tree": tree, "target": inside}))`;
+const HOST_NS = readlinkSync('/proc/self/ns/mnt');
+const sandboxOK = spawnSync('unshare', ['-m', '--propagation', 'private', 'bash', '-c', '[ "$(readlink /proc/self/ns/mnt)" != "$1" ]', '-', HOST_NS]).status === 0;
+
+function sandboxExtract(img, flags = []) {
+  const target = join(OUTER, 't-sandbox');
+  const t0 = Date.now();
+  const r = spawnSync('unshare', ['-m', '--propagation', 'private', 'bash', '-c', SANDBOX, 'sandbox', CLI, img, target, ...flags],
+    { encoding: 'utf8', timeout: TIMEOUT * 2, maxBuffer: MAX_OUT, killSignal: 'SIGKILL', env: { ...process.env, HOST_NS, PY: SNAP_PY, ROOT, OUTER, S1, S2 } });
+  assert.equal(r.error, undefined, `sandbox: ${r.error?.message}`);
+  assert.equal(r.status, 0, `sandbox: exit ${r.status}
+${r.stderr}`);
+  const line = (tag) => r.stdout.split('\n').find((l) => l.startsWith(`${tag} `))?.slice(tag.length + 1);
+  const status = Number(line('RC'));
+  return { status, signal: status > 128 ? `signal ${status - 128}` : null, stderr: r.stderr, ms: Date.now() - t0,
+    before: JSON.parse(line('BEFORE')), after: JSON.parse(line('AFTER')) };
+}
+
+describe('entries back to the root directory: extracted only in a sandbox', { skip: !sandboxOK && 'no private mount namespace (unshare -m) here' }, () => {
+  for (const name of ['205-escape-dotdot-nul-to-root', '206-escape-symlink-then-root']) {
+    test(name, () => {
+      for (const flags of [[], ['--same-permissions', '--devices', '--all-xattrs']]) {
+        const x = sandboxExtract(byName[name].file, flags);
+        const what = `extract ${flags.join(' ')} ${name}`;
+        assert.equal(x.signal, null, `${what}: killed (${x.signal})
+${x.stderr.slice(0, 1000)}`);
+        assert.equal(x.status, 1, `${what}: must fail
+${x.stderr.slice(0, 1000)}`);
+        assert.match(x.stderr, /unsafe name|refus|exists|second time|cycle/, what);
+        assert.doesNotMatch(x.stderr, /Read-only file system/, `${what}: tried to write outside the sandbox's tree`);
+        assert.deepEqual(x.after.tree, x.before.tree, `${what}: changed something outside its target`);
+        assert.deepEqual(x.after.target.filter((f) => f.path.includes('\0') || (flags.length === 0 && (f.mode & 0o6000))), [], what);
+      }
+      assert.deepEqual(snapshot(), BEFORE);
+    });
+  }
 });
 
 describe('walks', () => {

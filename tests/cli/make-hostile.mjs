@@ -94,7 +94,8 @@ function allPointersToFirstChild(im, tree) {
  * Writes every case into outdir. Returns [{name, file, cls, kind, cat}]:
  * kind says what a reader must make of it (see hostile.test.mjs): 'corrupt' (the fs tree holds an
  * item the tree checker must refuse), 'corrupt-log' (the log tree does), 'unsafe-name', 'escape',
- * 'privileged', 'cycle', 'shared-child', 'valid', 'script'; cat lists files worth reading.
+ * 'escape-root' (an entry back to the root: extract only in a sandbox), 'privileged', 'cycle',
+ * 'shared-child', 'size', 'valid', 'script'; cat lists files worth reading.
  */
 export async function makeHostile(outdir, { cli = CLI, sentinel, relSentinel = '../../../../s2' } = {}) {
   outdir = resolve(outdir);
@@ -194,6 +195,16 @@ write /e/y/sub/g 0 10 2
     im = from('under-symlink', `mkfs nodesize=4K size=24M\ncreate /f\nwrite /f 0 100 1\nsymlink "${sentinel}" /s\n`);
     im.addEntry(im.lookup('/s'), 'h', im.lookup('/f'), { ref: true });
     add('204-escape-entries-under-symlink', 'escape', im, { cat: ['/f'] });
+
+    // entries that lead back to the root directory: the attacks as found, where only the root's "already exists"
+    // was tolerated. UNBOUNDED: an extract that follows "..\0" here climbs to / (hostile.test.mjs extracts these only
+    // in a private mount namespace with / read-only); the symlinked "x" writes the root's files into its target.
+    im = b4(); im.editInode(F(im), { mode: 0o104755, uid: 0, gid: 0 }); im.addEntry(ROOT_DIR, '..\0', ROOT_DIR, { type: FT.DIR });
+    add('205-escape-dotdot-nul-to-root', 'escape-root', im, { cat: ['/d/f'] });
+    im = from('symlink-root', `mkfs nodesize=4K size=24M\ncreate /suid\nwrite /suid 0 100 1\nmkdir /e\nsymlink "${sentinel}" /e/x\n`);
+    im.editInode(im.lookup('/suid'), { mode: 0o104755, uid: 0, gid: 0 });
+    im.addEntry(im.lookup('/e'), 'x', ROOT_DIR, { type: FT.DIR }); // a second "x", the root directory
+    add('206-escape-symlink-then-root', 'escape-root', im, { cat: ['/suid'] });
 
     // what extract must not recreate unless asked: setuid/setgid root files, device nodes, trusted.* and security.* xattrs
     im = from('privileged', `mkfs nodesize=4K size=24M
