@@ -24,12 +24,15 @@ struct ic {
 	struct strbuf *out;
 	int *errors;
 	struct u64map *drefs; /* data extent bytenr -> references counted */
+	struct u64map entries; /* inode -> DIR_INDEX entries naming it, in this subvolume */
+	struct u64map name_counts; /* inode -> its names (INODE_REF/EXTREF entries) */
 	int flags;
 	/* the inode being walked */
 	u64 ino;
 	int have_item;
 	struct btrfs_inode in;
 	u64 names, dir_bytes, ext_end, ext_bytes;
+	u64 parent_names; /* names in a directory other than itself (not a root's "..") */
 };
 
 static void bad(struct ic *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,6 +51,9 @@ static void finish_inode(struct ic *c)
 {
 	if (!c->ino)
 		return;
+	u64 *n = u64map_put(&c->name_counts, c->ino);
+	if (n)
+		*n = c->parent_names;
 	if (!c->have_item) {
 		bad(c, "has items but no INODE_ITEM");
 		return;
@@ -74,7 +80,7 @@ static void start_inode(struct ic *c, u64 ino)
 	finish_inode(c);
 	c->ino = ino;
 	c->have_item = 0;
-	c->names = c->dir_bytes = c->ext_end = c->ext_bytes = 0;
+	c->names = c->dir_bytes = c->ext_end = c->ext_bytes = c->parent_names = 0;
 }
 
 /* The DIR_INDEX (dir, index) and the DIR_ITEM of name in dir both point at ino. */
@@ -115,6 +121,7 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 				break;
 			}
 			c->names++;
+			c->parent_names += k->offset != c->ino;
 			if (k->offset != c->ino)
 				check_name(c, k->offset, btrfs_inode_ref_index(p + o), (const char *)p + o + BTRFS_INODE_REF_SIZE, nl);
 			o += BTRFS_INODE_REF_SIZE + nl;
@@ -126,6 +133,7 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 			if (o + BTRFS_INODE_EXTREF_SIZE + nl > sz)
 				break;
 			c->names++;
+			c->parent_names += btrfs_inode_extref_parent(p + o) != c->ino;
 			check_name(c, btrfs_inode_extref_parent(p + o), btrfs_inode_extref_index(p + o),
 				   (const char *)p + o + BTRFS_INODE_EXTREF_SIZE, nl);
 			o += BTRFS_INODE_EXTREF_SIZE + nl;
@@ -140,6 +148,11 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 			if (!n) {
 				bad(c, "item (%u %" PRIu64 ") has an entry that overruns it", k->type, k->offset);
 				break;
+			}
+			if (k->type == BTRFS_DIR_INDEX_KEY && e.location.type == BTRFS_INODE_ITEM_KEY) {
+				u64 *cnt = u64map_put(&c->entries, e.location.objectid);
+				if (cnt)
+					(*cnt)++;
 			}
 			if (k->type != BTRFS_XATTR_ITEM_KEY) {
 				c->dir_bytes += e.name_len;
@@ -224,6 +237,23 @@ static void walk_root(struct ic *c)
 	c->ino = 0;
 	if (ret < 0)
 		bad(c, "%s", c->fs->err.msg);
+	/* every DIR_INDEX entry is one of its inode's names: more entries than
+	 * names is a second name nobody recorded (for a directory, a cycle) */
+	size_t i = 0;
+	u64 ino;
+	void *v;
+	while (u64map_next(&c->entries, &i, &ino, &v)) {
+		u64 *names = u64map_get(&c->name_counts, ino), entries = *(u64 *)v;
+		c->ino = ino;
+		if (!names)
+			bad(c, "%" PRIu64 " directory entr%s point%s at it, but it does not exist", entries, entries == 1 ? "y" : "ies",
+			    entries == 1 ? "s" : "");
+		else if (entries > *names)
+			bad(c, "%" PRIu64 " director%s name%s it, but it has %" PRIu64 " name%s in a directory%s", entries,
+			    entries == 1 ? "y" : "ies", entries == 1 ? "s" : "", *names, *names == 1 ? "" : "s",
+			    ino == BTRFS_FIRST_FREE_OBJECTID ? " (a subvolume's root directory has none)" : "");
+	}
+	c->ino = 0;
 }
 
 /* Data extents: the references counted in file trees equal the extent tree's. */
@@ -274,7 +304,11 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 		if (!subvol || !r->node || !r->in_root_tree)
 			continue;
 		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs, .flags = flags};
+		u64map_init(&c.entries, sizeof(u64));
+		u64map_init(&c.name_counts, sizeof(u64));
 		walk_root(&c);
+		u64map_free(&c.entries);
+		u64map_free(&c.name_counts);
 	}
 	check_data_refs(fs, &drefs, out, &errors);
 	u64map_free(&drefs);
