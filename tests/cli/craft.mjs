@@ -12,7 +12,7 @@
 //   im.editInode(f, { mode: 0o104755, uid: 0 });
 //   im.save('out.img');
 import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { crc32c } from './crc32c.mjs';
+import { crc32c, crc32cRaw } from './crc32c.mjs';
 
 export const SUPER_OFFSET = 65536;
 export const SUPER_SIZE = 4096;
@@ -55,19 +55,12 @@ export const fmtKey = (k) => `(${k.objectid} ${k.type} ${k.offset})`;
 
 // --- names ------------------------------------------------------------------
 
-const TABLE = new Uint32Array(256);
-for (let i = 0; i < 256; i++) {
-  let c = i;
-  for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
-  TABLE[i] = c >>> 0;
-}
 /** The kernel's btrfs_name_hash: crc32c seeded with ~1, not inverted at the end.
  *  It is the key offset of a DIR_ITEM or XATTR_ITEM. */
-export function nameHash(name) {
-  let c = 0xfffffffe;
-  for (const b of toBytes(name)) c = TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
-  return BigInt(c >>> 0);
-}
+export const nameHash = (name) => BigInt(crc32cRaw(0xfffffffe, toBytes(name)));
+/** The kernel's btrfs_extref_hash: crc32c seeded with the parent's objectid (its low 32 bits),
+ *  not inverted. It is the key offset of an INODE_EXTREF. */
+export const extrefHash = (parent, name) => BigInt(crc32cRaw(Number(BigInt(parent) & 0xffffffffn), toBytes(name)));
 /** A name as bytes: Buffers as they are, strings as latin1 (so "\0" and "\xff" are one byte each). */
 export const toBytes = (s) => (Buffer.isBuffer(s) ? s : Buffer.from(s, 'latin1'));
 const sameName = (a, b) => Buffer.compare(toBytes(a), toBytes(b)) === 0;
@@ -121,6 +114,16 @@ export function decodeInodeRefs(data) {
   return out;
 }
 export const encodeInodeRefs = (refs) => Buffer.concat(refs.map(encodeInodeRef));
+/** One INODE_EXTREF entry: parent u64, index u64, name_len u16, name (nameLen to lie). */
+export function encodeInodeExtref({ parent, index, name, nameLen }) {
+  const n = toBytes(name);
+  const b = Buffer.alloc(18 + n.length);
+  b.writeBigUInt64LE(BigInt(parent), 0);
+  b.writeBigUInt64LE(BigInt(index), 8);
+  b.writeUInt16LE(nameLen ?? n.length, 16);
+  n.copy(b, 18);
+  return b;
+}
 
 // INODE_ITEM fields: name -> [offset, width]
 const INODE_FIELDS = {

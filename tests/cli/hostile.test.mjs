@@ -15,7 +15,7 @@
 // compared after every extract.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,6 +56,8 @@ function ended(r, what) {
   assert.equal(r.signal, null, `${what}: killed by ${r.signal}\n${r.stderr.slice(0, 2000)}`);
   assert.ok(r.status === 0 || r.status === 1, `${what}: ${show(r)}`);
   assert.ok(r.stdout.length < MAX_OUT, `${what}: ${r.stdout.length} bytes of output`);
+  // a name from the image never reaches the terminal raw through a message (escape sequences, NULs)
+  assert.doesNotMatch(r.stderr, /[\x00-\x08\x0b-\x1f\x7f]/, `${what}: control characters in a message: ${JSON.stringify(r.stderr.slice(0, 300))}`);
 }
 /** The command failed (exit 1) with a message matching re on stderr (check may report on stdout:
  *  its findings are its output, as btrfs check's are). */
@@ -121,7 +123,7 @@ const privileged = (inv) => inv.filter((f) => (f.mode & 0o6000) || [0o020000, 0o
 
 // --- what each kind of image must give -------------------------------------------------
 
-const NAME_PROBLEM = /corrupt leaf: root=5 block=\d+ slot=\d+, .*(name_len \d+|overruns the item)/;
+const NAME_PROBLEM = /corrupt leaf: root=5 block=\d+ slot=\d+, .*(name_len \d+|overruns the item|name hash mismatch)/;
 const LOG_PROBLEM = /corrupt leaf: root=-6 block=\d+ slot=\d+, .*(name_len \d+|overruns the item)/;
 const CYCLE = /corrupt: directory inode \d+ is reached a second time|cycle/;
 const SHAPE = /first key mismatch|has level \d+, expect \d+|referenced twice|reached twice|corrupt/;
@@ -472,6 +474,20 @@ describe('scripts and arguments', () => {
   test('a directory as SCRIPT fails at once', () => {
     const r = cli(['run', OUT], { timeout: 5000 });
     failed(r, /directory/, 'run DIR');
+  });
+
+  test('a full standard output is an error, not a truncated success', () => {
+    const img = byName['401-size-sparse-file-1t'].file;
+    for (const args of [['ls', '-R', '-l', img], ['cat', img, '/big'], ['check', img], ['dump-tree', img], ['dump-json', img],
+      ['run', byName['603-scenario-brace-edge-2e64'].file, '--metrics', '-']]) {
+      const full = openSync('/dev/full', 'w');
+      const t0 = Date.now();
+      const r = spawnSync(CLI, args, { stdio: ['ignore', full, 'pipe'], timeout: TIMEOUT, killSignal: 'SIGKILL' });
+      closeSync(full);
+      const res = { args, status: r.status, signal: r.signal, error: r.error, stdout: Buffer.alloc(0), out: '', stderr: r.stderr.toString(), ms: Date.now() - t0 };
+      failed(res, /write error|No space left/, `${args[0]} > /dev/full`);
+      assert.ok(res.ms < 10000, `${args[0]} > /dev/full: ${res.ms} ms (cat of 1 TiB must stop at the first failed write)`);
+    }
   });
 
   test('a FIFO as IMAGE fails at once, for every reader', () => {

@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  FT, Image, KEY_TYPE, ROOT_DIR, cmpKey, decodeDirEntries, decodeInodeRefs, encodeDev, encodeDirEntry, encodeInodeRefs, nameHash,
+  FT, Image, KEY_TYPE, ROOT_DIR, cmpKey, decodeDirEntries, decodeInodeRefs, encodeDev, encodeDirEntry, encodeInodeExtref, encodeInodeRefs,
+  extrefHash, nameHash,
 } from './craft.mjs';
 
 export const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
@@ -55,11 +56,12 @@ function setDirIndex(im, dir, name, entry) {
   im.edit('fs', (k) => cmpKey(k, hit.key) === 0, (items, i) => { items[i].data = encodeDirEntry(changed(decodeDirEntries(items[i].data)[0], entry)); });
 }
 /** Rewrites dir's DIR_ITEM for name; rekey: move it to the hash of the new name (kept valid). */
-function setDirItem(im, dir, name, entry, { rekey = true } = {}) {
+function setDirItem(im, dir, name, entry, { rekey = true, rekeyTo } = {}) {
   const key = { objectid: dir, type: KEY_TYPE.DIR_ITEM, offset: nameHash(name) };
   im.edit('fs', (k) => cmpKey(k, key) === 0, (items, i) => {
     items[i].data = encodeDirEntry(changed(decodeDirEntries(items[i].data)[0], entry));
-    if (rekey && entry.name !== undefined) items[i].key = { ...key, offset: nameHash(entry.name) };
+    if (rekeyTo !== undefined) items[i].key = { ...key, offset: rekeyTo };
+    else if (rekey && entry.name !== undefined) items[i].key = { ...key, offset: nameHash(entry.name) };
   });
 }
 /** Rewrites the INODE_REF of ino in parent. */
@@ -135,6 +137,15 @@ export async function makeHostile(outdir, { cli = CLI, sentinel, relSentinel = '
     im = b4(); setXattr(im, F(im), 'user.a', { dataLen: 4000 }); add('112-names-xattr-data-len-past-item', 'corrupt', im);
     im = b4(); setXattr(im, F(im), 'user.a', { dataLen: 65535 }); add('113-names-xattr-data-len-65535', 'corrupt', im);
     im = b4(); im.renameEntry(D(im), 'f', ''); add('114-names-empty', 'corrupt', im);
+    // a DIR_ITEM keyed by another name's hash (the name itself is fine)
+    im = b4(); setDirItem(im, D(im), 'f', { name: 'f' }, { rekeyTo: nameHash('g') }); add('115-names-dir-item-hash-mismatch', 'corrupt', im);
+    // an INODE_EXTREF (what a name gets when its INODE_REF is full) with a 300-byte name, and one past its item
+    const extref = (im, name, nameLen) => {
+      const key = { objectid: F(im), type: KEY_TYPE.INODE_EXTREF, offset: extrefHash(D(im), name) };
+      im.insertNear('fs', { objectid: F(im), type: KEY_TYPE.INODE_REF, offset: D(im) }, [{ key, data: encodeInodeExtref({ parent: D(im), index: 99n, name, nameLen }) }]);
+    };
+    im = b4(); extref(im, long(300, 'e')); add('116-names-inode-extref-name-300', 'corrupt', im);
+    im = b4(); extref(im, 'e', 4000); add('117-names-inode-extref-name-len-past-item', 'corrupt', im);
     // names the tree checker may pass (the kernel's does) but no extract may use; hashes valid, in all three items
     im = b4(); im.renameEntry(D(im), 'f', 'x/y'); add('120-names-slash', 'unsafe-name', im, { cat: ['/a/b/g'] });
     im = b4(); im.renameEntry(D(im), 'f', '..\0'); add('121-names-dotdot-nul', 'unsafe-name', im, { cat: ['/a/b/g'] });
