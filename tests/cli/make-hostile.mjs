@@ -206,6 +206,21 @@ write /e/y/sub/g 0 10 2
     im = from('under-symlink', `mkfs nodesize=4K size=24M\ncreate /f\nwrite /f 0 100 1\nsymlink "${sentinel}" /s\n`);
     im.addEntry(im.lookup('/s'), 'h', im.lookup('/f'), { ref: true });
     add('204-escape-entries-under-symlink', 'escape', im, { cat: ['/f'] });
+    // a symlink "x" to a sentinel file, then a regular (setuid root) file also named "x": an open(O_CREAT|O_TRUNC)
+    // that follows links rewrites the sentinel
+    im = from('symlink-then-file', `mkfs nodesize=4K size=24M\nmkdir /e\nsymlink "${sentinel}/keep" /e/x\ncreate /e/y\nwrite /e/y 0 100 1\n`);
+    im.editInode(im.lookup('/e/y'), { mode: 0o104777, uid: 0, gid: 0 });
+    im.renameEntry(im.lookup('/e'), 'y', 'x');
+    add('207-escape-symlink-then-file', 'escape', im, { cat: [] });
+    // a symlink to a sentinel whose own owner, times and xattrs an extract must set on the link, never on its target
+    im = from('symlink-attrs', `mkfs nodesize=4K size=24M\nsymlink "${sentinel}" /l\ncreate /f\nsetxattr /f user.evil v\n`);
+    {
+      const l = im.lookup('/l'), f = im.lookup('/f'), key = { objectid: f, type: KEY_TYPE.XATTR_ITEM, offset: nameHash('user.evil') };
+      im.editInode(l, { uid: 4321, gid: 4321 });
+      const x = im.get('fs', key);
+      im.insertNear('fs', im.nearKey('fs', { ...key, objectid: l }), [{ key: { ...key, objectid: l }, data: x.data }]);
+    }
+    add('208-escape-symlink-attrs', 'escape', im, { cat: ['/f'] });
 
     // entries that lead back to the root directory: the attacks as found, where only the root's "already exists"
     // was tolerated. UNBOUNDED: an extract that follows "..\0" here climbs to / (hostile.test.mjs extracts these only
@@ -245,6 +260,10 @@ setxattr /x user.ok v
     cycle('303-walks-two-entries-to-root', (im) => { im.addEntry(im.lookup('/a'), 'up1', ROOT_DIR, { type: FT.DIR }); im.addEntry(im.lookup('/a'), 'up2', ROOT_DIR, { type: FT.DIR }); });
     cycle('304-walks-entry-to-parent', (im) => im.addEntry(im.lookup('/a/b'), 'up', im.lookup('/a'), { type: FT.DIR }));
     cycle('305-walks-entry-to-self', (im) => im.addEntry(im.lookup('/a'), 'self', im.lookup('/a'), { type: FT.DIR }));
+    // not a cycle but a lattice: each of 40 directories names the next twice, 2^40 paths to the bottom
+    im = from('chain', `mkfs nodesize=64K size=64M\n${Array.from({ length: 40 }, (_, i) => `mkdir /g${'/d'.repeat(i + 1)}`).join('\n').replace(/^/, 'mkdir /g\n')}\ncreate /g${'/d'.repeat(40)}/bottom\n`);
+    for (let i = 0, p = '/g'; i < 40; i++, p += '/d') im.addEntry(im.lookup(p), 'e', im.lookup(`${p}/d`), { type: FT.DIR });
+    add('308-walks-lattice-2e40-paths', 'cycle', im, { cat: [`/g${'/e'.repeat(40)}/bottom`] });
     const wide = () => from('wide', 'mkfs nodesize=4K size=24M\nmkdir /d\ncreate /d/file_with_a_long_name_{1..2000}\n');
     im = wide();
     if (im.levelOf('fs') < 2) throw new Error('the wide base has no level 2 fs tree');
