@@ -15,7 +15,7 @@
 // compared after every extract.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -473,8 +473,26 @@ describe('sizes', () => {
     assert.ok(s.blocks * 512 < 1 << 20, `${s.blocks * 512} bytes allocated`);
   });
 
+  test('one data extent shared 400 times extracts whole, and --max-size bounds what is written', () => {
+    const c = byName['403-size-one-extent-400-times'];
+    const x = extract(c.file, [], c.name);
+    assert.equal(x.status, 0, show(x));
+    assert.ok(x.ms < 10000, `extract took ${x.ms} ms`);
+    const g = readFileSync(join(x.target, c.shared.path)), f = readFileSync(join(x.target, c.shared.source));
+    assert.equal(g.length, c.shared.size);
+    for (let at = 0; at < g.length; at += f.length) assert.ok(g.subarray(at, at + f.length).equals(f), `g at ${at}: the shared extent`);
+
+    const m = extract(c.file, ['--max-size', '1M'], `${c.name} --max-size 1M`);
+    failed(m, /max-size/, `extract --max-size 1M ${c.name}`);
+    const written = inventory(m.target).reduce((n, e) => n + ((e.mode & 0o170000) === 0o100000 ? lstatSync(join(m.target, e.path)).blocks * 512 : 0), 0);
+    assert.ok(written <= (1 << 20) + (1 << 16), `${written} bytes written under --max-size 1M`);
+
+    failed(extract(byName['401-size-sparse-file-1t'].file, ['--max-size', '4K']), /max-size/, 'extract --max-size 4K of a file with 9,096 bytes of data');
+    assert.equal(extract(byName['401-size-sparse-file-1t'].file, ['--max-size', '1M']).status, 0, 'holes do not count against --max-size');
+  });
+
   test('an image file of 15 TB apparent size opens in moments', () => {
-    const img = byName['403-size-image-15t'].file;
+    const img = byName['404-size-image-15t'].file;
     for (const args of [['ls', img, '/'], ['ls', '-R', '-l', img], ['check', img], ['extract', img, newTarget()]]) {
       const r = cli(args);
       assert.equal(r.status, 0, show(r));

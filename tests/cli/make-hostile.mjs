@@ -281,7 +281,17 @@ setxattr /x user.ok v
     im = from('sparse', 'mkfs nodesize=4K size=24M\ncreate /big\ntruncate /big 1024G\nwrite /big 4096000 5000 2\nwrite /big 1099511619584 4096 3\n');
     add('401-size-sparse-file-1t', 'valid', im, { cat: [], sparse: { path: '/big', size: 2 ** 40 } });
     im = b4(); im.editInode(F(im), { size: 1n << 62n }); add('402-size-isize-2e62', 'size', im, { cat: [] });
-    im = b4(); add('403-size-image-15t', 'valid', im, { huge: 15 * 2 ** 40 });
+    // one 64 KiB data extent referenced 400 times by /g: 25 MiB of file from 64 KiB of data (what --max-size bounds)
+    im = from('shared-extent', 'mkfs nodesize=64K size=64M\ncreate /f\nwrite /f 0 64K 1\ncreate /g\nwrite /g 0 4K 2\n');
+    {
+      const f = im.lookup('/f'), g = im.lookup('/g'), N = 400, X = 65536n;
+      const src = im.get('fs', { objectid: f, type: KEY_TYPE.EXTENT_DATA, offset: 0n });
+      const clones = Array.from({ length: N }, (_, i) => ({ key: { objectid: g, type: KEY_TYPE.EXTENT_DATA, offset: BigInt(i) * X }, data: Buffer.from(src.data) }));
+      im.replace('fs', { objectid: g, type: KEY_TYPE.EXTENT_DATA, offset: 0n }, clones);
+      im.editInode(g, { size: BigInt(N) * X, nbytes: BigInt(N) * X });
+    }
+    add('403-size-one-extent-400-times', 'size', im, { cat: ['/g'], shared: { path: 'g', size: 400 * 65536, source: 'f' } });
+    im = b4(); add('404-size-image-15t', 'valid', im, { huge: 15 * 2 ** 40 });
     truncateSync(cases.at(-1).file, 15 * 2 ** 40);
 
     // 6. scenarios a run must refuse quickly
