@@ -542,7 +542,20 @@ describe('scripts and arguments', () => {
 
   test('a directory as SCRIPT fails at once', () => {
     const r = cli(['run', OUT], { timeout: 5000 });
-    failed(r, /directory/, 'run DIR');
+    failed(r, /directory|regular file/, 'run DIR');
+  });
+
+  test('a FIFO or an endless device as SCRIPT, a directory or /dev/zero as IMAGE: refused at once, never read', () => {
+    const fifo = join(OUT, 'script-fifo');
+    spawnSync('mkfifo', [fifo]);
+    for (const [args, re] of [[['run', fifo], /FIFO|regular file/], [['run', '/dev/zero'], /device|regular file/],
+      [['ls', OUT], /directory/], [['ls', '-R', '/dev/zero'], /character device/], [['check', '/dev/urandom'], /character device/],
+      [['extract', '/dev/zero', newTarget()], /character device/]]) {
+      const r = cli(args, { timeout: 5000 });
+      assert.notEqual(r.error?.code, 'ETIMEDOUT', `${args.join(' ')} blocked`);
+      failed(r, re, args.join(' '));
+      assert.ok(r.ms < 3000, `${args.join(' ')}: ${r.ms} ms`);
+    }
   });
 
   test('a full standard output is an error, not a truncated success', () => {
