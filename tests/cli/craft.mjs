@@ -328,25 +328,35 @@ export class Image {
 
   /** The root block of a tree: 'root', 'chunk', 'log' (the log root tree), 'log:5' (subvolume 5's log tree),
    *  or a tree id (5n, 'fs' for the fs tree, 2n, ...) found by its ROOT_ITEM in the root tree. */
-  rootOf(tree) {
-    if (tree === 'root') return this.super.root;
-    if (tree === 'chunk') return this.super.chunkRoot;
+  rootOf(tree) { return this.rootItem(tree).bytenr; }
+  /** Where a tree starts: {bytenr, level}, from the superblock (root, chunk and log root trees: the
+   *  log_root at 0x60, its level at 0xc8) or from the tree's ROOT_ITEM (bytenr at 176, level at 238). */
+  rootItem(tree) {
+    const sb = this.super;
+    if (tree === 'root') return { bytenr: sb.root, level: sb.rootLevel };
+    if (tree === 'chunk') return { bytenr: sb.chunkRoot, level: sb.chunkRootLevel };
     if (tree === 'log') {
-      if (!this.super.logRoot) throw new Error('no log tree (log_root is 0)');
-      return this.super.logRoot;
+      if (!sb.logRoot) throw new Error('no log tree (log_root is 0)');
+      return { bytenr: sb.logRoot, level: sb.logRootLevel };
     }
     if (tree === 'fs') tree = TREE.FS;
     const [where, id] = typeof tree === 'string' && tree.startsWith('log:') ? ['log', BigInt(tree.slice(4))] : ['root', BigInt(tree)];
     const objectid = where === 'log' ? TREE.LOG : id, offset = where === 'log' ? id : null;
     for (const leaf of this.leaves(this.rootOf(where))) {
       for (const it of this.items(leaf)) {
-        if (it.key.objectid === objectid && it.key.type === KEY_TYPE.ROOT_ITEM && (offset === null || it.key.offset === offset)) return it.data.readBigUInt64LE(ROOT_ITEM_BYTENR);
+        if (it.key.objectid === objectid && it.key.type === KEY_TYPE.ROOT_ITEM && (offset === null || it.key.offset === offset)) {
+          return { bytenr: it.data.readBigUInt64LE(ROOT_ITEM_BYTENR), level: it.data[ROOT_ITEM_LEVEL] };
+        }
       }
     }
     throw new Error(`no ROOT_ITEM for tree ${tree}`);
   }
-  /** The level of a ROOT_ITEM's tree (for checking a crafted tree has nodes). */
-  levelOf(tree) { return this.header(this.rootOf(tree)).level; }
+  /** The level of a tree's root (for checking a crafted tree has nodes). */
+  levelOf(tree) {
+    const { bytenr, level } = this.rootItem(tree);
+    if (this.header(bytenr).level !== level) throw new Error(`tree ${tree}: root item says level ${level}, block ${bytenr} is level ${this.header(bytenr).level}`);
+    return level;
+  }
 
   /** Every item of a tree that pred accepts: [{leaf, index, key, data}] in key order. */
   findAll(tree, pred) {
