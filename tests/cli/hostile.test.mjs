@@ -162,12 +162,13 @@ const privileged = (inv) => inv.filter((f) => (f.mode & 0o6000) || [0o020000, 0o
 
 const NAME_PROBLEM = /corrupt leaf: root=5 block=\d+ slot=\d+, .*(name_len \d+|overruns the item|name hash mismatch)/;
 const LOG_PROBLEM = /corrupt leaf: root=-6 block=\d+ slot=\d+, .*(name_len \d+|overruns the item)/;
+const META_PROBLEM = /corrupt (node|leaf)[^\n]*level \d+|sys_chunk_array|not mapped by any chunk|chunk/;
 const CYCLE = /corrupt: directory inode \d+ is reached a second time|cycle/;
 const SHAPE = /first key mismatch|has level \d+, expect \d+|referenced twice|reached twice|corrupt/;
 // loose: any message that names a problem (check prints its findings as "ERROR: ..." on stdout)
 // a crafted image whose checksums are wrong tests nothing but the checksum: craft.mjs seals every block
 const BAD_CSUM = /checksum verify failed|checksum mismatch|csum mismatch/i;
-const ANY_PROBLEM = /corrupt|invalid|too long|too large|overrun|cycle|twice|second time|mismatch|refus|unsafe|exists|limit|ERROR: /i;
+const ANY_PROBLEM = /corrupt|invalid|too long|too large|overrun|cycle|twice|second time|mismatch|refus|unsafe|exists|limit|not mapped|ERROR: /i;
 
 describe('every reader on every crafted image ends, and says why when it fails', () => {
   for (const c of images) {
@@ -189,11 +190,13 @@ describe('every reader on every crafted image ends, and says why when it fails',
           assert.match(args[0] === 'check' ? `${r.stderr}\n${r.out}` : r.stderr, ANY_PROBLEM, `${what}: fails without saying why\n${show(r)}`);
         }
         if (c.kind === 'corrupt') failed(r, NAME_PROBLEM, what);
+        if (c.kind === 'corrupt-meta') failed(r, META_PROBLEM, what);
         if (c.kind === 'valid') assert.equal(r.status, 0, `${what}: a valid image\n${show(r)}`);
       }
       if (c.deep || c.kind === 'escape-root') return; // extracted by their own tests below (escape-root: in a sandbox only)
       const x = extract(c.file, [], c.name);
       if (c.kind === 'corrupt') failed(x, NAME_PROBLEM, `extract ${c.name}`);
+      if (c.kind === 'corrupt-meta') failed(x, META_PROBLEM, `extract ${c.name}`);
       if (c.kind === 'valid') assert.equal(x.status, 0, `extract ${c.name}\n${show(x)}`);
       if (x.status === 1) assert.match(x.stderr, ANY_PROBLEM, `extract ${c.name}: fails without saying why`);
     });

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  FT, Image, KEY_TYPE, ROOT_DIR, cmpKey, decodeDirEntries, decodeInodeRefs, encodeDev, encodeDirEntry, encodeInodeExtref, encodeInodeRefs,
+  FT, Image, KEY_TYPE, ROOT_DIR, SUPER_OFFSET, cmpKey, decodeDirEntries, decodeInodeRefs, encodeDev, encodeDirEntry, encodeInodeExtref, encodeInodeRefs,
   extrefHash, nameHash,
 } from './craft.mjs';
 
@@ -97,7 +97,8 @@ function allPointersToFirstChild(im, tree) {
  * kind says what a reader must make of it (see hostile.test.mjs): 'corrupt' (the fs tree holds an
  * item the tree checker must refuse), 'corrupt-log' (the log tree does), 'unsafe-name', 'escape',
  * 'escape-root' (an entry back to the root: extract only in a sandbox), 'privileged', 'cycle',
- * 'shared-child', 'size', 'valid', 'script'; cat lists files worth reading.
+ * 'shared-child', 'corrupt-meta' (the superblock, the chunk map or a tree's level lies: every reader
+ * refuses), 'size', 'odd' (a reader need only end), 'valid', 'script'; cat lists files worth reading.
  */
 export async function makeHostile(outdir, { cli = CLI, sentinel, relSentinel = '../../../../s2' } = {}) {
   outdir = resolve(outdir);
@@ -276,6 +277,30 @@ setxattr /x user.ok v
       im.writeNode(root, ptrs);
     }
     add('307-walks-node-points-at-itself', 'shared-child', im, { cat: [] });
+
+    // levels past BTRFS_MAX_LEVEL (8): a reader indexing a path array by level must refuse them first
+    im = b4(); {
+      const root = im.super.root;
+      im.block(root)[100] = 200; im.seal(root);
+      im.buf[SUPER_OFFSET + 198] = 200; im.sealSuper();
+    }
+    add('309-walks-root-tree-level-200', 'corrupt-meta', im, { cat: [] });
+    im = wide(); {
+      const fs = im.rootItem('fs'), ri = im.find('root', (k) => k.objectid === 5n && k.type === KEY_TYPE.ROOT_ITEM, 'fs ROOT_ITEM');
+      im.block(fs.bytenr)[100] = 200; im.seal(fs.bytenr);
+      im.edit('root', (k) => cmpKey(k, ri.key) === 0, (items, i) => { items[i].data[238] = 200; });
+    }
+    add('310-walks-fs-tree-level-200', 'corrupt-meta', im, { cat: [] });
+
+    // 5. the chunk map lies (superblock edits, checksum resealed): no stripes, an array past its room, stripes of 0 bytes
+    const chunk0 = SUPER_OFFSET + 811 + 17; // the first CHUNK_ITEM of sys_chunk_array
+    const sup = (name, edit) => { im = b4(); edit(im.buf); im.sealSuper(); add(name, 'corrupt-meta', im, { cat: [] }); };
+    sup('501-chunks-sys-chunk-no-stripes', (b) => b.writeUInt16LE(0, chunk0 + 44));
+    sup('502-chunks-sys-chunk-array-size-4000', (b) => b.writeUInt32LE(4000, SUPER_OFFSET + 160));
+    sup('503-chunks-stripe-len-0', (b) => b.writeBigUInt64LE(0n, chunk0 + 16)); // the kernel refuses it; a reader need only not divide by it
+    cases.at(-1).kind = 'odd';
+    sup('504-chunks-sys-chunk-length-2e64', (b) => b.writeBigUInt64LE((1n << 64n) - 4096n, chunk0));
+    sup('505-chunks-num-stripes-65535', (b) => b.writeUInt16LE(65535, chunk0 + 44));
 
     // 4. sizes: a 1 TiB sparse file, a file whose i_size says 2^62, an image file of 15 TB apparent size
     im = from('sparse', 'mkfs nodesize=4K size=24M\ncreate /big\ntruncate /big 1024G\nwrite /big 4096000 5000 2\nwrite /big 1099511619584 4096 3\n');
