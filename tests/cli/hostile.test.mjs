@@ -203,6 +203,11 @@ describe('every reader on every crafted image ends, and says why when it fails',
   }
 });
 
+test('a chunk whose stripe length is 0 is refused, as the kernel and btrfs check refuse it', () => {
+  const c = byName['503-chunks-stripe-len-0'];
+  for (const args of [['ls', c.file, '/'], ['check', c.file], ['dump-tree', c.file]]) failed(cli(args), /stripe/, `${args[0]} ${c.name}`);
+});
+
 describe('the crafted images are wrong only where they mean to be', () => {
   test('every DIR_ITEM and XATTR_ITEM key offset is its name hash (craft.mjs hashes as the CLI does)', () => {
     let n = 0;
