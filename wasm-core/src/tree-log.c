@@ -521,7 +521,8 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 		}
 	}
 	if (!ret && hashed) {
-		qsort(fs->log_deleted, fs->nlog_deleted, sizeof(*fs->log_deleted), cmp_key);
+		if (fs->nlog_deleted) /* qsort(NULL, 0) is undefined */
+			qsort(fs->log_deleted, fs->nlog_deleted, sizeof(*fs->log_deleted), cmp_key);
 		for (size_t i = 0; i < fs->nlog_deleted && !ret; i++) {
 			const struct btrfs_key *d = &fs->log_deleted[i];
 			if (d->objectid == dir && !(i && d->objectid == d[-1].objectid && d->offset == d[-1].offset))
