@@ -22,8 +22,9 @@ export function pack(img) {
   return out;
 }
 
-/** Checksums made right again, as the fuzz targets do before opening: the
- * superblock's, and every nodesize block carrying the filesystem's fsid. */
+/** Checksums made right again, as the fuzz targets do before opening (fuzz.c's
+ * fix_csums): the superblock's, and every nodesize block carrying the
+ * filesystem's fsid. */
 function fixCsums(img) {
   const sb = 0x10000;
   if (img.length < sb + PAGE) return;
@@ -32,7 +33,9 @@ function fixCsums(img) {
     const fsid = img.subarray(sb + 0x20, sb + 0x30);
     for (let off = 0; off + nodesize <= img.length; off += nodesize) {
       if (!img.subarray(off + 32, off + 48).equals(fsid)) continue;
-      img.writeUInt32LE(crc32c(img.subarray(off + 32, off + nodesize)), off);
+      // a superblock copy (the mirror at 64 MiB) is summed over 4 KiB
+      const len = img.readBigUInt64LE(off + 64) === 0x4D5F53665248425Fn ? PAGE : nodesize;
+      img.writeUInt32LE(crc32c(img.subarray(off + 32, off + len)), off);
       img.fill(0, off + 4, off + 32);
     }
   }

@@ -3,6 +3,7 @@
 #include "fuzz.h"
 #include "../cli/extract.h"
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,21 +37,39 @@ static void remove_below(int dirfd)
 	closedir(d);
 }
 
+/* What remove_below could not remove (deeper than the descriptors it may
+ * hold open): rm -rf, which walks any depth. path is ours, without quotes. */
+static void remove_deep(const char *path)
+{
+	char cmd[4200];
+	if (!strchr(path, '\'') && snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path) < (int)sizeof(cmd) && system(cmd))
+		fprintf(stderr, "fuzz extract: cannot remove %s\n", path);
+}
+
+static char base[4096];
+
+static void remove_base(void)
+{
+	remove_deep(base);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char base[64];
 	static FILE *null;
-	if (!base[0]) {
-		snprintf(base, sizeof(base), "/tmp/btrfslab-fuzz-XXXXXX");
+	if (!base[0]) { /* $TMPDIR (a tmpfs is much quicker) or /tmp */
+		const char *tmp = getenv("TMPDIR");
+		snprintf(base, sizeof(base), "%s/btrfslab-fuzz-XXXXXX", tmp && *tmp && strlen(tmp) < 4000 ? tmp : "/tmp");
 		if (!mkdtemp(base))
 			abort();
 		null = fopen("/dev/null", "w");
+		atexit(remove_base);
 	}
 	struct btrfs_fs_info *fs = fuzz_open(data, size);
 	if (!fs)
 		return 0;
-	char target[96];
-	snprintf(target, sizeof(target), "%s/x", base);
+	static unsigned long run;
+	char target[sizeof(base) + 32];
+	snprintf(target, sizeof(target), "%s/x%lu", base, run++); /* a leftover never blocks the next run */
 	struct extract_opts o = {.max_size = 64u << 20};
 	extract_tree(fs, target, &o, null);
 	btrfs_fs_free(fs);
@@ -59,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fchmod(fd, 0700);
 		remove_below(fd);
 	}
-	rmdir(target);
+	if (rmdir(target) && errno != ENOENT)
+		remove_deep(target);
 	return 0;
 }

@@ -25,9 +25,11 @@ static void fix_csums(struct blab_device *d)
 			}
 			if (device_read(d, off, b, nodesize) || memcmp(b + BTRFS_HEADER_FSID_OFF, sb + BTRFS_SUPER_FSID_OFF, BTRFS_FSID_SIZE))
 				continue;
-			put_le32(b, crc32c(b + BTRFS_CSUM_SIZE, nodesize - BTRFS_CSUM_SIZE));
+			/* a superblock copy (the mirror at 64 MiB) is summed over 4 KiB */
+			u32 len = get_le64(b + 64) == BTRFS_MAGIC ? BTRFS_SUPER_INFO_SIZE : nodesize;
+			put_le32(b, crc32c(b + BTRFS_CSUM_SIZE, len - BTRFS_CSUM_SIZE));
 			memset(b + 4, 0, BTRFS_CSUM_SIZE - 4);
-			device_write(d, off, b, nodesize);
+			device_write(d, off, b, len);
 		}
 		free(b);
 	}

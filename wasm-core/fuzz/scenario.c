@@ -5,7 +5,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct scenario_options o = {.seed = 1, .now = 1, .max_ops = 2000, .max_bytes = 1 << 20};
+	struct scenario_options o = {.seed = 1, .now = 1, .max_ops = 256, .max_bytes = 256 << 10};
 	struct scenario_result res;
 	struct blab_err err = {0};
 	if (scenario_run((const char *)data, size, "fuzz", &o, &res, &err) == 0) {
