@@ -2,7 +2,7 @@
 // bench/fuzz.bench.mjs. BTRFSLAB_FUZZ_B names the build directory inside
 // wasm-core (default build; the binaries go to $B/fuzz/).
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,8 +22,10 @@ export function buildFuzzers() {
   if (r.status !== 0) throw new Error(`make fuzz failed:\n${r.stdout}${r.stderr}`);
 }
 
-function fuzzArgs(dir, { seconds, runs, artifacts, timeout = 20 }) {
+function fuzzArgs(target, dir, { seconds, runs, artifacts, timeout = 20 }) {
   const args = [`-timeout=${timeout}`, '-rss_limit_mb=2048', '-print_final_stats=1', `-artifact_prefix=${artifacts}`];
+  const dict = join(core, 'fuzz', `${target}.dict`);
+  if (existsSync(dict)) args.push(`-dict=${dict}`);
   if (seconds) args.push(`-max_total_time=${seconds}`);
   if (runs) args.push(`-runs=${runs}`);
   return [...args, dir];
@@ -37,7 +39,7 @@ function result(status, out) {
 
 /** The command line runFuzzer runs, for reports. */
 export function fuzzCommand(target, dir, opts) {
-  return [join(core, B, 'fuzz', target), ...fuzzArgs(dir, opts)];
+  return [join(core, B, 'fuzz', target), ...fuzzArgs(target, dir, opts)];
 }
 
 /**
