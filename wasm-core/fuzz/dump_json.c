@@ -6,9 +6,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct btrfs_fs_info *fs = fuzz_open(data, size);
 	if (fs) {
-		struct strbuf out = {0};
+		static struct strbuf out; /* kept between runs: no large allocation per run */
+		out.len = 0;
+		out.oom = 0;
 		btrfs_dump_tree_json(fs, &out);
-		sb_free(&out);
+		if (out.cap > (64u << 20))
+			sb_free(&out);
 		btrfs_fs_free(fs);
 	}
 	return 0;
