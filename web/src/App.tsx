@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
-import { CancelledError, CoreClient } from './core/client';
+import { CancelledError, CoreClient, type Restart } from './core/client';
 import type { Handle } from './core/wasm';
 import { countByKind } from './model/trace';
 import { initialState, reduce, type Source } from './model/store';
 import { LESSONS } from './lessons';
 import { BusyBar } from './views/BusyBar';
+import { FilesPanel } from './views/FilesPanel';
 import { FormatPanel, type FormatRequest } from './views/FormatPanel';
 import { ImagePanel } from './views/ImagePanel';
-import { LessonView } from './views/LessonView';
+import { LessonView, type LessonScripts } from './views/LessonView';
 import { TreeExplorer } from './views/TreeExplorer';
 import { TreeList } from './views/TreeList';
 
@@ -36,21 +37,29 @@ const reducedMotion = typeof window !== 'undefined' && !!window.matchMedia?.('(p
 
 const noMarks = new Map();
 
+function restartMessage(why: Restart): string {
+  return why.kind === 'cancelled'
+    ? 'Cancelled: the core stopped what it was doing and started afresh.'
+    : `The core failed and was restarted: ${why.message}`;
+}
+
 export function App() {
   const [state, dispatch] = useReducer(reduce, initialState);
   const core = useRef<CoreClient | null>(null);
   const [where, setWhere] = useState(readUrl);
   const [explorerTree, setExplorerTree] = useState('fs');
   const [ready, setReady] = useState(false);
-  const [generation, setGeneration] = useState(0); // bumped when a cancel restarts the core
+  const [generation, setGeneration] = useState(0); // bumped when the core is restarted (a cancel, a failure)
+  // each lesson's scenario text and last good run, kept across a restart: the lesson comes back as it was
+  const lessonScripts = useRef(new Map<string, LessonScripts>());
   useEffect(() => writeUrl(where.lesson, where.step), [where]);
 
   useEffect(() => {
     const c = new CoreClient();
     core.current = c;
-    c.onRestart(() => {
+    c.onRestart((why) => {
       setGeneration((g) => g + 1);
-      dispatch({ type: 'restarted', message: 'Cancelled: the core stopped what it was doing and started afresh.' });
+      dispatch({ type: 'restarted', message: restartMessage(why) });
     });
     c.call({ op: 'ready' }).then(
       () => {
@@ -64,7 +73,14 @@ export function App() {
 
   const show = useCallback(async (handle: Handle, size: bigint, source: Source) => {
     const c = core.current!;
-    const [dump, events] = await Promise.all([c.call({ op: 'dump', handle }), c.call({ op: 'trace', handle })]);
+    let dump, events;
+    try {
+      [dump, events] = await Promise.all([c.call({ op: 'dump', handle }), c.call({ op: 'trace', handle })]);
+    } catch (e) {
+      // opened, but a block read later is refused (the tree checker): let the handle go
+      if (!(e instanceof CancelledError)) void c.call({ op: 'close', handle }).catch(() => undefined);
+      throw e;
+    }
     const old = state.image?.handle;
     if (old) void c.call({ op: 'close', handle: old as Handle });
     dispatch({ type: 'loaded', image: { handle, size, source, dump, events: countByKind(events) } });
@@ -87,8 +103,8 @@ export function App() {
   const open = useCallback(async (file: File) => {
     dispatch({ type: 'busy', what: `Reading ${file.name}…` });
     try {
-      const bytes = await file.arrayBuffer();
-      const r = await core.current!.call({ op: 'open', bytes, name: file.name }, [bytes]);
+      // the worker reads the file: the page's thread never holds or decodes the bytes
+      const r = await core.current!.call({ op: 'open', file, name: file.name });
       await show(r.handle, r.size, { kind: 'file', name: file.name });
     } catch (e) {
       if (!(e instanceof CancelledError)) dispatch({ type: 'failed', message: `${file.name}: ${(e as Error).message}` });
@@ -97,7 +113,13 @@ export function App() {
 
   const download = useCallback(async () => {
     if (!state.image) return;
-    const { blob } = await core.current!.call({ op: 'export', handle: state.image.handle as Handle });
+    let blob: Blob;
+    try {
+      ({ blob } = await core.current!.call({ op: 'export', handle: state.image.handle as Handle }));
+    } catch (e) {
+      if (!(e instanceof CancelledError)) dispatch({ type: 'failed', message: (e as Error).message });
+      return;
+    }
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = 'btrfs-lab.img';
@@ -129,7 +151,8 @@ export function App() {
         {state.error && <p className="error" role="alert">{state.error}</p>}
         {where.lesson && ready && lesson && (
           <LessonView key={`${lesson.id}-${generation}`} core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
-            onStep={(i) => setWhere((w) => ({ ...w, step: i }))} />
+            onStep={(i) => setWhere((w) => ({ ...w, step: i }))}
+            scripts={lessonScripts.current.get(lesson.id)} onScripts={(s) => lessonScripts.current.set(lesson.id, s)} />
         )}
         {!where.lesson && (
           <>
@@ -137,6 +160,7 @@ export function App() {
             {state.image && (
               <>
                 <ImagePanel image={state.image} onDownload={download} />
+                <FilesPanel key={state.image.handle} core={core.current!} handle={state.image.handle as Handle} />
                 <TreeExplorer dump={state.image.dump} marks={noMarks} treeName={explorerTree} onTreeName={setExplorerTree} reducedMotion={reducedMotion} />
                 <details className="panel">
                   <summary>Every block and item as a list</summary>

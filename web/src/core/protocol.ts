@@ -6,7 +6,7 @@ import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics } from 
 export type Request =
   | { op: 'ready' }
   | { op: 'mkfs'; opts: MkfsOptions }
-  | { op: 'open'; bytes: ArrayBuffer; name: string }
+  | { op: 'open'; file: Blob; name: string } // the worker reads the file: the page's thread never holds the bytes
   | { op: 'run'; script: string; opts: RunOptions }
   | { op: 'metrics'; handle: Handle }
   | { op: 'traceRun'; script: string; opts: RunOptions }
@@ -45,4 +45,6 @@ export type Envelope = Request & { id: number };
 
 export type Reply =
   | { id: number; ok: true; result: Results[keyof Results] }
-  | { id: number; ok: false; error: { code: number; message: string } };
+  | { id: number; ok: false; error: { code: number; message: string }; fatal?: boolean };
+// fatal: the core trapped (a WebAssembly RuntimeError, an abort): its memory
+// cannot be trusted any more, so the page replaces the worker.

@@ -11,16 +11,12 @@ const TREE_LOG = 18446744073709551610n;
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 const ready: Promise<Core> = createBtrfsCore({ locateFile: () => wasmUrl }).then(Core.fromModule);
 
-function handle(core: Core, req: Envelope): Results[keyof Results] {
+function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[keyof Results] {
   switch (req.op) {
     case 'ready':
       return { pageSize: core.pageSize() };
     case 'mkfs': {
       const handle = core.mkfs(req.opts);
-      return { handle, size: core.imageSize(handle) };
-    }
-    case 'open': {
-      const handle = core.open(new Uint8Array(req.bytes));
       return { handle, size: core.imageSize(handle) };
     }
     case 'run': {
@@ -88,14 +84,28 @@ function handle(core: Core, req: Envelope): Results[keyof Results] {
   }
 }
 
+/** Reads the file here, not in the page: a huge or unreadable file costs this thread, which the page can end. */
+async function openFile(core: Core, file: Blob, name: string): Promise<Results['open']> {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await file.arrayBuffer());
+  } catch (e) {
+    throw new CoreError(-2, `ENOMEM: ${name}: ${file.size} bytes could not be read into the page (${String((e as Error)?.message ?? e)})`);
+  }
+  const handle = core.open(bytes);
+  return { handle, size: core.imageSize(handle) };
+}
+
 scope.onmessage = async (ev: MessageEvent<Envelope>) => {
   const req = ev.data;
   let reply: Reply;
   try {
-    reply = { id: req.id, ok: true, result: handle(await ready, req) };
+    const core = await ready;
+    reply = { id: req.id, ok: true, result: req.op === 'open' ? await openFile(core, req.file, req.name) : handle(core, req) };
   } catch (e) {
     const err = e instanceof CoreError ? e : new CoreError(-3, `core failed: ${String((e as Error)?.message ?? e)}`);
-    reply = { id: req.id, ok: false, error: { code: err.code, message: err.message } };
+    // a trap (emscripten's abort is one too) leaves the core's memory in any state: the page restarts this worker
+    reply = { id: req.id, ok: false, error: { code: err.code, message: err.message }, fatal: e instanceof WebAssembly.RuntimeError };
   }
   scope.postMessage(reply);
 };

@@ -1,7 +1,7 @@
 import { select, type Selection } from 'd3-selection';
 import 'd3-transition';
 import { useEffect, useRef, useState } from 'react';
-import type { CoreClient } from '../core/client';
+import { CancelledError, type CoreClient } from '../core/client';
 import type { FsyncMetrics } from '../core/wasm';
 
 export interface CompareViewProps {
@@ -128,7 +128,7 @@ export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
     setError(null);
     Promise.all(MODES.map((m) => fsyncsOf(core, script, m))).then(
       ([legacy, indexOnly]) => live && setRes({ legacy, 'index-only': indexOnly }),
-      (e: Error) => live && setError(e.message),
+      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message),
     );
     return () => {
       live = false;
@@ -142,7 +142,7 @@ export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
       setSeedRows((s) => ({ ...s, [n]: { create: pct(indexOnly[0].cost_us, legacy[0].cost_us), delete: pct(indexOnly[1].cost_us, legacy[1].cost_us),
         items: [legacy[0].items_total, indexOnly[0].items_total] } }));
     } catch (e) {
-      setError((e as Error).message);
+      if (!(e instanceof CancelledError)) setError((e as Error).message);
     } finally {
       setBusy(null);
     }

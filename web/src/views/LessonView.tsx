@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { CoreClient } from '../core/client';
+import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
@@ -16,14 +16,23 @@ export interface LessonViewProps {
   step: number;
   onStep: (i: number) => void;
   reducedMotion: boolean;
+  /** The scenario text and the last script that ran to its end, when the lesson was shown before (the core restarted since). */
+  scripts?: LessonScripts;
+  onScripts?: (s: LessonScripts) => void;
+}
+
+export interface LessonScripts {
+  draft: string;
+  ran: string;
 }
 
 const RUN = { seed: 1n, now: 1700000000n, trace: true };
 
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. */
-export function LessonView({ core, lesson, step, onStep, reducedMotion }: LessonViewProps) {
-  const [script, setScript] = useState(lesson.scenario);
-  const [ranScript, setRanScript] = useState(lesson.scenario);
+export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts }: LessonViewProps) {
+  const [script, setScript] = useState(scripts?.draft ?? lesson.scenario);
+  const [ranScript, setRanScript] = useState(scripts?.ran ?? lesson.scenario);
+  const kept = useRef(scripts); // what to come back to, read once at mount
   const [steps, setSteps] = useState<Step[]>([]);
   const [dump, setDump] = useState<TreeDump | null>(null);
   const [dumpStep, setDumpStep] = useState(-1); // the step the shown dump is of
@@ -42,6 +51,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
       setRanScript(text);
       setSteps(groupSteps(r.events, text.split('\n')));
     } catch (e) {
+      if (e instanceof CancelledError) return; // the page says so; what was shown stays until the lesson comes back
       setSteps([]);
       setDump(null);
       setError((e as Error).message);
@@ -49,10 +59,15 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
   }, [core]);
 
   useEffect(() => {
-    setScript(lesson.scenario);
+    const back = kept.current;
+    setScript(back?.draft ?? lesson.scenario);
     setAnswers({});
-    void run(lesson.scenario);
+    void run(back?.ran ?? lesson.scenario);
   }, [lesson, run]);
+
+  useEffect(() => {
+    onScripts?.({ draft: script, ran: ranScript });
+  }, [script, ranScript, onScripts]);
 
   const index = steps.length ? Math.min(step, steps.length - 1) : 0;
   useEffect(() => {
@@ -74,7 +89,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion }: Lesson
           setDumpStep(index);
         }
       },
-      (e: Error) => live && setError(e.message),
+      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message),
     );
     return () => {
       live = false;

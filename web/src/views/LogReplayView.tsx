@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { CoreClient } from '../core/client';
+import { CancelledError, type CoreClient } from '../core/client';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
 import { describeEvent } from '../model/steps';
@@ -77,7 +77,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
         setStep(0);
         setFsAt(r.before);
       },
-      (e: Error) => live && (setData(null), setError(e.message)),
+      (e: Error) => live && !(e instanceof CancelledError) && (setData(null), setError(e.message)),
     );
     return () => {
       live = false;
@@ -98,7 +98,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
         cache.current.set(step, d);
         if (live) setFsAt(d);
       },
-      (e: Error) => live && setError(e.message),
+      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message),
     );
     return () => {
       live = false;
