@@ -300,9 +300,15 @@ static char *read_script(const char *path, size_t *len)
 		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0)
 			return fprintf(stderr, "btrfslab run: cannot read %s: %s\n", path, strerror(errno)), NULL;
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (fstat(fd, &st) < 0) {
+			fprintf(stderr, "btrfslab run: cannot read %s: %s\n", path, strerror(errno));
+			close(fd);
+			return NULL;
+		}
+		if (!S_ISREG(st.st_mode)) {
 			fprintf(stderr, "btrfslab run: %s: %s (SCRIPT must be a regular file or -)\n", path,
-				S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+				S_ISDIR(st.st_mode) ? "is a directory" : S_ISFIFO(st.st_mode) ? "is a FIFO"
+				: S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device" : "is not a regular file");
 			close(fd);
 			return NULL;
 		}
@@ -355,10 +361,11 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 	struct stat ts, os;
 	if (!strcmp(user_path, "-") ||
 	    (special && stat(path, &ts) == 0 && fstat(1, &os) == 0 && ts.st_dev == os.st_dev && ts.st_ino == os.st_ino)) {
-		/* our own standard output (a pipe or socket cannot always be opened by name) */
-		ok = fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0;
+		/* our own standard output (a pipe or socket cannot always be opened
+		 * by name); a failed write is reported once, by stdout_done */
+		fwrite(text, 1, len, stdout);
 		free(path);
-		return ok ? 0 : fprintf(stderr, "btrfslab %s: write error: %s\n", cmd, strerror(errno)), !ok;
+		return 0;
 	}
 	if (special) {
 		FILE *f = fopen(path, "wb");

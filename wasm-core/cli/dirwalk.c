@@ -63,6 +63,15 @@ char *dir_name_escape(const char *name, u16 len, char *out)
 	return out;
 }
 
+void dir_put_escaped(FILE *f, const char *s, size_t len)
+{
+	char buf[4 * 64 + 1];
+	for (size_t i = 0; i < len; i += 64) {
+		u16 n = (u16)(len - i < 64 ? len - i : 64);
+		fputs(dir_name_escape(s + i, n, buf), f);
+	}
+}
+
 int path_append(struct path_buf *p, const char *name, u16 len, int escape)
 {
 	size_t need = p->len + 1 + (escape ? 4 * (size_t)len : len) + 1;
@@ -101,4 +110,66 @@ void path_free(struct path_buf *p)
 {
 	free(p->s);
 	memset(p, 0, sizeof(*p));
+}
+
+struct dir_seen_ent {
+	u64 parent;
+	u16 len;
+	char name[];
+};
+
+void dir_seen_init(struct dir_seen *s)
+{
+	u64map_init(&s->map, sizeof(struct dir_seen_ent *));
+}
+
+int dir_seen_add(struct dir_seen *s, u64 ino, u64 parent, const char *name, u16 len)
+{
+	if (u64map_get(&s->map, ino))
+		return 1;
+	struct dir_seen_ent *e = malloc(sizeof(*e) + len), **slot;
+	if (!e || !(slot = u64map_put(&s->map, ino))) {
+		free(e);
+		return -1;
+	}
+	e->parent = parent;
+	e->len = len;
+	memcpy(e->name, name, len);
+	*slot = e;
+	return 0;
+}
+
+/* Each entry's parent was recorded before it, so following parents ends. */
+int dir_seen_path(const struct dir_seen *s, u64 ino, struct path_buf *p, int escape)
+{
+	struct dir_seen_ent **chain = NULL, **slot;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+	for (u64 at = ino; (slot = u64map_get(&s->map, at)) && (*slot)->len; at = (*slot)->parent) {
+		if (n == cap) {
+			struct dir_seen_ent **c = realloc(chain, (cap = cap ? cap * 2 : 16) * sizeof(*c));
+			if (!c) {
+				free(chain);
+				return -1;
+			}
+			chain = c;
+		}
+		chain[n++] = *slot;
+	}
+	while (n && !ret) {
+		n--;
+		ret = path_append(p, chain[n]->name, chain[n]->len, escape);
+	}
+	free(chain);
+	return ret;
+}
+
+void dir_seen_free(struct dir_seen *s)
+{
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&s->map, &i, &k, &v))
+		free(*(struct dir_seen_ent **)v);
+	u64map_free(&s->map);
 }

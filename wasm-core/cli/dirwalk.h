@@ -4,6 +4,7 @@
 #ifndef BTRFSLAB_DIRWALK_H
 #define BTRFSLAB_DIRWALK_H
 #include "../src/inode.h"
+#include "../src/u64map.h"
 #include <stdio.h>
 
 struct dir_ent {
@@ -29,6 +30,9 @@ int dir_name_safe(const char *name, u16 len);
  * Returns out (size >= 4 * len + 1). */
 char *dir_name_escape(const char *name, u16 len, char *out);
 
+/* Writes len bytes of s to f escaped as dir_name_escape does. */
+void dir_put_escaped(FILE *f, const char *s, size_t len);
+
 /* A growable path (for messages and printing; never handed to a system
  * call, so it may be longer than PATH_MAX). */
 struct path_buf {
@@ -40,4 +44,20 @@ struct path_buf {
 int path_append(struct path_buf *p, const char *name, u16 len, int escape);
 void path_cut(struct path_buf *p, size_t len);
 void path_free(struct path_buf *p);
+
+/* The directories a walk has entered, each with the entry that named it
+ * (its parent directory and name), so that a second arrival at one (a
+ * cycle or a second name: corruption in btrfs) can say where the first
+ * was. Memory grows with the number of directories, not their depth. */
+struct dir_seen {
+	struct u64map map; /* ino -> struct dir_seen_ent * */
+};
+void dir_seen_init(struct dir_seen *s);
+/* Records directory ino, named name (len bytes) in parent (0 for the walk's
+ * root). 0 when new, 1 when it was already entered, -1 on ENOMEM. */
+int dir_seen_add(struct dir_seen *s, u64 ino, u64 parent, const char *name, u16 len);
+/* Appends to p the names leading from the walk's root to ino (escaped as
+ * path_append does when escape is set). 0 or -1 (ENOMEM). */
+int dir_seen_path(const struct dir_seen *s, u64 ino, struct path_buf *p, int escape);
+void dir_seen_free(struct dir_seen *s);
 #endif

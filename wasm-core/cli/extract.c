@@ -9,10 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
 
 #define BUF_SIZE (1u << 20)
 #define BLOCK 4096u
@@ -33,7 +37,8 @@ struct xctx {
 	int rootfd, failed, stop;
 	struct path_buf path; /* for messages: target/a/b, names escaped */
 	struct path_buf rel;  /* below the target, raw names (all checked safe): a/b */
-	struct u64map dirs;   /* directory inodes entered */
+	size_t root_len;      /* the target's part of path */
+	struct dir_seen dirs; /* directory inodes entered, and their names */
 	struct u64map links;  /* inode -> char *: the relative path of its first copy */
 	struct frame *stack;
 	size_t depth, cap;
@@ -57,6 +62,7 @@ __attribute__((format(printf, 2, 3))) static void say(struct xctx *x, const char
 struct xattr_ctx {
 	struct xctx *x;
 	int fd;
+	const char *kind; /* what a node without fd is, for the message */
 };
 
 static int put_xattr(void *ctx, const char *name, u16 len, const u8 *value, u16 vlen)
@@ -64,6 +70,8 @@ static int put_xattr(void *ctx, const char *name, u16 len, const u8 *value, u16 
 	struct xattr_ctx *c = ctx;
 	struct xctx *x = c->x;
 	char n[BTRFS_NAME_LEN + 1], shown[4 * BTRFS_NAME_LEN + 1];
+	if (len == 0 || len > BTRFS_NAME_LEN) /* the tree checker allows no such name; never trust it here */
+		return FAIL(x, "xattr name of %u bytes refused (expect 1..%d)", len, BTRFS_NAME_LEN), 0;
 	memcpy(n, name, len);
 	n[len] = 0;
 	dir_name_escape(name, len, shown);
@@ -73,8 +81,8 @@ static int put_xattr(void *ctx, const char *name, u16 len, const u8 *value, u16 
 		say(x, "xattr %s not restored (use --all-xattrs)", shown);
 		return 0;
 	}
-	if (c->fd < 0) {
-		say(x, "xattr %s of a symbolic link not restored", shown);
+	if (c->fd < 0) { /* never opened: setting it by name could follow a link */
+		say(x, "xattr %s of a %s not restored", shown, c->kind);
 		return 0;
 	}
 	if (fsetxattr(c->fd, n, value, vlen, 0) < 0)
@@ -86,8 +94,8 @@ static int put_xattr(void *ctx, const char *name, u16 len, const u8 *value, u16 
  * a node never opened) is. */
 static void set_meta(struct xctx *x, int fd, int dirfd, const char *name, const struct btrfs_inode *in)
 {
-	struct xattr_ctx xc = {x, fd};
 	int is_link = (in->mode & S_IFMT_) == S_IFLNK_;
+	struct xattr_ctx xc = {x, fd, is_link ? "symbolic link" : "special file"};
 	if (btrfs_listxattr(x->fs, x->fs->fs_root, in->ino, put_xattr, &xc) < 0)
 		FAIL(x, "%s", x->fs->err.msg);
 	if (geteuid() == 0) {
@@ -96,11 +104,14 @@ static void set_meta(struct xctx *x, int fd, int dirfd, const char *name, const 
 			FAIL(x, "owner %u:%u: %s", in->uid, in->gid, strerror(errno));
 	}
 	mode_t m = in->mode & 07777;
-	if ((m & 06000) && !x->o->same_permissions) {
-		say(x, "setuid/setgid bits not restored (use --same-permissions)");
-		m &= ~(mode_t)06000;
+	if (!x->o->same_permissions) {
+		if (m & 06000)
+			say(x, "setuid/setgid bits not restored (use --same-permissions)");
+		if (m & 01000)
+			say(x, "sticky bit not restored (use --same-permissions)");
+		m &= 0777;
 	}
-	if (!is_link && (fd >= 0 ? fchmod(fd, m) : fchmodat(dirfd, name, m, 0)) < 0)
+	if (!is_link && (fd >= 0 ? fchmod(fd, m) : fchmodat(dirfd, name, m, AT_SYMLINK_NOFOLLOW)) < 0)
 		FAIL(x, "mode %o: %s", (unsigned)m, strerror(errno));
 	struct timespec ts[2] = {{(time_t)in->atime.sec, (long)in->atime.nsec}, {(time_t)in->mtime.sec, (long)in->mtime.nsec}};
 	if ((fd >= 0 ? futimens(fd, ts) : utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW)) < 0)
@@ -154,91 +165,109 @@ static int copy_data(struct xctx *x, int fd, const struct btrfs_inode *in)
 	return 0;
 }
 
-/* The directory holding rel (a path of safe names below the target),
- * reached one component at a time without following links; -1 if gone. */
+/* The directory holding rel (a path of safe names below the target) and, in
+ * *last, rel's last name: opened with openat2 beneath the target without
+ * following any link, or one component at a time (O_NOFOLLOW) where the
+ * kernel has no openat2. -1 with errno if it is gone. */
 static int open_parent(struct xctx *x, const char *rel, const char **last)
 {
-	int fd = dup(x->rootfd);
-	const char *p = rel, *slash;
-	while (fd >= 0 && (slash = strchr(p, '/'))) {
-		char comp[BTRFS_NAME_LEN + 1];
-		size_t n = (size_t)(slash - p);
-		if (n > BTRFS_NAME_LEN)
-			n = BTRFS_NAME_LEN;
-		memcpy(comp, p, n);
-		comp[n] = 0;
-		int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
-		p = slash + 1;
+	const char *slash = strrchr(rel, '/');
+	*last = slash ? slash + 1 : rel;
+	if (!slash)
+		return dup(x->rootfd);
+	char *dir = strndup(rel, (size_t)(slash - rel));
+	if (!dir)
+		return -1;
+	int fd = -1;
+#ifdef SYS_openat2
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	fd = (int)syscall(SYS_openat2, x->rootfd, dir, &how, sizeof(how));
+	if (fd >= 0 || errno != ENOSYS) {
+		free(dir);
+		return fd;
 	}
-	*last = p;
+#endif
+	fd = dup(x->rootfd);
+	for (char *p = dir, *next; fd >= 0 && p; p = next) {
+		if ((next = strchr(p, '/')))
+			*next++ = 0;
+		int sub = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = sub;
+	}
+	free(dir);
 	return fd;
 }
 
-static void make_file(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
+/* A second name of an inode already extracted (nlink > 1): a hard link to
+ * its first copy. 1 when there was one (linked, or the failure said). */
+static int link_first(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
 {
 	char **first = in->nlink > 1 ? u64map_get(&x->links, in->ino) : NULL;
-	if (first) {
-		const char *last;
-		int pfd = open_parent(x, *first, &last);
-		if (pfd < 0 || linkat(pfd, last, dirfd, name, 0) < 0)
-			FAIL(x, "hard link: %s", strerror(errno));
-		if (pfd >= 0)
-			close(pfd);
-		return;
-	}
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		FAIL(x, "%s", strerror(errno));
-		return;
-	}
-	if (!copy_data(x, fd, in))
-		set_meta(x, fd, dirfd, name, in);
-	close(fd);
-	if (in->nlink > 1) {
-		char **p = u64map_put(&x->links, in->ino);
-		if (p && !(*p = strdup(x->rel.s)))
-			u64map_del(&x->links, in->ino);
-	}
+	if (!first)
+		return 0;
+	const char *last;
+	int pfd = open_parent(x, *first, &last);
+	if (pfd < 0 || linkat(pfd, last, dirfd, name, 0) < 0)
+		FAIL(x, "hard link: %s", strerror(errno));
+	if (pfd >= 0)
+		close(pfd);
+	return 1;
 }
 
-static void make_symlink(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
+/* The first copy of an inode of several names, for link_first. */
+static void remember_link(struct xctx *x, const struct btrfs_inode *in)
+{
+	char **p = u64map_put(&x->links, in->ino);
+	if (p && !*p && !(*p = strdup(x->rel.s)))
+		u64map_del(&x->links, in->ino);
+}
+
+static int make_file(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return FAIL(x, "%s", strerror(errno)), -1;
+	int ret = copy_data(x, fd, in);
+	if (!ret)
+		set_meta(x, fd, dirfd, name, in);
+	close(fd);
+	return ret;
+}
+
+static int make_symlink(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
 {
 	char target[4096];
 	u64 got;
-	if (in->size == 0 || in->size >= sizeof(target)) {
-		FAIL(x, "symbolic link target of %llu bytes (expect 1..4095)", (unsigned long long)in->size);
-		return;
-	}
-	if (btrfs_file_read_any(x->fs, x->fs->fs_root, in->ino, 0, (u8 *)target, in->size, &got)) {
-		FAIL(x, "%s", x->fs->err.msg);
-		return;
-	}
+	if (in->size == 0 || in->size >= sizeof(target))
+		return FAIL(x, "symbolic link target of %llu bytes (expect 1..4095)", (unsigned long long)in->size), -1;
+	if (btrfs_file_read_any(x->fs, x->fs->fs_root, in->ino, 0, (u8 *)target, in->size, &got))
+		return FAIL(x, "%s", x->fs->err.msg), -1;
 	target[got] = 0;
 	if (memchr(target, 0, got))
-		FAIL(x, "symbolic link target holds a NUL byte");
-	else if (symlinkat(target, dirfd, name) < 0)
-		FAIL(x, "%s", strerror(errno));
-	else
-		set_meta(x, -1, dirfd, name, in);
+		return FAIL(x, "symbolic link target holds a NUL byte"), -1;
+	if (symlinkat(target, dirfd, name) < 0)
+		return FAIL(x, "%s", strerror(errno)), -1;
+	set_meta(x, -1, dirfd, name, in);
+	return 0;
 }
 
-static void make_node(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
+static int make_node(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in)
 {
 	u32 fmt = in->mode & S_IFMT_;
 	dev_t dev = 0;
 	if (fmt == S_IFCHR_ || fmt == S_IFBLK_) {
-		if (!x->o->devices) {
-			say(x, "device node not created (use --devices)");
-			return;
-		}
+		if (!x->o->devices)
+			return say(x, "device node not created (use --devices)"), 1;
 		dev = makedev((unsigned)(in->rdev >> 20), (unsigned)(in->rdev & 0xfffff));
+	} else if (fmt != S_IFIFO_ && fmt != S_IFSOCK_) {
+		return FAIL(x, "inode %llu has an unknown file type (mode %o)", (unsigned long long)in->ino, (unsigned)in->mode), -1;
 	}
 	if (mknodat(dirfd, name, (mode_t)(fmt | 0600), dev) < 0)
-		FAIL(x, "%s", strerror(errno));
-	else
-		set_meta(x, -1, dirfd, name, in);
+		return FAIL(x, "%s", strerror(errno)), -1;
+	set_meta(x, -1, dirfd, name, in);
+	return 0;
 }
 
 /* ---- directories ------------------------------------------------------- */
@@ -267,28 +296,38 @@ static int push_dir(struct xctx *x, int fd, u64 ino, size_t path_len, size_t rel
 	return 0;
 }
 
-static void enter_dir(struct xctx *x, int dirfd, const char *name, const struct btrfs_inode *in, size_t path_len,
-		      size_t rel_len)
+/* Directory e of the directory at the top of the stack (parent): made,
+ * opened and pushed (1), unless it was entered before (corruption, said)
+ * or cannot be (0). */
+static int enter_dir(struct xctx *x, int dirfd, u64 parent, const struct dir_ent *e, size_t path_len, size_t rel_len)
 {
-	if (u64map_get(&x->dirs, in->ino)) {
-		FAIL(x, "corrupt: directory inode %llu is reached a second time (a directory has one name)",
-		     (unsigned long long)in->ino);
-		return;
+	int seen = dir_seen_add(&x->dirs, e->ino, parent, e->name, e->len);
+	if (seen > 0) {
+		struct path_buf first = {0};
+		int oom = path_append(&first, x->path.s, (u16)x->root_len, 0) || dir_seen_path(&x->dirs, e->ino, &first, 1);
+		FAIL(x, "corrupt: directory inode %llu is reached a second time, first as %s (a directory has one name)",
+		     (unsigned long long)e->ino, oom ? "?" : first.s);
+		path_free(&first);
+		return 0;
 	}
-	if (!u64map_put(&x->dirs, in->ino) || mkdirat(dirfd, name, 0700) < 0) {
+	if (seen < 0 || mkdirat(dirfd, e->name, 0700) < 0) {
+		FAIL(x, "%s", seen < 0 ? "out of memory" : strerror(errno));
+		return 0;
+	}
+	int fd = openat(dirfd, e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		x->stop = 1;
+		FAIL(x, "directory tree too deep to extract (no file descriptors left at depth %zu); stopped", x->depth);
+	} else if (fd < 0) {
 		FAIL(x, "%s", strerror(errno));
-		return;
-	}
-	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		FAIL(x, "%s", errno == EMFILE ? "directory tree too deep to extract (no file descriptors left)" : strerror(errno));
-		return;
-	}
-	if (push_dir(x, fd, in->ino, path_len, rel_len) < 0) {
+	} else if (push_dir(x, fd, e->ino, path_len, rel_len) < 0) {
 		close(fd);
 		x->stop = 1;
 		FAIL(x, "out of memory");
+	} else {
+		return 1;
 	}
+	return 0;
 }
 
 /* Makes entry e of the directory at stack slot level. */
@@ -307,15 +346,15 @@ static void make_entry(struct xctx *x, size_t level, const struct dir_ent *e)
 	else if (btrfs_read_inode(x->fs, x->fs->fs_root, e->ino, &in))
 		FAIL(x, "%s", x->fs->err.msg);
 	else if ((in.mode & S_IFMT_) == S_IFDIR_) {
-		enter_dir(x, dirfd, e->name, &in, path_len, rel_len);
-		if (x->depth && x->stack[x->depth - 1].ino == in.ino)
+		if (enter_dir(x, dirfd, x->stack[level].ino, e, path_len, rel_len))
 			return; /* entered: the paths are cut when it is done */
-	} else if ((in.mode & S_IFMT_) == S_IFREG_)
-		make_file(x, dirfd, e->name, &in);
-	else if ((in.mode & S_IFMT_) == S_IFLNK_)
-		make_symlink(x, dirfd, e->name, &in);
-	else
-		make_node(x, dirfd, e->name, &in);
+	} else if (!link_first(x, dirfd, e->name, &in)) {
+		u32 fmt = in.mode & S_IFMT_;
+		int r = fmt == S_IFREG_ ? make_file(x, dirfd, e->name, &in)
+			: fmt == S_IFLNK_ ? make_symlink(x, dirfd, e->name, &in) : make_node(x, dirfd, e->name, &in);
+		if (r == 0 && in.nlink > 1)
+			remember_link(x, &in);
+	}
 	path_cut(&x->path, path_len);
 	path_cut(&x->rel, rel_len);
 }
@@ -335,6 +374,13 @@ static void finish_dir(struct xctx *x)
 	dir_list_free(&f->list);
 	path_cut(&x->path, f->path_len);
 	path_cut(&x->rel, f->rel_len);
+}
+
+/* 1 when fd is a directory as mkdirat(0700) just made it: ours, private. */
+static int made_here(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077);
 }
 
 /* Makes target (absent) below its parent, exclusively: its fd, or -1. */
@@ -360,6 +406,11 @@ static int make_target(const char *target, FILE *err)
 				errno == EEXIST ? "exists: give a directory to create" : strerror(errno));
 		else if ((fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			fprintf(err, "btrfslab extract: %s: %s\n", target, strerror(errno));
+		else if (!made_here(fd)) {
+			fprintf(err, "btrfslab extract: %s: replaced while being made; nothing extracted\n", target);
+			close(fd);
+			fd = -1;
+		}
 		if (pfd >= 0)
 			close(pfd);
 	}
@@ -375,14 +426,14 @@ int extract_tree(struct btrfs_fs_info *fs, const char *target, const struct extr
 		setrlimit(RLIMIT_NOFILE, &rl); /* deep trees hold one fd a level */
 	}
 	struct xctx x = {.fs = fs, .o = o, .err = err, .buf = malloc(BUF_SIZE)};
-	u64map_init(&x.dirs, 1);
+	dir_seen_init(&x.dirs);
 	u64map_init(&x.links, sizeof(char *));
 	int ret = 2;
 	if (!x.buf || path_append(&x.path, target, (u16)strnlen(target, 4096), 1))
 		fprintf(err, "btrfslab extract: out of memory\n");
 	else if ((x.rootfd = make_target(target, err)) >= 0) {
-		u64map_put(&x.dirs, BTRFS_FIRST_FREE_OBJECTID);
-		if (push_dir(&x, dup(x.rootfd), BTRFS_FIRST_FREE_OBJECTID, x.path.len, 0) == 0) {
+		x.root_len = x.path.len;
+		if (dir_seen_add(&x.dirs, BTRFS_FIRST_FREE_OBJECTID, 0, "", 0) == 0 && push_dir(&x, dup(x.rootfd), BTRFS_FIRST_FREE_OBJECTID, x.path.len, 0) == 0) {
 			while (x.depth) {
 				struct frame *f = &x.stack[x.depth - 1];
 				if (x.stop || f->next >= f->list.n)
@@ -400,7 +451,7 @@ int extract_tree(struct btrfs_fs_info *fs, const char *target, const struct extr
 	while (u64map_next(&x.links, &i, &k, &v))
 		free(*(char **)v);
 	u64map_free(&x.links);
-	u64map_free(&x.dirs);
+	dir_seen_free(&x.dirs);
 	path_free(&x.path);
 	path_free(&x.rel);
 	free(x.stack);

@@ -2,6 +2,7 @@
 #include "dirwalk.h"
 #include "../src/file.h"
 #include "../src/inode.h"
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +36,24 @@ struct ls {
 	int flags, failed;
 	FILE *out, *err;
 	struct path_buf path; /* raw names: what is printed */
+	size_t root_len;      /* the path of the directory listed */
+	struct dir_seen seen; /* directories entered (ls -R) */
 };
+
+/* "btrfslab ls: PATH: " and the message; the path escaped (a name from
+ * the image never reaches a terminal raw through a message). */
+__attribute__((format(printf, 4, 5))) static void say(struct ls *c, const char *path, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("btrfslab ls: ", c->err);
+	dir_put_escaped(c->err, path, len);
+	fputs(": ", c->err);
+	vfprintf(c->err, fmt, ap);
+	fputc('\n', c->err);
+	va_end(ap);
+	c->failed = 1;
+}
 
 /* One line: the name (or path), and with -l the inode's fields. */
 static void print_entry(struct ls *c, u64 ino, const char *shown, size_t len)
@@ -47,8 +65,7 @@ static void print_entry(struct ls *c, u64 ino, const char *shown, size_t len)
 		return;
 	}
 	if (btrfs_read_inode(c->fs, c->fs->fs_root, ino, &in)) {
-		c->failed = 1;
-		fprintf(c->err, "btrfslab ls: %.*s: %s\n", (int)len, shown, c->fs->err.msg);
+		say(c, shown, len, "%s", c->fs->err.msg);
 		return;
 	}
 	char m[11];
@@ -66,42 +83,58 @@ static void print_entry(struct ls *c, u64 ino, const char *shown, size_t len)
 	fputc('\n', c->out);
 }
 
+/* Directory e (in dir, at c->path) met by ls -R: 1 when it is to be entered,
+ * 0 when it was entered before (reported: a directory has one name), -1 on
+ * ENOMEM. */
+static int first_visit(struct ls *c, u64 dir, const struct dir_ent *e)
+{
+	int r = dir_seen_add(&c->seen, e->ino, dir, e->name, e->len);
+	if (r <= 0)
+		return r ? -1 : 1;
+	struct path_buf first = {0};
+	if (path_append(&first, c->path.s, (u16)c->root_len, 1) || dir_seen_path(&c->seen, e->ino, &first, 1)) {
+		path_free(&first);
+		return -1;
+	}
+	say(c, c->path.s, c->path.len, "corrupt: directory inode %llu is reached a second time, first as %s (a directory has one name)",
+	    (unsigned long long)e->ino, first.s);
+	path_free(&first);
+	return 0;
+}
+
 struct ls_frame {
+	u64 dir;
 	struct dir_list list;
 	size_t next, path_len;
 };
 
+static struct ls_frame *push(struct ls *c, struct ls_frame **stack, size_t *depth, size_t *cap, u64 dir, size_t path_len)
+{
+	if (*depth == *cap) {
+		struct ls_frame *s = realloc(*stack, (*cap ? *cap * 2 : 16) * sizeof(*s));
+		if (!s)
+			return NULL;
+		*stack = s;
+		*cap = *cap ? *cap * 2 : 16;
+	}
+	struct ls_frame *f = &(*stack)[(*depth)++];
+	memset(f, 0, sizeof(*f));
+	f->dir = dir;
+	f->path_len = path_len;
+	if (dir_list_read(c->fs, dir, &f->list))
+		say(c, c->path.s, c->path.len, "%s", c->fs->err.msg);
+	return f;
+}
+
 /* The entries below dir (whose path is c->path), depth first with a heap
- * stack, each directory entered once. */
+ * stack, each directory entered once; stops at the first failed write. */
 static void list_dir(struct ls *c, u64 dir)
 {
 	struct ls_frame *stack = NULL;
 	size_t depth = 0, cap = 0;
-	struct u64map seen;
-	u64map_init(&seen, 1);
-	u64map_put(&seen, dir);
-	size_t cut_to = c->path.len; /* where the path ends without the directory entered next */
-	for (u64 next_dir = dir; next_dir || depth;) {
-		if (next_dir) {
-			if (depth == cap) {
-				struct ls_frame *s = realloc(stack, (cap = cap ? cap * 2 : 16) * sizeof(*s));
-				if (!s) {
-					fprintf(c->err, "btrfslab ls: out of memory\n");
-					c->failed = 1;
-					break;
-				}
-				stack = s;
-			}
-			struct ls_frame *f = &stack[depth++];
-			memset(f, 0, sizeof(*f));
-			f->path_len = cut_to;
-			if (dir_list_read(c->fs, next_dir, &f->list)) {
-				fprintf(c->err, "btrfslab ls: %s: %s\n", c->path.s, c->fs->err.msg);
-				c->failed = 1;
-			}
-			next_dir = 0;
-			continue;
-		}
+	if (!push(c, &stack, &depth, &cap, dir, c->path.len))
+		goto oom;
+	while (depth && !ferror(c->out)) {
 		struct ls_frame *f = &stack[depth - 1];
 		if (f->next >= f->list.n) {
 			path_cut(&c->path, f->path_len);
@@ -115,33 +148,23 @@ static void list_dir(struct ls *c, u64 dir)
 			continue;
 		}
 		size_t len = c->path.len;
-		if (path_append(&c->path, e->name, e->len, 0)) {
-			fprintf(c->err, "btrfslab ls: out of memory\n");
-			c->failed = 1;
-			break;
-		}
+		if (path_append(&c->path, e->name, e->len, 0))
+			goto oom;
 		print_entry(c, e->ino, c->path.s, c->path.len);
-		if (e->type == BTRFS_FT_DIR) {
-			if (u64map_get(&seen, e->ino)) {
-				fprintf(c->err, "btrfslab ls: %s: corrupt: directory inode %llu is reached a second time (a directory has one name)\n",
-					c->path.s, (unsigned long long)e->ino);
-				c->failed = 1;
-			} else if (!u64map_put(&seen, e->ino)) {
-				fprintf(c->err, "btrfslab ls: out of memory\n");
-				c->failed = 1;
-				break;
-			} else {
-				next_dir = e->ino; /* entered next; its frame cuts the path back to len */
-				cut_to = len;
-				continue;
-			}
-		}
-		path_cut(&c->path, len);
+		int enter = e->type == BTRFS_FT_DIR ? first_visit(c, f->dir, e) : 0;
+		if (enter < 0 || (enter > 0 && !push(c, &stack, &depth, &cap, e->ino, len)))
+			goto oom;
+		if (!enter)
+			path_cut(&c->path, len);
 	}
+	goto out;
+oom:
+	fprintf(c->err, "btrfslab ls: out of memory\n");
+	c->failed = 1;
+out:
 	while (depth)
 		dir_list_free(&stack[--depth].list);
 	free(stack);
-	u64map_free(&seen);
 }
 
 int ls_run(struct btrfs_fs_info *fs, const char *path, int flags, FILE *out, FILE *err)
@@ -160,11 +183,15 @@ int ls_run(struct btrfs_fs_info *fs, const char *path, int flags, FILE *out, FIL
 	}
 	while (n > 1 && path[n - 1] == '/')
 		n--;
-	if (path_append(&c.path, path, (u16)(n > 4096 ? 4096 : n), 0)) {
+	dir_seen_init(&c.seen);
+	if (path_append(&c.path, path, (u16)(n > 4096 ? 4096 : n), 0) || dir_seen_add(&c.seen, ino, 0, "", 0) < 0) {
 		fprintf(err, "btrfslab ls: out of memory\n");
-		return 1;
+		c.failed = 1;
+	} else {
+		c.root_len = c.path.len;
+		list_dir(&c, ino);
 	}
-	list_dir(&c, ino);
+	dir_seen_free(&c.seen);
 	path_free(&c.path);
 	return c.failed;
 }
