@@ -62,6 +62,27 @@ static int queue_evict(struct btrfs_fs_info *fs, u64 bytenr)
 	return 0;
 }
 
+/* Whether a cached block still belongs to a tree: changed in this
+ * transaction, freed by it but still in the committed state (queued for
+ * eviction), or a tree's root. Only a lying free space tree or extent tree
+ * hands out such a block; reusing it would leave two trees on one buffer
+ * and, once one frees it, the other on freed memory. */
+static int eb_in_use(const struct btrfs_fs_info *fs, const struct extent_buffer *eb)
+{
+	if (eb->dirty)
+		return 1;
+	for (size_t i = 0; i < fs->nevict; i++)
+		if (fs->evict[i] == eb->start)
+			return 1;
+	if (fs->tree_root->node == eb || fs->chunk_root->node == eb ||
+	    (fs->log_tree && fs->log_tree->node == eb) || (fs->log_root_tree && fs->log_root_tree->node == eb))
+		return 1;
+	for (size_t i = 0; i < fs->nroots; i++)
+		if (fs->roots[i]->node == eb)
+			return 1;
+	return 0;
+}
+
 struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner, int level)
 {
 	u64 type = owner == BTRFS_CHUNK_TREE_OBJECTID ? BTRFS_BLOCK_GROUP_SYSTEM : BTRFS_BLOCK_GROUP_METADATA;
@@ -77,8 +98,15 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 		blab_fail(&fs->err, ret, "no space for a tree block of tree %lld", (long long)owner);
 		return NULL;
 	}
-	struct extent_buffer *eb = btrfs_new_eb(fs, bytenr);
-	if (!eb)
+	struct extent_buffer *eb = btrfs_find_eb(fs, bytenr);
+	if (eb && eb_in_use(fs, eb)) {
+		/* the kernel's "extent tree corruption detected" */
+		blab_fail(&fs->err, BLAB_ECORRUPT,
+			  "tree block %llu allocated for tree %lld while a tree still uses it: the free space is corrupt",
+			  (unsigned long long)bytenr, (long long)owner);
+		return NULL;
+	}
+	if (!(eb = btrfs_new_eb(fs, bytenr)))
 		return NULL;
 	btrfs_init_tree_block(fs, eb, owner, level);
 	if (owner == BTRFS_TREE_LOG_OBJECTID) {

@@ -381,6 +381,14 @@ struct extent_buffer *btrfs_read_node_slot(struct btrfs_fs_info *fs, const struc
 {
 	const u8 *kp = btrfs_key_ptr_nr(parent, slot);
 	struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_key_blockptr(kp), btrfs_level(parent) - 1, owner);
+	if (c && c->dirty && btrfs_header_owner(c->data) != owner) {
+		/* another tree's new block: the free space handed out a block this
+		 * tree still points at */
+		corrupt(fs, c, owner, -1, "block %llu below slot %d of node %llu belongs to tree %lld",
+			(unsigned long long)c->start, slot, (unsigned long long)parent->start,
+			(long long)btrfs_header_owner(c->data));
+		return NULL;
+	}
 	if (!c || c->dirty) /* a block changed in this transaction is the core's own */
 		return c;
 	u64 want = btrfs_key_generation(kp);
