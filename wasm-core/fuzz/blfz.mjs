@@ -25,14 +25,18 @@ export function pack(img) {
 /** Checksums made right again, as the fuzz targets do before opening (fuzz.c's
  * fix_csums): the superblock's, and every nodesize block carrying the
  * filesystem's fsid. */
-function fixCsums(img) {
+function fixCsums(img, pages) {
   const sb = 0x10000;
+  const present = new Set(pages);
   if (img.length < sb + PAGE) return;
   const nodesize = img.readUInt32LE(sb + 0x94);
   if (nodesize >= 4096 && nodesize <= 65536 && (nodesize & (nodesize - 1)) === 0) {
     const fsid = img.subarray(sb + 0x20, sb + 0x30);
     for (let off = 0; off + nodesize <= img.length; off += nodesize) {
-      if (!img.subarray(off + 32, off + 48).equals(fsid)) continue;
+      // only blocks holding a page of the input, as in fuzz.c
+      let held = false;
+      for (let p = off / PAGE; p < (off + nodesize) / PAGE && !held; p++) held = present.has(p);
+      if (!held || !img.subarray(off + 32, off + 48).equals(fsid)) continue;
       // a superblock copy (the mirror at 64 MiB) is summed over 4 KiB
       const len = img.readBigUInt64LE(off + 64) === 0x4D5F53665248425Fn ? PAGE : nodesize;
       img.writeUInt32LE(crc32c(img.subarray(off + 32, off + len)), off);
@@ -65,8 +69,11 @@ export function unpack(blfz) {
   }
   if (size > 256 * 2 ** 20) return null;
   const img = Buffer.alloc(size);
-  pages.forEach((p, i) => blfz.copy(img, p * PAGE, data + i * PAGE, Math.min(data + (i + 1) * PAGE, blfz.length)));
-  fixCsums(img);
+  // pages past the end of the input are zeros (a short tail is zero-padded)
+  pages.forEach((p, i) => {
+    if (data + i * PAGE < blfz.length) blfz.copy(img, p * PAGE, data + i * PAGE, Math.min(data + (i + 1) * PAGE, blfz.length));
+  });
+  fixCsums(img, pages);
   return { img, pages };
 }
 

@@ -19,8 +19,11 @@ static void fix_csums(struct blab_device *d)
 			const u8 *pg;
 			if (device_next_page(d, &i, &pg) <= 0)
 				break;
-			if ((i << DEVICE_PAGE_SHIFT) > off) { /* skip the hole up to the next page */
-				off = (i << DEVICE_PAGE_SHIFT) - nodesize;
+			/* skip the hole up to the block holding the next page (blocks
+			 * stay nodesize-aligned) */
+			u64 next = (i << DEVICE_PAGE_SHIFT) & ~(u64)(nodesize - 1);
+			if (next > off) {
+				off = next - nodesize;
 				continue;
 			}
 			if (device_read(d, off, b, nodesize) || memcmp(b + BTRFS_HEADER_FSID_OFF, sb + BTRFS_SUPER_FSID_OFF, BTRFS_FSID_SIZE))
