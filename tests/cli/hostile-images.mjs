@@ -1,14 +1,14 @@
 // Crafted hostile images, one per way an attacker would try, with valid
-// checksums (tests/cli/btrfs-edit.mjs): names that lie about their length,
+// checksums (tests/cli/craft.mjs): names that lie about their length,
 // names that climb out of extract's directory, a symlink posing as a
 // directory, directory cycles, a tree whose pointers all lead to one child,
 // a huge sparse file, a huge sparse image. Used by hostile-images.test.mjs,
 // and by hand: node tests/cli/hostile-images.mjs OUTDIR [SENTINEL_DIR]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FT, Image, TYPE, dirEntries, dirEntry, inodeRef, nameHash } from './btrfs-edit.mjs';
+import { FT, Image, KEY_TYPE as TYPE, cmpKey, decodeDirEntries, encodeDirEntry, encodeInodeRefs, nameHash } from './craft.mjs';
 
 export const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 
@@ -22,28 +22,11 @@ function run(dir, name, script) {
 
 const BASE = 'mkfs nodesize=4K size=64M\nmkdir /d\ncreate /d/f\nwrite /d/f 0 5000 1\nsetxattr /d/f user.a v\nmkdir /a\ncreate /a/g\n';
 
-/** Finds the entry of dir named name in tree: {hit (DIR_INDEX), item (DIR_ITEM)}. */
-function entryOf(im, dirIno, name, tree = 'fs') {
-  const isName = (d) => dirEntries(d).some((e) => e.name.toString('latin1') === name);
-  const index = im.find(tree, (k, d) => k.objectid === dirIno && k.type === TYPE.DIR_INDEX && isName(d));
-  const item = im.find(tree, (k, d) => k.objectid === dirIno && k.type === TYPE.DIR_ITEM && isName(d));
-  return { index, item };
+/** Edits the one item of tree (fs by default) that pred accepts: fn(item) changes its key or data. */
+function editItem(im, pred, fn, tree = 'fs') {
+  im.edit(tree, pred, (items, i) => fn(items[i]));
 }
-
-/** Renames dir/name to newName in its DIR_INDEX and DIR_ITEM (the hash kept valid), leaving its INODE_REF. */
-function renameEntry(im, dirIno, name, newName, { indexOnly = false } = {}) {
-  const { index, item } = entryOf(im, dirIno, name);
-  const rewrite = (hit, rekey) => {
-    const it = hit.items[hit.index], e = dirEntries(it.data)[0];
-    it.data = dirEntry({ location: e.location, transid: e.transid, type: e.type, name: Buffer.from(newName, 'latin1') });
-    if (rekey) it.key = { ...it.key, offset: nameHash(Buffer.from(newName, 'latin1')) };
-    im.writeLeaf(hit.bytenr, hit.items);
-  };
-  rewrite(index, false);
-  if (!indexOnly) rewrite(im.find('fs', (k, d) => k.objectid === dirIno && k.type === TYPE.DIR_ITEM &&
-    dirEntries(d).some((e) => e.name.toString('latin1') === name)), true);
-  void item;
-}
+const ofType = (ino, type) => (k) => k.objectid === ino && k.type === type;
 
 /** Makes every case in dir; returns [{name, img, kind, ...}]. sentinel: a directory symlinks may point at. */
 export function makeHostileImages(dir, sentinel) {
@@ -52,83 +35,56 @@ export function makeHostileImages(dir, sentinel) {
   const cases = [];
   const craft = (name, kind, edit, from = base) => {
     const img = join(dir, `${name}.img`);
-    const im = new Image(CLI, from);
+    const im = new Image(readFileSync(from));
     edit(im);
     im.save(img);
     cases.push({ name, img, kind });
   };
 
   // 1. names that lie about their length, and names no file may have
-  craft('101-dir-index-name-300', 'corrupt', (im) => {
-    const { index } = entryOf(im, im.ino('/d'), 'f');
-    const it = index.items[index.index], e = dirEntries(it.data)[0];
-    it.data = dirEntry({ location: e.location, type: FT.REG, name: 'A'.repeat(300) });
-    im.writeLeaf(index.bytenr, index.items);
-  });
-  craft('102-dir-item-name-past-item', 'corrupt', (im) => {
-    const { item } = entryOf(im, im.ino('/d'), 'f');
-    item.items[item.index].data.writeUInt16LE(65535, 27);
-    im.writeLeaf(item.bytenr, item.items);
-  });
-  craft('103-inode-ref-name-300', 'corrupt', (im) => {
-    const f = im.ino('/d/f');
-    const hit = im.find('fs', (k) => k.objectid === f && k.type === TYPE.INODE_REF);
-    const it = hit.items[hit.index];
-    it.data = inodeRef(it.data.readBigUInt64LE(0), 'B'.repeat(300));
-    im.writeLeaf(hit.bytenr, hit.items);
-  });
-  craft('104-xattr-name-300', 'corrupt', (im) => {
-    const f = im.ino('/d/f');
-    const hit = im.find('fs', (k) => k.objectid === f && k.type === TYPE.XATTR_ITEM);
+  const f = (im) => im.lookup('/d/f'), d = (im) => im.lookup('/d');
+  craft('101-dir-index-name-300', 'corrupt', (im) => editItem(im, (k, data) => k.objectid === d(im) && k.type === TYPE.DIR_INDEX &&
+    decodeDirEntries(data)[0].name.toString() === 'f', (it) => {
+    it.data = encodeDirEntry({ ...decodeDirEntries(it.data)[0], name: 'A'.repeat(300), nameLen: undefined, dataLen: undefined });
+  }));
+  craft('102-dir-item-name-past-item', 'corrupt', (im) => editItem(im, (k) => cmpKey(k, { objectid: d(im), type: TYPE.DIR_ITEM, offset: nameHash('f') }) === 0,
+    (it) => it.data.writeUInt16LE(65535, 27)));
+  craft('103-inode-ref-name-300', 'corrupt', (im) => editItem(im, ofType(f(im), TYPE.INODE_REF), (it) => {
+    it.data = encodeInodeRefs([{ index: it.data.readBigUInt64LE(0), name: 'B'.repeat(300) }]);
+  }));
+  craft('104-xattr-name-300', 'corrupt', (im) => editItem(im, ofType(f(im), TYPE.XATTR_ITEM), (it) => {
     const name = `user.${'x'.repeat(295)}`;
-    hit.items[hit.index] = { key: { objectid: f, type: TYPE.XATTR_ITEM, offset: nameHash(name) },
-      data: dirEntry({ type: FT.XATTR, name, data: 'v' }) };
-    im.writeLeaf(hit.bytenr, hit.items);
-  });
-  craft('105-xattr-value-past-item', 'corrupt', (im) => {
-    const f = im.ino('/d/f');
-    const hit = im.find('fs', (k) => k.objectid === f && k.type === TYPE.XATTR_ITEM);
-    hit.items[hit.index].data.writeUInt16LE(4000, 25);
-    im.writeLeaf(hit.bytenr, hit.items);
-  });
+    it.key = { ...it.key, offset: nameHash(name) };
+    it.data = encodeDirEntry({ type: FT.XATTR, name, data: Buffer.from('v') });
+  }));
+  craft('105-xattr-value-past-item', 'corrupt', (im) => editItem(im, ofType(f(im), TYPE.XATTR_ITEM), (it) => it.data.writeUInt16LE(4000, 25)));
   for (const [name, bad] of [['106-name-with-slash', 'x/y'], ['107-name-dotdot-nul', '..\0'], ['108-name-dot', '.'], ['109-name-dotdot', '..']]) {
-    craft(name, 'unsafe-name', (im) => renameEntry(im, im.ino('/d'), 'f', bad));
+    craft(name, 'unsafe-name', (im) => im.renameEntry(im.lookup('/d'), 'f', bad));
   }
   // a directory named "..\0": an extract that tests names as C strings climbs one level (and no more: one such entry)
-  craft('111-dir-named-dotdot-nul', 'climb', (im) => renameEntry(im, 256n, 'a', '..\0'));
+  craft('111-dir-named-dotdot-nul', 'climb', (im) => im.renameEntry(256n, 'a', '..\0'));
   const logged = run(dir, 'logged', 'mkfs nodesize=4K size=64M\ncreate /f\nwrite /f 0 100 1\ncommit\nsetxattr /f user.a v\nfsync /f\ncrash\n');
-  craft('110-log-xattr-name-300', 'corrupt-log', (im) => {
-    const hit = im.find('log', (k) => k.type === TYPE.XATTR_ITEM);
-    const k = hit.items[hit.index].key, name = `user.${'y'.repeat(295)}`;
-    hit.items[hit.index] = { key: { ...k, offset: nameHash(name) }, data: dirEntry({ type: FT.XATTR, name, data: 'v' }) };
-    im.writeLeaf(hit.bytenr, hit.items);
-  }, logged);
+  craft('110-log-xattr-name-300', 'corrupt-log', (im) => editItem(im, (k) => k.type === TYPE.XATTR_ITEM, (it) => {
+    const name = `user.${'y'.repeat(295)}`;
+    it.key = { ...it.key, offset: nameHash(name) };
+    it.data = encodeDirEntry({ type: FT.XATTR, name, data: Buffer.from('v') });
+  }, 'log:5'), logged);
 
   // 2. extract's escapes: a symlink, then a directory of the same name
   if (sentinel) {
     const s = run(dir, 'symlink-dir', `mkfs nodesize=4K size=64M\nmkdir /e\nsymlink "${sentinel}" /e/x\nmkdir /e/y\ncreate /e/y/evil\nwrite /e/y/evil 0 100 1\n`);
-    craft('201-symlink-then-dir-same-name', 'escape', (im) => renameEntry(im, im.ino('/e'), 'y', 'x', { indexOnly: true }), s);
+    craft('201-symlink-then-dir-same-name', 'escape', (im) => im.renameEntry(im.lookup('/e'), 'y', 'x', { items: ['index'] }), s);
   }
 
   // 3. walks the image shapes: cycles, a shared child, a deep tree
-  const addEntry = (im, dirIno, name, index) => {
-    const loc = { objectid: 256n, type: TYPE.INODE_ITEM, offset: 0n };
-    const hit = im.find('fs', (k) => k.objectid === dirIno && k.type === TYPE.INODE_ITEM);
-    hit.items.push({ key: { objectid: dirIno, type: TYPE.DIR_INDEX, offset: BigInt(index) }, data: dirEntry({ location: loc, type: FT.DIR, name }) });
-    hit.items.push({ key: { objectid: dirIno, type: TYPE.DIR_ITEM, offset: nameHash(name) }, data: dirEntry({ location: loc, type: FT.DIR, name }) });
-    im.writeLeaf(hit.bytenr, hit.items);
-  };
-  craft('301-entry-back-to-root', 'cycle', (im) => addEntry(im, im.ino('/a'), 'up', 1000));
-  craft('302-two-entries-back-to-root', 'cycle', (im) => { addEntry(im, im.ino('/a'), 'up', 1000); addEntry(im, im.ino('/d'), 'up2', 1000); });
+  const addEntry = (im, dirIno, name, index) => im.addEntry(dirIno, name, 256n, { type: FT.DIR, index: BigInt(index) });
+  craft('301-entry-back-to-root', 'cycle', (im) => addEntry(im, im.lookup('/a'), 'up', 1000));
+  craft('302-two-entries-back-to-root', 'cycle', (im) => { addEntry(im, im.lookup('/a'), 'up', 1000); addEntry(im, im.lookup('/d'), 'up2', 1000); });
   const wide = run(dir, 'wide', 'mkfs nodesize=4K size=64M\nmkdir /d\ncreate /d/file_with_a_long_name_{1..2000}\n');
   craft('303-all-pointers-to-one-child', 'shared-child', (im) => {
-    const root = im.tree('fs').blocks.find((b) => b.level > 0);
-    const ptrs = im.node(root.bytenr);
-    for (const p of ptrs.slice(1)) {
-      im.buf.writeBigUInt64LE(ptrs[0].blockptr, p.at + 17);
-      im.buf.writeBigUInt64LE(ptrs[0].generation, p.at + 25);
-    }
-    im.csum(root.bytenr);
+    const root = im.rootOf('fs');
+    const ptrs = im.ptrs(root);
+    im.writeNode(root, ptrs.map((p) => ({ ...p, blockptr: ptrs[0].blockptr, generation: ptrs[0].generation })));
   }, wide);
   // a valid tree 2,090 directories deep, each level a mkdir of a longer path
   let p = '', script = 'mkfs nodesize=4K size=64M\n';
