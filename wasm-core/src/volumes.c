@@ -62,6 +62,9 @@ int btrfs_parse_chunk(struct btrfs_fs_info *fs, u64 logical, const u8 *p, u32 si
 	map->sector_size = btrfs_chunk_sector_size(p);
 	map->num_stripes = ns;
 	map->sub_stripes = btrfs_chunk_sub_stripes(p);
+	if (map->stripe_len != BTRFS_STRIPE_LEN)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "chunk at logical %llu: invalid chunk stripe length: %llu, expect %llu",
+				 (unsigned long long)logical, (unsigned long long)map->stripe_len, (unsigned long long)BTRFS_STRIPE_LEN);
 	if (!map->length || (map->length & (fs->sectorsize - 1)))
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "chunk at logical %llu: bad length %llu",
 				 (unsigned long long)logical, (unsigned long long)map->length);
