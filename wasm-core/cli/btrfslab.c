@@ -55,6 +55,8 @@ static const char usage_text[] =
 	"        print the trees of IMAGE as `btrfs inspect-internal dump-tree` does\n"
 	"  dump-json IMAGE\n"
 	"        print every tree of IMAGE as JSON\n"
+	"  trace-schema\n"
+	"        print the kinds of event --trace writes, with their fields and types, as JSON\n"
 	"  help | --help, version | --version\n";
 
 static int fail_err(const char *cmd, const struct blab_err *e)
@@ -454,7 +456,7 @@ static int cmd_run(int argc, char **argv)
 	if (trace) {
 		struct strbuf t = {0};
 		for (size_t i = 0; i < res.fs->trace.len; i++) {
-			char buf[512];
+			char buf[TRACE_JSON_MAX];
 			trace_event_json(&res.fs->trace.ev[i], buf, sizeof(buf));
 			sb_printf(&t, "%s\n", buf);
 		}
@@ -510,7 +512,7 @@ static int cmd_replay(int argc, char **argv)
 	if (trace) {
 		struct strbuf t = {0};
 		for (size_t i = 0; i < fs->trace.len; i++) {
-			char buf[512];
+			char buf[TRACE_JSON_MAX];
 			trace_event_json(&fs->trace.ev[i], buf, sizeof(buf));
 			sb_printf(&t, "%s\n", buf);
 		}
@@ -708,6 +710,14 @@ static int run_command(int argc, char **argv)
 		return cmd_dump(argc - 1, argv + 1, 0);
 	if (!strcmp(c, "dump-json"))
 		return cmd_dump(argc - 1, argv + 1, 1);
+	if (!strcmp(c, "trace-schema")) {
+		if (argc != 2)
+			return fprintf(stderr, "btrfslab trace-schema: usage: trace-schema (no arguments)\n"), 2;
+		const char *schema = trace_schema_json();
+		if (!schema)
+			return fprintf(stderr, "btrfslab trace-schema: the schema does not fit its buffer\n"), 1;
+		return puts(schema), 0;
+	}
 	fprintf(stderr, "btrfslab: unknown command '%s'\n%s", c, usage_text);
 	return 2;
 }

@@ -242,6 +242,14 @@ const char *blab_dump_json_tree(int h, u64 tree_id, int max_leaf_entries)
 	return out.oom ? NULL : out.s;
 }
 
+const char *blab_trace_schema_json(void)
+{
+	const char *s = trace_schema_json();
+	if (!s)
+		blab_fail(&last_err, BLAB_ENOMEM, "trace schema");
+	return s;
+}
+
 const char *blab_trace_json(int h)
 {
 	struct btrfs_fs_info *fs = get(h);
@@ -251,7 +259,7 @@ const char *blab_trace_json(int h)
 	out.oom = 0;
 	sb_printf(&out, "[");
 	for (size_t i = 0; i < fs->trace.len; i++) {
-		char buf[512];
+		char buf[TRACE_JSON_MAX];
 		trace_event_json(&fs->trace.ev[i], buf, sizeof(buf));
 		sb_printf(&out, "%s%s", i ? "," : "", buf);
 	}

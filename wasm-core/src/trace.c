@@ -1,24 +1,67 @@
 #include "trace.h"
 #include "errors.h"
+#include "tree-log.h"
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static const char *const names[TRACE_KIND_COUNT] = {
-	[TRACE_OP] = "op", [TRACE_TRANS_START] = "trans_start", [TRACE_CHUNK_ALLOC] = "chunk_alloc",
-	[TRACE_BLOCK_ALLOC] = "block_alloc", [TRACE_BLOCK_FREE] = "block_free",
-	[TRACE_COW] = "cow",                 [TRACE_SEARCH] = "search",
-	[TRACE_ITEM_INSERT] = "item_insert", [TRACE_ITEM_DELETE] = "item_delete",
-	[TRACE_SPLIT] = "split",             [TRACE_MERGE] = "merge",
-	[TRACE_PUSH] = "push",
-	[TRACE_ROOT_GROW] = "root_grow",     [TRACE_ROOT_SHRINK] = "root_shrink",
-	[TRACE_BLOCK_WRITE] = "block_write", [TRACE_SUPER_WRITE] = "super_write",
-	[TRACE_COMMIT] = "commit",
-	[TRACE_FSYNC] = "fsync",             [TRACE_LOG_START] = "log_start",
-	[TRACE_LOG_INODE] = "log_inode",     [TRACE_LOG_LOCK] = "log_lock",
-	[TRACE_LOG_COPY] = "log_copy",       [TRACE_LOG_RANGE] = "log_range",
-	[TRACE_LOG_SYNC] = "log_sync",       [TRACE_REPLAY] = "replay",
+#define KIND_NAME(ID, name, doc, fields) [TRACE_##ID] = name,
+static const char *const names[TRACE_KIND_COUNT] = {TRACE_EVENTS(KIND_NAME, TRACE_NO_FIELD)};
+#undef KIND_NAME
+
+/* The enum tables of trace-events.h: the names the JSON and the page use. */
+static const char *const fsync_result[] = {
+	[BTRFS_LOG_LOGGED] = "logged",
+	[BTRFS_LOG_FULL_COMMIT_NEW_CHUNK] = "full commit: new chunk",
+	[BTRFS_LOG_FULL_COMMIT_RENAMED_FROM] = "full commit: directory lost a name to a rename",
+	[BTRFS_LOG_FULL_COMMIT_UNLINKED] = "full commit: file renamed or unlinked",
+	[BTRFS_LOG_NOTHING] = "nothing to log",
 };
+static const char *const replay_pass[] = {
+	[BTRFS_REPLAY_PASS_PIN] = "pin",
+	[BTRFS_REPLAY_PASS_INODES] = "inodes",
+	[BTRFS_REPLAY_PASS_DIR_INDEX] = "dir index",
+	[BTRFS_REPLAY_PASS_ALL] = "all",
+	[BTRFS_REPLAY_PASS_FIXUP] = "fixup",
+};
+static const char *const replay_action[BTRFS_REPLAY_ACTION_COUNT] = {
+	[BTRFS_REPLAY_PIN_BLOCK] = "pin block",
+	[BTRFS_REPLAY_PIN_DATA] = "pin data",
+	[BTRFS_REPLAY_INODE_NEW] = "inode new",
+	[BTRFS_REPLAY_INODE_OVERWRITE] = "inode overwrite",
+	[BTRFS_REPLAY_INODE_KEEP] = "inode keep",
+	[BTRFS_REPLAY_XATTR_DELETE] = "xattr delete",
+	[BTRFS_REPLAY_DIR_DELETE] = "dir delete",
+	[BTRFS_REPLAY_TRUNCATE] = "truncate",
+	[BTRFS_REPLAY_UNLINK_CONFLICT] = "unlink conflict",
+	[BTRFS_REPLAY_LINK_PRESENT] = "link present",
+	[BTRFS_REPLAY_LINK_LATER] = "link later",
+	[BTRFS_REPLAY_LINK_NO_INODE] = "link no inode",
+	[BTRFS_REPLAY_LINK_ADD] = "link add",
+	[BTRFS_REPLAY_UNLINK_OLD_REF] = "unlink old ref",
+	[BTRFS_REPLAY_XATTR_SET] = "xattr set",
+	[BTRFS_REPLAY_EXTENT_PRESENT] = "extent present",
+	[BTRFS_REPLAY_HOLE] = "hole",
+	[BTRFS_REPLAY_EXTENT] = "extent",
+	[BTRFS_REPLAY_CSUM] = "csum",
+	[BTRFS_REPLAY_COUNTS] = "counts",
+	[BTRFS_REPLAY_EVICT] = "evict",
+};
+static const char *const lock_mode[] = {
+	[BTRFS_LOCK_READ] = "read",
+	[BTRFS_LOCK_WRITE] = "write",
+};
+
+struct enum_table {
+	const char *const *names;
+	size_t len;
+};
+#define TABLE(a) {a, sizeof(a) / sizeof(a[0])}
+static const struct enum_table E_FSYNC_RESULT = TABLE(fsync_result), E_REPLAY_PASS = TABLE(replay_pass),
+				 E_REPLAY_ACTION = TABLE(replay_action), E_LOCK_MODE = TABLE(lock_mode);
+#undef TABLE
 
 const char *trace_kind_name(enum trace_kind k)
 {
@@ -54,12 +97,153 @@ void trace_free(struct blab_trace *t)
 	t->len = t->cap = 0;
 }
 
+/* ---- JSON of one event: a writer per field type ---- */
+
+struct jw {
+	char *buf;
+	size_t size;
+	int len; /* what the whole object needs, written or not */
+};
+
+static void jw_printf(struct jw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jw_printf(struct jw *w, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	size_t at = (size_t)w->len;
+	int n = vsnprintf(at < w->size ? w->buf + at : NULL, at < w->size ? w->size - at : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		w->len += n;
+}
+
+static void field_U64(struct jw *w, const char *name, u64 v)
+{
+	jw_printf(w, ",\"%s\":\"%" PRIu64 "\"", name, v);
+}
+static void field_U32(struct jw *w, const char *name, u64 v)
+{
+	jw_printf(w, ",\"%s\":%" PRIu64, name, v);
+}
+static void field_INT(struct jw *w, const char *name, int v)
+{
+	jw_printf(w, ",\"%s\":%d", name, v);
+}
+static void field_BOOL(struct jw *w, const char *name, u64 v)
+{
+	jw_printf(w, ",\"%s\":%s", name, v ? "true" : "false");
+}
+static void field_KEY(struct jw *w, const char *name, struct btrfs_key k)
+{
+	jw_printf(w, ",\"%s\":[\"%" PRIu64 "\",%u,\"%" PRIu64 "\"]", name, k.objectid, k.type, k.offset);
+}
+static void field_enum(struct jw *w, const char *name, const struct enum_table *t, u64 v)
+{
+	if (v < t->len && t->names[v])
+		jw_printf(w, ",\"%s\":\"%s\"", name, t->names[v]);
+	else
+		jw_printf(w, ",\"%s\":\"#%" PRIu64 "\"", name, v);
+}
+#define DEFINE_ENUM_FIELD(type, schema_name) \
+	static void field_##type(struct jw *w, const char *name, u64 v) { field_enum(w, name, &type, v); }
+TRACE_ENUMS(DEFINE_ENUM_FIELD)
+#undef DEFINE_ENUM_FIELD
+
 int trace_event_json(const struct trace_event *e, char *buf, size_t size)
 {
-	return snprintf(buf, size,
-			"{\"seq\":%" PRIu64 ",\"kind\":\"%s\",\"tree\":\"%" PRIu64 "\",\"bytenr\":\"%" PRIu64
-			"\",\"level\":%d,\"slot\":%d,\"key\":[\"%" PRIu64 "\",%u,\"%" PRIu64 "\"],\"a\":\"%" PRIu64
-			"\",\"b\":\"%" PRIu64 "\",\"c\":\"%" PRIu64 "\"}",
-			e->seq, trace_kind_name(e->kind), e->tree, e->bytenr, e->level, e->slot, e->key.objectid,
-			e->key.type, e->key.offset, e->a, e->b, e->c);
+	struct jw w = {buf, size, 0};
+	if (size)
+		buf[0] = 0;
+	jw_printf(&w, "{\"seq\":%" PRIu64 ",\"kind\":\"%s\"", e->seq, trace_kind_name(e->kind));
+#define WRITE_FIELD(name, type, member) field_##type(&w, #name, e->member);
+#define WRITE_KIND(ID, kname, doc, fields) \
+	case TRACE_##ID:                   \
+		fields break;
+	switch (e->kind) {
+		TRACE_EVENTS(WRITE_KIND, WRITE_FIELD)
+	default:
+		break;
+	}
+#undef WRITE_KIND
+#undef WRITE_FIELD
+	jw_printf(&w, "}");
+	return w.len;
+}
+
+/* ---- the schema ---- */
+
+static const char *type_name(const char *token)
+{
+	static const struct {
+		const char *token, *name;
+	} simple[] = {{"U64", "u64"}, {"U32", "u32"}, {"INT", "int"}, {"KEY", "key"}, {"BOOL", "bool"}};
+	for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++)
+		if (!strcmp(token, simple[i].token))
+			return simple[i].name;
+#define ENUM_TYPE(type, schema_name) \
+	if (!strcmp(token, #type))   \
+		return "enum:" schema_name;
+	TRACE_ENUMS(ENUM_TYPE)
+#undef ENUM_TYPE
+	return NULL;
+}
+
+struct sbuf {
+	char s[16384];
+	size_t len;
+	int over;
+};
+
+static void sput(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sput(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(b->s + b->len, sizeof(b->s) - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(b->s) - b->len)
+		b->over = 1;
+	else
+		b->len += (size_t)n;
+}
+
+static void schema_field(struct sbuf *b, int *first, const char *name, const char *token)
+{
+	const char *t = type_name(token);
+	sput(b, "%s{\"name\":\"%s\",\"type\":\"%s\"}", *first ? "" : ",", name, t ? t : "?");
+	*first = 0;
+}
+
+static void schema_enum(struct sbuf *b, int *first, const char *name, const struct enum_table *t)
+{
+	sput(b, "%s\"%s\":[", *first ? "" : ",", name);
+	for (size_t i = 0; i < t->len; i++)
+		sput(b, "%s\"%s\"", i ? "," : "", t->names[i] ? t->names[i] : "");
+	sput(b, "]");
+	*first = 0;
+}
+
+const char *trace_schema_json(void)
+{
+	static struct sbuf b;
+	if (b.len)
+		return b.over ? NULL : b.s;
+	int firstk = 1, first;
+	sput(&b, "{\"version\":1,\"kinds\":[");
+#define SCHEMA_FIELD(name, type, member) schema_field(&b, &first, #name, #type);
+#define SCHEMA_KIND(ID, kname, doc, fields)                                                             \
+	sput(&b, "%s{\"kind\":\"%s\",\"doc\":\"%s\",\"fields\":[", firstk ? "" : ",", kname, doc); \
+	first = 1;                                                                                      \
+	fields sput(&b, "]}");                                                                          \
+	firstk = 0;
+	TRACE_EVENTS(SCHEMA_KIND, SCHEMA_FIELD)
+#undef SCHEMA_KIND
+#undef SCHEMA_FIELD
+	sput(&b, "],\"enums\":{");
+	first = 1;
+#define SCHEMA_ENUM(type, schema_name) schema_enum(&b, &first, schema_name, &type);
+	TRACE_ENUMS(SCHEMA_ENUM)
+#undef SCHEMA_ENUM
+	sput(&b, "}}");
+	return b.over ? NULL : b.s;
 }

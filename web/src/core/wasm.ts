@@ -19,6 +19,7 @@ export interface EmscriptenCore {
   _blab_dump_json(h: number): number;
   _blab_dump_json_tree(h: number, tree: bigint, maxLeafEntries: number): number;
   _blab_trace_json(h: number): number;
+  _blab_trace_schema_json(): number;
   _blab_image_size(h: number): bigint;
   _blab_image_page(h: number, index: bigint): number;
   _blab_page_size(): number;
@@ -220,7 +221,17 @@ export class Core {
   }
 
   trace(h: Handle): TraceEvent[] {
-    return parseTrace(this.string(this.m._blab_trace_json(h)));
+    return parseTrace(this.traceJson(h));
+  }
+
+  /** The trace as the core writes it (a JSON array of events with named fields). */
+  traceJson(h: Handle): string {
+    return this.string(this.m._blab_trace_json(h));
+  }
+
+  /** The trace schema (wasm-core/src/trace-events.h) as the core prints it. */
+  traceSchema(): unknown {
+    return JSON.parse(this.string(this.m._blab_trace_schema_json()));
   }
 
   pageSize(): number {

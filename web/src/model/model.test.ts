@@ -41,15 +41,25 @@ describe('tree dump', () => {
 });
 
 describe('trace', () => {
-  const raw = (kind: string, a = '0', b = '0') => ({ seq: 0, kind, tree: '5', bytenr: '100', level: 0, slot: 2, key: ['256', 1, '0'], a, b, c: '0' });
-  test('becomes typed events', () => {
-    const ev = parseTrace(JSON.stringify([raw('cow', '200', '9'), raw('search', '1'), raw('commit', '9', '300')]));
-    expect(ev[0]).toMatchObject({ kind: 'cow', from: 100n, to: 200n, generation: 9n });
+  test('becomes typed events by the schema: u64 as bigint, keys, booleans, enum names', () => {
+    const ev = parseTrace(JSON.stringify([
+      { seq: 0, kind: 'cow', tree: '5', from: '100', to: '200', level: 0, generation: '9' },
+      { seq: 1, kind: 'search', tree: '5', bytenr: '100', level: 0, slot: 2, key: ['256', 1, '0'], found: true },
+      { seq: 2, kind: 'commit', generation: '9', rootBytenr: '18446744073709551615' },
+      { seq: 3, kind: 'replay', tree: '5', pass: 'dir index', action: 'link add', key: ['257', 96, '2'], a: '256', b: '257', c: '2' },
+    ]));
+    expect(ev[0]).toEqual({ seq: 0, kind: 'cow', tree: 5n, from: 100n, to: 200n, level: 0, generation: 9n });
     expect(ev[1]).toMatchObject({ kind: 'search', found: true, key: [256n, 1, 0n] });
-    expect(countByKind(ev)).toEqual({ cow: 1, search: 1, commit: 1 });
+    expect(ev[2]).toMatchObject({ kind: 'commit', rootBytenr: 18446744073709551615n });
+    expect(ev[3]).toMatchObject({ kind: 'replay', pass: 'dir index', action: 'link add', c: 2n });
+    expect(countByKind(ev)).toEqual({ cow: 1, search: 1, commit: 1, replay: 1 });
   });
-  test('an unknown kind is an error', () => {
-    expect(() => parseTrace(JSON.stringify([raw('teleport')]))).toThrow(TraceParseError);
+  test('an unknown kind, a missing field or a field of the wrong type is an error naming it', () => {
+    expect(() => parseTrace(JSON.stringify([{ seq: 0, kind: 'teleport' }]))).toThrow(/unknown trace event kind "teleport"/);
+    expect(() => parseTrace(JSON.stringify([{ seq: 4, kind: 'block_free', tree: '5' }]))).toThrow(/block_free event at seq 4: field "bytenr" missing/);
+    expect(() => parseTrace(JSON.stringify([{ seq: 5, kind: 'block_free', tree: '5', bytenr: 7 }]))).toThrow(/field "bytenr": not a u64 string/);
+    expect(() => parseTrace(JSON.stringify([{ seq: 6, kind: 'toString' }]))).toThrow(TraceParseError);
+    expect(() => parseTrace('{}')).toThrow(TraceParseError);
   });
 });
 

@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { marksFor } from './marks';
 import { renderMarkdown } from './markdown';
-import { describeEvent, groupSteps, nextStepWith, scriptPrefix } from './steps';
+import { describeEvent } from '../views/sentences';
+import { groupSteps, nextStepWith, scriptPrefix } from './steps';
 import type { TraceEvent } from './trace';
 
 const base = { seq: 0, tree: 5n };
@@ -13,7 +14,7 @@ const events: TraceEvent[] = [
   { ...base, kind: 'op', line: 4 },
   { ...base, kind: 'split', left: 200n, right: 300n, level: 0, slot: 20 },
   { ...base, kind: 'op', line: 5 },
-  { ...base, tree: 0n, kind: 'commit', generation: 2n, rootBytenr: 900n },
+  { seq: 0, kind: 'commit', generation: 2n, rootBytenr: 900n },
 ];
 const lines = ['# comment', 'mkfs nodesize=4K', 'create /a', 'create /b_{1..50}', 'commit'];
 

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
-import { describeEvent } from '../model/steps';
+import { describeEvent } from './sentences';
 import type { TraceEvent } from '../model/trace';
 import type { Mark } from './treeView';
 import { TreeExplorer } from './TreeExplorer';
@@ -118,7 +118,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
     return m;
   }, [data, cur]);
   const fsMarks = useMemo(() => {
-    const all = marksFor((cur?.events ?? []).filter((e) => e.tree === 5n));
+    const all = marksFor((cur?.events ?? []).filter((e) => 'tree' in e && e.tree === 5n));
     const own = new Set(fsAt?.trees.find((t) => t.name === fsTree)?.blocks.map((b) => b.bytenr.toString()) ?? []);
     return new Map([...all].filter(([b]) => own.has(b)));
   }, [cur, fsAt, fsTree]);

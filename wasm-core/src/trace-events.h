@@ -1,0 +1,107 @@
+/* trace-events.h — every kind of event the core emits, declared once.
+ *
+ * TRACE_EVENTS(EV, F) lists the kinds as
+ *     EV(ID, "name", "one sentence", fields)
+ * where fields is a run of F(json name, type, member of struct trace_event).
+ * From this one list come enum trace_kind (TRACE_<ID>), the kind names, the
+ * JSON of each event (named fields only), and the schema that
+ * scripts/gen-trace-types.mjs turns into web/src/model/trace-schema.gen.ts.
+ *
+ * Field types:
+ *   U64   a 64-bit value (a JSON string: numbers lose precision past 2^53)
+ *   U32   a count or small number held in a 64-bit member (a JSON number)
+ *   INT   an int member (a JSON number)
+ *   KEY   the key member ([objectid as a string, type, offset as a string])
+ *   BOOL  0 or 1 (JSON false or true)
+ *   E_<ENUM>  an index into the named table of trace.c (TRACE_ENUMS below),
+ *         written as its name; an index past the table is written "#N"
+ *
+ * To add a kind: one EV line here, the trace_emit that makes it, and the
+ * sentence beside the view that draws it (a file NAME.sentences.ts in web/src/views);
+ * then `node scripts/gen-trace-types.mjs` (the web layer's schema test fails
+ * until the generated file is current). */
+#ifndef BTRFSLAB_TRACE_EVENTS_H
+#define BTRFSLAB_TRACE_EVENTS_H
+
+/* How a tree lock is held (the kernel's read and write locks on extent buffers). */
+enum btrfs_lock_mode {
+	BTRFS_LOCK_READ = 0,
+	BTRFS_LOCK_WRITE = 1,
+};
+
+/* A field macro that makes nothing (for uses that need the kinds only). */
+#define TRACE_NO_FIELD(name, type, member)
+
+/* Enum tables: E(type token, "schema name"). The names are in trace.c. */
+#define TRACE_ENUMS(E)                   \
+	E(E_FSYNC_RESULT, "fsync_result")   \
+	E(E_REPLAY_PASS, "replay_pass")     \
+	E(E_REPLAY_ACTION, "replay_action") \
+	E(E_LOCK_MODE, "lock_mode")
+
+#define TRACE_EVENTS(EV, F)                                                                                         \
+	EV(OP, "op", "A scenario command begins.", F(line, INT, slot))                                               \
+	EV(TRANS_START, "trans_start", "A transaction starts.", F(generation, U64, a))                               \
+	EV(CHUNK_ALLOC, "chunk_alloc", "A chunk is allocated: logical range mapped to the device.",                  \
+	   F(logical, U64, bytenr) F(length, U64, a) F(type, U64, b) F(physical, U64, c))                          \
+	EV(BLOCK_ALLOC, "block_alloc",                                                                               \
+	   "A tree block is allocated (level < 0: a data extent, generation holding its length).",                  \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(generation, U64, a))                    \
+	EV(BLOCK_FREE, "block_free", "A tree block is freed (reusable after the commit).",                          \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr))                                                               \
+	EV(COW, "cow", "A tree block is copied before it changes.",                                                  \
+	   F(tree, U64, tree) F(from, U64, bytenr) F(to, U64, a) F(level, INT, level) F(generation, U64, b))       \
+	EV(SEARCH, "search", "A search descends through one block, choosing a slot.",                               \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(slot, INT, slot) F(key, KEY, key)      \
+	   F(found, BOOL, a))                                                                                        \
+	EV(ITEM_INSERT, "item_insert", "An item is inserted into a leaf.",                                           \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(slot, INT, slot) F(key, KEY, key) F(size, U32, a))          \
+	EV(ITEM_DELETE, "item_delete", "An item is deleted from a leaf.",                                            \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(slot, INT, slot) F(key, KEY, key))                          \
+	EV(SPLIT, "split", "A full block splits: items from slot on move to a new right sibling.",                   \
+	   F(tree, U64, tree) F(left, U64, bytenr) F(right, U64, a) F(level, INT, level) F(slot, INT, slot))       \
+	EV(MERGE, "merge", "A block is merged into its neighbour.",                                                  \
+	   F(tree, U64, tree) F(into, U64, bytenr) F(from, U64, a) F(level, INT, level))                           \
+	EV(PUSH, "push", "Items move to a neighbour with room instead of a split.",                                  \
+	   F(tree, U64, tree) F(to, U64, bytenr) F(from, U64, a) F(level, INT, level) F(moved, INT, slot))         \
+	EV(ROOT_GROW, "root_grow", "The tree grows a level: a new root above the old one.",                         \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level))                                          \
+	EV(ROOT_SHRINK, "root_shrink", "The tree loses a level: the only child becomes the root.",                  \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level))                                          \
+	EV(BLOCK_WRITE, "block_write", "A tree block is written to the device.",                                     \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(physical, U64, a) F(level, INT, level)                      \
+	   F(generation, U64, b))                                                                                    \
+	EV(SUPER_WRITE, "super_write", "A superblock copy is written.",                                              \
+	   F(physical, U64, bytenr) F(generation, U64, a) F(mirror, U32, b))                                        \
+	EV(COMMIT, "commit", "A transaction commits: its generation is on disk.",                                    \
+	   F(generation, U64, a) F(rootBytenr, U64, b))                                                             \
+	EV(FSYNC, "fsync", "An fsync ends: logged, or why it committed the transaction instead.",                   \
+	   F(tree, U64, tree) F(ino, U64, a) F(result, E_FSYNC_RESULT, b))                                          \
+	EV(LOG_START, "log_start", "A subvolume's log tree starts.",                                                 \
+	   F(tree, U64, tree) F(logRoot, U64, bytenr) F(logRootTree, U64, a) F(generation, U64, b))                \
+	EV(LOG_INODE, "log_inode", "An inode is logged (all of it, or only so that it exists).",                    \
+	   F(tree, U64, tree) F(ino, U64, a) F(existsOnly, BOOL, b))                                                \
+	EV(LOG_LOCK, "log_lock", "An fs tree leaf is read-locked to copy items from it into the log.",              \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(generation, U64, a))                                         \
+	EV(LOG_COPY, "log_copy", "An item is copied into a log leaf (from 0: made up, not copied).",                 \
+	   F(from, U64, bytenr) F(to, U64, a) F(slot, INT, slot) F(key, KEY, key) F(size, U32, b))                 \
+	EV(LOG_RANGE, "log_range", "The log is authoritative for a range of a directory's indexes.",                \
+	   F(key, KEY, key) F(last, U64, a))                                                                         \
+	EV(LOG_SYNC, "log_sync", "The log is written and a superblock points at it.",                               \
+	   F(logRootTree, U64, bytenr) F(logRoot, U64, a) F(generation, U64, b))                                   \
+	EV(REPLAY, "replay", "One step of log replay: a pass, an action and the log item it came from.",             \
+	   F(tree, U64, tree) F(pass, E_REPLAY_PASS, slot) F(action, E_REPLAY_ACTION, level) F(key, KEY, key)      \
+	   F(a, U64, a) F(b, U64, b) F(c, U64, c))                                                                   \
+	EV(LOCK_WAIT, "lock_wait", "A task waits for a tree block lock another task holds.",                        \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
+	   F(mode, E_LOCK_MODE, a) F(holder, U32, b))                                                                \
+	EV(LOCK_ACQUIRE, "lock_acquire", "A task takes a tree block lock, after waiting waitNs.",                   \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
+	   F(mode, E_LOCK_MODE, a) F(waitNs, U64, b))                                                                \
+	EV(LOCK_RELEASE, "lock_release", "A task releases a tree block lock.",                                       \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
+	   F(mode, E_LOCK_MODE, a))                                                                                  \
+	EV(TASK_SWITCH, "task_switch", "The modelled CPU switches from one task to another at time atNs.",          \
+	   F(from, INT, slot) F(to, U32, a) F(atNs, U64, b))
+
+#endif

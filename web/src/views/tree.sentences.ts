@@ -1,0 +1,25 @@
+// Sentences for the events the tree explorer draws (TreeExplorer, treeView).
+import { blockWhat as what, treeName } from '../model/names';
+import type { Sentences } from './sentences';
+
+export const treeSentences = {
+  op: (e) => `Line ${e.line} starts`,
+  trans_start: (e) => `Transaction ${e.generation} starts`,
+  chunk_alloc: (e) => `New chunk at logical ${e.logical}, ${e.length} bytes, on the device at ${e.physical}`,
+  block_alloc: (e) => e.level < 0
+    ? `Data extent of ${e.generation} bytes allocated at ${e.bytenr} for tree ${e.tree}`
+    : `New ${what(e.level)} ${e.bytenr} allocated for the ${treeName(e.tree)}`,
+  block_free: (e) => `Block ${e.bytenr} of the ${treeName(e.tree)} freed (reusable after the commit)`,
+  cow: (e) => `COW ${what(e.level)} ${e.from} → ${e.to} in the ${treeName(e.tree)}, generation ${e.generation}`,
+  search: (e) => `Search the ${treeName(e.tree)}: ${what(e.level)} ${e.bytenr}, slot ${e.slot}${e.level === 0 ? (e.found ? ' (found)' : ' (not found: insert here)') : ''}`,
+  item_insert: (e) => `Insert item (${e.key[0]} ${e.key[1]} ${e.key[2]}) into leaf ${e.bytenr} of the ${treeName(e.tree)} at slot ${e.slot}, ${e.size} bytes`,
+  item_delete: (e) => `Delete item (${e.key[0]} ${e.key[1]} ${e.key[2]}) from leaf ${e.bytenr} of the ${treeName(e.tree)}`,
+  split: (e) => `Split ${what(e.level)} ${e.left} of the ${treeName(e.tree)}: items from slot ${e.slot} move to new ${what(e.level)} ${e.right}`,
+  push: (e) => `Push ${e.moved} item${e.moved === 1 ? '' : 's'} from leaf ${e.from} into its neighbour ${e.to} in the ${treeName(e.tree)}`,
+  merge: (e) => `Merge ${what(e.level)} ${e.from} into ${e.into} in the ${treeName(e.tree)}`,
+  root_grow: (e) => `The ${treeName(e.tree)} grows a level: new root ${e.bytenr} at level ${e.level}`,
+  root_shrink: (e) => `The ${treeName(e.tree)} shrinks a level: ${e.bytenr} is the root again`,
+  block_write: (e) => `Write ${what(e.level)} ${e.bytenr} of the ${treeName(e.tree)} to the device at ${e.physical}`,
+  super_write: (e) => `Write superblock copy ${e.mirror} at ${e.physical}, generation ${e.generation}`,
+  commit: (e) => `Commit: generation ${e.generation} is on disk, root tree at ${e.rootBytenr}`,
+} satisfies Sentences;
