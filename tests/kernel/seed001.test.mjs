@@ -6,7 +6,7 @@
 // points, at 10,000 files and more.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -19,13 +19,11 @@ const skip = skipReason();
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed001-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-// The seed's table: the patch's change of dir fsync time, create and delete.
-const SEED_TABLE = {
-  1000: { create: -22.2, delete: -25.0 },
-  10000: { create: -46.3, delete: -44.4 },
-  100000: { create: -45.8, delete: -47.5 },
-  1000000: { create: -49.5, delete: -46.2 },
-};
+// The seed's table (lessons/02-fsync-log-tree/lesson.json, where the page
+// reads it too): the patch's change of dir fsync time, create and delete, in %.
+const LESSON = JSON.parse(readFileSync(new URL('../../lessons/02-fsync-log-tree/lesson.json', import.meta.url), 'utf8'));
+const change = ([before, after]) => Math.round(((after - before) / before) * 1000) / 10;
+const SEED_TABLE = Object.fromEntries(LESSON.seed.table.map((r) => [r.n, { create: change(r.create), delete: change(r.delete) }]));
 
 /** The seed's script in the scenario language. */
 export function seedScript(N, D, mode) {

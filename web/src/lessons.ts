@@ -1,5 +1,6 @@
-// Lessons, authored in lessons/NN-name/ as lesson.md, scenario.txt and
-// questions.json, bundled at build time.
+// Lessons, authored in lessons/NN-name/ as lesson.md, scenario.txt,
+// questions.json and lesson.json (the manifest: the views the lesson shows
+// and its seed's published table), bundled at build time.
 export interface Question {
   beforeLine: number;
   prompt: string;
@@ -8,17 +9,45 @@ export interface Question {
   explain: string;
 }
 
+/** A row of a seed's published table: dir fsync times before and after the change. */
+export interface SeedRow {
+  n: number;
+  d: number;
+  create: [number, number];
+  delete: [number, number];
+}
+
+/** The kernel change a lesson is built around, as published. */
+export interface Seed {
+  id: string;
+  change: string;
+  source: string;
+  experiment: string;
+  unit: string;
+  table: SeedRow[];
+}
+
+/** lessons/NN-name/lesson.json. */
+export interface LessonManifest {
+  /** Views by name (web/src/views/registry.tsx), in the order shown. */
+  views: string[];
+  seed?: Seed;
+}
+
 export interface Lesson {
   id: string;
   title: string;
   text: string;
   scenario: string;
   questions: Question[];
+  views: string[];
+  seed?: Seed;
 }
 
 const texts = import.meta.glob('../../lessons/*/lesson.md', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 const scenarios = import.meta.glob('../../lessons/*/scenario.txt', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 const questions = import.meta.glob('../../lessons/*/questions.json', { import: 'default', eager: true }) as Record<string, Question[]>;
+const manifests = import.meta.glob('../../lessons/*/lesson.json', { import: 'default', eager: true }) as Record<string, LessonManifest>;
 
 function idOf(path: string): string {
   return path.split('/').slice(-2)[0];
@@ -36,5 +65,7 @@ export const LESSONS: Lesson[] = Object.keys(texts)
       text: text.replace(/^#\s+.*\n/, ''),
       scenario: scenarios[`${dir}/scenario.txt`] ?? '',
       questions: questions[`${dir}/questions.json`] ?? [],
+      views: manifests[`${dir}/lesson.json`]?.views ?? ['tree'],
+      seed: manifests[`${dir}/lesson.json`]?.seed,
     };
   });

@@ -3,24 +3,19 @@ import 'd3-transition';
 import { useEffect, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { FsyncMetrics } from '../core/wasm';
+import type { Seed } from '../lessons';
 
 export interface CompareViewProps {
   core: CoreClient;
   script: string;
   reducedMotion: boolean;
+  /** The lesson's seed (lesson.json): its experiment is run against its published table. */
+  seed?: Seed;
 }
 
 const RUN = { seed: 1n, now: 1700000000n, trace: false };
 export const MODES = ['legacy', 'index-only'] as const;
 export type Mode = (typeof MODES)[number];
-
-/** The seed's published table (shared/seeds/001): dir fsync ms before and after the patch. */
-export const SEED_TABLE = [
-  { n: 1000, d: 100, create: [9, 7], delete: [4, 3] },
-  { n: 10000, d: 1000, create: [67, 36], delete: [9, 5] },
-  { n: 100000, d: 1000, create: [745, 404], delete: [59, 31] },
-  { n: 1000000, d: 10000, create: [8412, 4252], delete: [500, 269] },
-] as const;
 
 /** The script with its directory logging mode set: a set line it has is
  * replaced in place, else one goes after the mkfs line (at is its line). */
@@ -116,7 +111,8 @@ function SeedChart({ rows, reducedMotion }: { rows: { label: string; seed: numbe
 }
 
 /** The same scenario in both directory logging modes side by side, charted, and the seed's experiment against its published table. */
-export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
+export function CompareView({ core, script, reducedMotion, seed }: CompareViewProps) {
+  const table = seed?.table ?? [];
   const [res, setRes] = useState<Record<Mode, FsyncMetrics[]> | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [shown, setShown] = useState<Mode>('index-only');
@@ -182,12 +178,13 @@ export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
           {rows.length > 0 && <CostChart rows={rows} reducedMotion={reducedMotion} />}
         </>
       )}
+      {seed && (<>
       <h4>The seed's experiment</h4>
-      <p>N new files in one directory, fsync; after a commit, every (N/D)-th file deleted, fsync again. The kernel's times are the seed's; ours are the modelled cost of the same work in the core.</p>
+      <p>{seed.experiment}. The kernel's times are the seed's; ours are the modelled cost of the same work in the core.</p>
       <table className="metrics seed-table" aria-label="The seed's table and the model">
         <thead><tr><th>N / D</th><th>seed: create</th><th>model: create</th><th>seed: delete</th><th>model: delete</th><th /></tr></thead>
         <tbody>
-          {SEED_TABLE.map((r) => {
+          {table.map((r) => {
             const m = seedRows[r.n];
             return (
               <tr key={r.n}>
@@ -207,11 +204,12 @@ export function CompareView({ core, script, reducedMotion }: CompareViewProps) {
         </tbody>
       </table>
       {Object.keys(seedRows).length > 0 && (
-        <SeedChart reducedMotion={reducedMotion} rows={SEED_TABLE.filter((r) => seedRows[r.n]).flatMap((r) => [
+        <SeedChart reducedMotion={reducedMotion} rows={table.filter((r) => seedRows[r.n]).flatMap((r) => [
           { label: `N=${r.n.toLocaleString('en')}, create`, seed: pct(r.create[1], r.create[0]), model: seedRows[r.n].create },
           { label: `N=${r.n.toLocaleString('en')}, delete`, seed: pct(r.delete[1], r.delete[0]), model: seedRows[r.n].delete },
         ])} />
       )}
+      </>)}
     </section>
   );
 }

@@ -1,13 +1,12 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Fragment, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
 import { groupSteps, scriptPrefix, type Step } from '../model/steps';
 import type { Lesson, Question } from '../lessons';
-import { CompareView } from './CompareView';
-import { LogReplayView } from './LogReplayView';
 import { Player } from './Player';
+import { lessonViews } from './registry';
 import { TreeExplorer } from './TreeExplorer';
 
 export interface LessonViewProps {
@@ -111,7 +110,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     onStep(i);
   };
 
-  const hasFsync = useMemo(() => /^\s*fsync\s/m.test(ranScript), [ranScript]);
+  const views = useMemo(() => lessonViews(lesson), [lesson]);
   const qIndex = asking ? lesson.questions.indexOf(asking.q) : -1;
   const answered = qIndex >= 0 ? answers[qIndex] : undefined;
   const marks = useMemo(() => {
@@ -159,8 +158,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       )}
       {steps.length > 0 && <Player steps={steps} index={index} onIndex={goTo} reducedMotion={reducedMotion} />}
       {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={setTreeName} reducedMotion={reducedMotion} stateKey={String(dumpStep)} />}
-      {hasFsync && <LogReplayView core={core} script={ranScript} reducedMotion={reducedMotion} />}
-      {hasFsync && <CompareView core={core} script={ranScript} reducedMotion={reducedMotion} />}
+      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ranScript, lesson, reducedMotion })}</Fragment>)}
       </div>
     </article>
   );
