@@ -2,6 +2,7 @@
 #include "extract.h"
 #include "dirwalk.h"
 #include "../src/file.h"
+#include "../src/xattr.h"
 #include "../src/inode.h"
 #include <errno.h>
 #include <fcntl.h>

@@ -599,6 +599,27 @@ int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 	return btrfs_nritems(path->nodes[0]) ? 0 : btrfs_path_next_item(fs, path);
 }
 
+int btrfs_for_each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type, btrfs_item_fn fn,
+			void *ctx)
+{
+	struct btrfs_path path;
+	struct btrfs_key key = {objectid, type, 0};
+	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
+		struct btrfs_key k;
+		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		if (k.objectid != objectid || k.type != type)
+			return 0;
+		int r = fn(ctx, &k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]));
+		if (r)
+			return r;
+		path.slots[0]++;
+	}
+	return ret < 0 ? ret : 0;
+}
+
 int btrfs_prev_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 {
 	if (path->slots[0] > 0) {

@@ -63,6 +63,12 @@ int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 /* Moves path to the next item if path->slots[0] is past the end of its
  * leaf. Returns 0 when the path is at an item, 1 at the end of the tree. */
 int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path);
+/* The item cursor: calls fn(ctx, key, data, size) for each item of root
+ * with this objectid and type, in key order (across leaves), until fn
+ * returns nonzero (that value is returned). 0 at the end, or an error. */
+typedef int (*btrfs_item_fn)(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size);
+int btrfs_for_each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type, btrfs_item_fn fn,
+			void *ctx);
 u32 btrfs_nodeptrs(const struct btrfs_fs_info *fs);
 /* The one copy-on-write primitive: returns in *out a block of root that may
  * be changed in the running transaction: eb itself when it was allocated in

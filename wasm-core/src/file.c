@@ -1,11 +1,13 @@
 #include "file.h"
 #include "tree-log.h"
+#include "transaction.h"
 #include "crc32c.h"
 #include "extent-tree.h"
 #include "file-item.h"
 #include "inode.h"
 #include "volumes.h"
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_DATA_EXTENT (128ULL << 20) /* the kernel's largest uncompressed extent */
 
@@ -482,4 +484,21 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 		return ret;
 	touch_data(fs, &in);
 	return btrfs_update_inode(fs, root, &in);
+}
+
+int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
+{
+	struct btrfs_log_stats local;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	st->ino = ino;
+	int ret = btrfs_start_transaction(fs);
+	if (!ret)
+		ret = btrfs_log_dentry_safe(fs, root, ino, st);
+	if (ret || st->fallback == BTRFS_LOG_LOGGED || st->fallback == BTRFS_LOG_NOTHING)
+		return ret;
+	/* the log cannot make this durable: a full commit does */
+	ret = btrfs_commit_transaction(fs);
+	return ret ? ret : btrfs_start_transaction(fs);
 }

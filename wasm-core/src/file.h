@@ -30,4 +30,9 @@ int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 			 u64 *stop);
 /* Like btrfs_file_read for any inode with data (symlinks too), no checksum checks. */
 int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got);
+/* fsync of inode ino of root: logs it (tree-log.c) or, when only a commit
+ * makes the change durable, commits the transaction. Returns 0 (st->fallback
+ * says which) or an error. st may be NULL. */
+struct btrfs_log_stats;
+int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st);
 #endif

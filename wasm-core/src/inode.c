@@ -98,7 +98,7 @@ int btrfs_update_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const 
 }
 
 /* Marks an inode changed now in this transaction. */
-static void touch(struct btrfs_fs_info *fs, struct btrfs_inode *in, int data)
+void btrfs_inode_touch(struct btrfs_fs_info *fs, struct btrfs_inode *in, int data)
 {
 	struct btrfs_timespec now = {fs->now, 0};
 	in->ctime = now;
@@ -307,7 +307,7 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
 		return ret;
 	d.size += 2 * (u64)len;
-	touch(fs, &d, 1);
+	btrfs_inode_touch(fs, &d, 1);
 	return btrfs_update_inode(fs, root, &d);
 }
 
@@ -348,7 +348,7 @@ int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir
 	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
 		return ret;
 	d.size -= 2 * (u64)len;
-	touch(fs, &d, 1);
+	btrfs_inode_touch(fs, &d, 1);
 	return btrfs_update_inode(fs, root, &d);
 }
 
@@ -447,7 +447,7 @@ int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u6
 	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
 		return ret;
 	in.nlink++;
-	touch(fs, &in, 0);
+	btrfs_inode_touch(fs, &in, 0);
 	return btrfs_update_inode(fs, root, &in);
 }
 
@@ -498,7 +498,7 @@ static int drop_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir,
 	if ((in.mode & S_IFMT_) == S_IFDIR_ || in.nlink <= 1)
 		return btrfs_evict_inode(fs, root, ino);
 	in.nlink--;
-	touch(fs, &in, 0);
+	btrfs_inode_touch(fs, &in, 0);
 	return btrfs_update_inode(fs, root, &in);
 }
 
@@ -674,74 +674,15 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	btrfs_log_note_unlink(fs, sdir, sino, 1, sd);
 	if ((ret = btrfs_read_inode(fs, root, sino, &in)))
 		return ret;
-	touch(fs, &in, 0);
-	return btrfs_update_inode(fs, root, &in);
-}
-
-int btrfs_setxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const char *name, const u8 *value, u16 len)
-{
-	size_t nl = strlen(name);
-	if (nl == 0 || nl > BTRFS_NAME_LEN)
-		return blab_fail(&fs->err, BLAB_EINVAL, "xattr name '%s' must be 1 to %d bytes", name, BTRFS_NAME_LEN);
-	if (BTRFS_DIR_ITEM_SIZE + nl + len > fs->nodesize / 2)
-		return blab_fail(&fs->err, BLAB_EOVERFLOW, "xattr %s: value of %u bytes is too large for %u-byte nodes", name, len,
-				 fs->nodesize);
-	struct dir_entry e;
-	u32 off;
-	int ret = btrfs_lookup_dir_entry(fs, root, ino, BTRFS_XATTR_ITEM_KEY, name, (u16)nl, &e, &off);
-	struct btrfs_key key = {ino, BTRFS_XATTR_ITEM_KEY, btrfs_name_hash(name, nl)};
-	if (ret == 0)
-		ret = btrfs_remove_name_entry(fs, root, &key, off, btrfs_dir_entry_size(&e));
-	else if (ret == BLAB_ENOENT)
-		ret = 0;
-	if (ret)
-		return ret;
-	struct dir_entry ne = {.transid = fs->generation, .type = BTRFS_FT_XATTR, .name = name, .name_len = (u16)nl,
-			       .data = value, .data_len = len};
-	u8 *buf = malloc(btrfs_dir_entry_size(&ne));
-	if (!buf)
-		return blab_fail(&fs->err, BLAB_ENOMEM, "xattr");
-	btrfs_fill_dir_entry(buf, &ne);
-	ret = btrfs_add_name_entry(fs, root, &key, buf, btrfs_dir_entry_size(&ne));
-	free(buf);
-	if (ret)
-		return ret;
-	struct btrfs_inode in;
-	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
-		return ret;
-	touch(fs, &in, 0);
+	btrfs_inode_touch(fs, &in, 0);
 	return btrfs_update_inode(fs, root, &in);
 }
 
 /* ---- listing ---- */
 
-/* Calls fn(ctx, key, data, size) for each item with objectid and type, in
- * key order, until fn returns nonzero (that value is returned). */
-static int each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type,
-		     int (*fn)(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size), void *ctx)
-{
-	struct btrfs_path path;
-	struct btrfs_key key = {objectid, type, 0};
-	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != objectid || k.type != type)
-			return 0;
-		int r = fn(ctx, &k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]));
-		if (r)
-			return r;
-		path.slots[0]++;
-	}
-	return ret < 0 ? ret : 0;
-}
-
 struct list_ctx {
 	struct btrfs_fs_info *fs;
 	readdir_fn dir_fn;
-	xattr_fn xattr_fn;
 	void *ctx;
 };
 
@@ -758,27 +699,5 @@ static int one_dir_index(void *ctx, const struct btrfs_key *k, const u8 *p, u32 
 int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx)
 {
 	struct list_ctx l = {.fs = fs, .dir_fn = fn, .ctx = ctx};
-	return each_item(fs, root, dir, BTRFS_DIR_INDEX_KEY, one_dir_index, &l);
-}
-
-static int one_xattr_item(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size)
-{
-	struct list_ctx *l = ctx;
-	for (u32 o = 0; o < size;) {
-		struct dir_entry e;
-		u32 n = btrfs_parse_dir_entry(p + o, size - o, &e);
-		if (!n)
-			return blab_fail(&l->fs->err, BLAB_ECORRUPT, "corrupt XATTR_ITEM of inode %llu", (unsigned long long)k->objectid);
-		int r = l->xattr_fn(l->ctx, e.name, e.name_len, e.data, e.data_len);
-		if (r)
-			return r;
-		o += n;
-	}
-	return 0;
-}
-
-int btrfs_listxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, xattr_fn fn, void *ctx)
-{
-	struct list_ctx l = {.fs = fs, .xattr_fn = fn, .ctx = ctx};
-	return each_item(fs, root, ino, BTRFS_XATTR_ITEM_KEY, one_xattr_item, &l);
+	return btrfs_for_each_item(fs, root, dir, BTRFS_DIR_INDEX_KEY, one_dir_index, &l);
 }

@@ -1,6 +1,6 @@
 /* inode.h — inodes and the namespace: inode items, lookups by path, and
  * the operations that change names (create, mkdir, symlink, link, unlink,
- * rmdir, rename) and extended attributes. Paths are absolute inside the
+ * rmdir, rename); extended attributes are xattr.c's. Paths are absolute inside the
  * filesystem. Errors are BLAB_E* codes with fs->err naming the path. */
 #ifndef BTRFSLAB_INODE_H
 #define BTRFSLAB_INODE_H
@@ -63,8 +63,6 @@ int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *ex
 int btrfs_unlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path);
 int btrfs_rmdir(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path);
 int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *from, const char *to);
-int btrfs_setxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const char *name, const u8 *value,
-		   u16 len);
 
 /* Replay's primitives: a name with a given DIR_INDEX (0: the next free
  * one) with its INODE_REF, DIR_ITEM and the directory's size, no link count
@@ -77,7 +75,7 @@ int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino
  * nonzero to stop (that value is returned). */
 typedef int (*readdir_fn)(void *ctx, const char *name, u16 len, u64 ino, u8 type);
 int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx);
-/* Calls fn for each xattr of ino. */
-typedef int (*xattr_fn)(void *ctx, const char *name, u16 len, const u8 *value, u16 vlen);
-int btrfs_listxattr(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, xattr_fn fn, void *ctx);
+/* Marks in changed now (ctime, and mtime too when data changed) in this
+ * transaction; the caller writes it back with btrfs_update_inode. */
+void btrfs_inode_touch(struct btrfs_fs_info *fs, struct btrfs_inode *in, int data);
 #endif

@@ -2,6 +2,7 @@
 #include "rootdir.h"
 #include "file.h"
 #include "inode.h"
+#include "xattr.h"
 #include "u64map.h"
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 #include "scenario.h"
 #include "tree-checker.h"
 #include "ctree.h"
+#include "xattr.h"
 #include "disk-io.h"
 #include "file.h"
 #include "inode.h"

@@ -700,26 +700,19 @@ static int chunk_allocated(const struct btrfs_fs_info *fs)
 	return 0;
 }
 
-/* fsync found during logging that only a commit makes the change durable. */
+/* Logging found that only a commit makes the change durable: says why
+ * (btrfs_sync_file commits). */
 static int commit_instead(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st, int why)
 {
 	st->fallback = why;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)why});
-	int ret = btrfs_commit_transaction(fs);
-	return ret ? ret : btrfs_start_transaction(fs);
+	return 0;
 }
 
-int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
+int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
 {
-	struct btrfs_log_stats local;
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof(*st));
-	st->ino = ino;
-	int ret = btrfs_start_transaction(fs);
-	if (ret)
-		return ret;
 	struct btrfs_inode in;
+	int ret;
 	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
 		return ret;
 	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
@@ -735,12 +728,8 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 		fallback = BTRFS_LOG_NOTHING;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)fallback});
 	st->fallback = fallback;
-	if (fallback == BTRFS_LOG_NOTHING)
+	if (fallback)
 		return 0;
-	if (fallback) {
-		ret = btrfs_commit_transaction(fs);
-		return ret ? ret : btrfs_start_transaction(fs);
-	}
 	if ((ret = start_log(fs)))
 		return ret;
 	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log_tree, .st = st, .buf = malloc(fs->nodesize)};

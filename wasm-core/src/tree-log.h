@@ -51,9 +51,12 @@ struct btrfs_log_stats {
 	double cost;               /* modelled cost in microseconds (see tree-log.c) */
 };
 
-/* fsync of inode ino of root. Returns 0 (logged, or committed instead:
- * st->fallback says which) or an error. st may be NULL. */
-int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st);
+/* Logs inode ino of root (and the new inodes and ancestors it needs) in the
+ * running transaction and writes the log with a superblock pointing at it.
+ * Returns 0 with st->fallback BTRFS_LOG_LOGGED, or with the reason only a
+ * commit makes the change durable (BTRFS_LOG_NOTHING: nothing to do), or an
+ * error. st is filled from zero by the caller (btrfs_sync_file, file.c). */
+int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st);
 
 /* Hooks from the namespace and file code. */
 void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir);
