@@ -2,8 +2,8 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
+import { crashPoints, crashScript, replaySteps, type ReplayStep } from '../model/replay';
 import { describeEvent } from './sentences';
-import type { TraceEvent } from '../model/trace';
 import type { Mark } from './treeView';
 import { TreeExplorer } from './TreeExplorer';
 
@@ -16,38 +16,6 @@ export interface LogReplayViewProps {
 
 const RUN = { seed: 1n, now: 1700000000n, trace: true };
 const LOD = 24;
-
-type ReplayEvent = Extract<TraceEvent, { kind: 'replay' }>;
-
-/** One replay action and the fs-tree changes it made. */
-export interface ReplayStep {
-  action: ReplayEvent;
-  events: TraceEvent[];
-}
-
-/** Groups a replay's events: each replay action with the changes after it. */
-export function replaySteps(events: TraceEvent[]): ReplayStep[] {
-  const out: ReplayStep[] = [];
-  for (const e of events) {
-    if (e.kind === 'replay') out.push({ action: e, events: [e] });
-    else if (out.length) out[out.length - 1].events.push(e);
-  }
-  return out;
-}
-
-/** The lines a crash after line `at` (1-based) keeps, with the crash. */
-export function crashScript(lines: string[], at: number): string {
-  return [...lines.slice(0, at), 'crash'].join('\n') + '\n';
-}
-
-/** Lines after which a crash is worth showing: after a fsync up to the end. */
-export function crashPoints(lines: string[]): number[] {
-  const first = lines.findIndex((l) => /^\s*fsync\s/.test(l));
-  if (first < 0) return [];
-  const out: number[] = [];
-  for (let i = first; i < lines.length; i++) if (lines[i].trim() && !/^\s*(#|crash\b)/.test(lines[i])) out.push(i + 1);
-  return out;
-}
 
 /** The fs tree and the log tree side by side; a crash point the learner moves along the scenario, then the replay step by step, each action highlighted in both trees and labelled with its pass. */
 export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProps) {
