@@ -1,19 +1,14 @@
 /* The core's consistency check, data checksums included. */
 #include "fuzz.h"
 #include "../src/check.h"
-#include "../src/print-tree.h"
+
+static int check(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	return btrfs_check_fs(fs, out, CHECK_DATA_CSUM);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct btrfs_fs_info *fs = fuzz_open(data, size);
-	if (fs) {
-		static struct strbuf out; /* kept between runs: no large allocation per run */
-		out.len = 0;
-		out.oom = 0;
-		btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
-		if (out.cap > (64u << 20))
-			sb_free(&out);
-		btrfs_fs_free(fs);
-	}
+	fuzz_print(data, size, check);
 	return 0;
 }

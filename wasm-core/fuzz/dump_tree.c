@@ -2,17 +2,13 @@
 #include "fuzz.h"
 #include "../src/print-tree.h"
 
+static int dump_all(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	return btrfs_dump_tree_text(fs, 0, out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct btrfs_fs_info *fs = fuzz_open(data, size);
-	if (fs) {
-		static struct strbuf out; /* kept between runs: no large allocation per run */
-		out.len = 0;
-		out.oom = 0;
-		btrfs_dump_tree_text(fs, 0, &out);
-		if (out.cap > (64u << 20))
-			sb_free(&out);
-		btrfs_fs_free(fs);
-	}
+	fuzz_print(data, size, dump_all);
 	return 0;
 }

@@ -1,4 +1,5 @@
 #include "fuzz.h"
+#include "../src/print-tree.h"
 #include "../src/crc32c.h"
 #include <stdlib.h>
 #include <string.h>
@@ -83,4 +84,18 @@ struct btrfs_fs_info *fuzz_open(const uint8_t *data, size_t size)
 	if (fs)
 		fs->trace.enabled = 0;
 	return fs;
+}
+
+void fuzz_print(const uint8_t *data, size_t size, fuzz_print_fn print)
+{
+	struct btrfs_fs_info *fs = fuzz_open(data, size);
+	if (!fs)
+		return;
+	static struct strbuf out;
+	out.len = 0;
+	out.oom = 0;
+	print(fs, &out);
+	if (out.cap > (64u << 20))
+		sb_free(&out);
+	btrfs_fs_free(fs);
 }

@@ -21,4 +21,11 @@
 
 /* The filesystem in data (BLFZ), or NULL when it does not parse or open. */
 struct btrfs_fs_info *fuzz_open(const uint8_t *data, size_t size);
+
+/* Opens data and runs print on it into an output buffer kept between runs
+ * (no large allocation per run; freed once it has grown past 64 MiB), then
+ * frees the filesystem. What check, dump-tree and dump-json share. */
+struct strbuf;
+typedef int (*fuzz_print_fn)(struct btrfs_fs_info *fs, struct strbuf *out);
+void fuzz_print(const uint8_t *data, size_t size, fuzz_print_fn print);
 #endif
