@@ -58,10 +58,7 @@ export function renderTraceTypes(schema) {
   for (const k of schema.kinds) {
     for (const f of k.fields) tsType(f.type);
     const fields = k.fields.map((f) => `[${q(f.name)}, ${q(f.type)}]`).join(', ');
-    L.push(`  ${k.kind}: {`);
-    L.push(`    doc: ${q(k.doc)},`);
-    L.push(`    fields: [${fields}],`);
-    L.push('  },');
+    L.push(`  ${k.kind}: { doc: ${q(k.doc)}, fields: [${fields}] },`);
   }
   L.push('} as const satisfies Record<string, { doc: string; fields: readonly (readonly [string, FieldType])[] }>;');
   L.push('');

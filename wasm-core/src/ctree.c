@@ -599,23 +599,46 @@ int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 	return btrfs_nritems(path->nodes[0]) ? 0 : btrfs_path_next_item(fs, path);
 }
 
+/* Fills the cursor from its path once btrfs_path_next_item put it at an item. */
+static int cursor_at(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c, int ret)
+{
+	if (ret)
+		return ret;
+	c->leaf = c->path.nodes[0];
+	c->slot = c->path.slots[0];
+	btrfs_item_key(c->leaf, c->slot, &c->key);
+	c->data = btrfs_item_ptr(c->leaf, c->slot);
+	c->size = btrfs_item_size_nr(c->leaf, c->slot);
+	return 0;
+}
+
+int btrfs_cursor_first(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *from,
+		       struct btrfs_item_cursor *c)
+{
+	int ret = btrfs_search_slot(fs, root, from, &c->path, 0, 0);
+	if (ret < 0)
+		return ret;
+	return cursor_at(fs, c, btrfs_path_next_item(fs, &c->path));
+}
+
+int btrfs_cursor_next(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c)
+{
+	c->path.slots[0]++;
+	return cursor_at(fs, c, btrfs_path_next_item(fs, &c->path));
+}
+
 int btrfs_for_each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type, btrfs_item_fn fn,
 			void *ctx)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {objectid, type, 0};
-	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != objectid || k.type != type)
+	struct btrfs_item_cursor c;
+	struct btrfs_key from = {objectid, type, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(fs, root, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c)) {
+		if (c.key.objectid != objectid || c.key.type != type)
 			return 0;
-		int r = fn(ctx, &k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]));
+		int r = fn(ctx, &c.key, c.data, c.size);
 		if (r)
 			return r;
-		path.slots[0]++;
 	}
 	return ret < 0 ? ret : 0;
 }

@@ -63,9 +63,26 @@ int btrfs_search_slot(struct btrfs_fs_info *fs, struct btrfs_root *root, const s
 /* Moves path to the next item if path->slots[0] is past the end of its
  * leaf. Returns 0 when the path is at an item, 1 at the end of the tree. */
 int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path);
-/* The item cursor: calls fn(ctx, key, data, size) for each item of root
- * with this objectid and type, in key order (across leaves), until fn
- * returns nonzero (that value is returned). 0 at the end, or an error. */
+/* The item cursor, for "search, then walk items across leaves":
+ *     for (ret = btrfs_cursor_first(fs, root, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c))
+ *             use c.key, c.leaf, c.slot, c.data, c.size (break when past what is wanted)
+ *     if (ret < 0) error;
+ * first and next return 0 at an item, 1 past the last item, or an error. The
+ * search is read-only; the path stays valid while nothing changes root. */
+struct btrfs_item_cursor {
+	struct btrfs_path path;
+	struct btrfs_key key;       /* the item's key */
+	struct extent_buffer *leaf; /* its leaf and slot */
+	int slot;
+	const u8 *data;             /* its data: size bytes inside the leaf */
+	u32 size;
+};
+int btrfs_cursor_first(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *from,
+		       struct btrfs_item_cursor *c);
+int btrfs_cursor_next(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c);
+/* Calls fn(ctx, key, data, size) for each item of root with this objectid
+ * and type, in key order, until fn returns nonzero (that value is
+ * returned). 0 at the end, or an error. */
 typedef int (*btrfs_item_fn)(void *ctx, const struct btrfs_key *k, const u8 *p, u32 size);
 int btrfs_for_each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type, btrfs_item_fn fn,
 			void *ctx);

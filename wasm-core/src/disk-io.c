@@ -230,39 +230,29 @@ static int read_super(struct btrfs_fs_info *fs)
 /* Loads every ROOT_ITEM of the root tree into a struct btrfs_root. */
 static int load_roots(struct btrfs_fs_info *fs)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {0, BTRFS_ROOT_ITEM_KEY, 0};
-	int ret = btrfs_search_slot(fs, fs->tree_root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	for (;;) {
-		ret = btrfs_path_next_item(fs, &path);
-		if (ret < 0)
-			return ret;
-		if (ret > 0)
-			return 0;
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.type != BTRFS_ROOT_ITEM_KEY)
-			goto next;
-		if (btrfs_item_size_nr(path.nodes[0], path.slots[0]) < BTRFS_ROOT_ITEM_V1_SIZE)
+	struct btrfs_item_cursor c;
+	struct btrfs_key from = {0, BTRFS_ROOT_ITEM_KEY, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(fs, fs->tree_root, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c)) {
+		const struct btrfs_key *k = &c.key;
+		if (k->type != BTRFS_ROOT_ITEM_KEY)
+			continue;
+		if (c.size < BTRFS_ROOT_ITEM_V1_SIZE)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "root item (%llu ROOT_ITEM %llu) too small",
-					 (unsigned long long)k.objectid, (unsigned long long)k.offset);
-		if (k.objectid == BTRFS_TREE_RELOC_OBJECTID || k.objectid == BTRFS_TREE_LOG_OBJECTID)
-			goto next;
-		struct btrfs_root *r = btrfs_get_root(fs, k.objectid);
-		if (!r && !(r = btrfs_add_root(fs, k.objectid)))
+					 (unsigned long long)k->objectid, (unsigned long long)k->offset);
+		if (k->objectid == BTRFS_TREE_RELOC_OBJECTID || k->objectid == BTRFS_TREE_LOG_OBJECTID)
+			continue;
+		struct btrfs_root *r = btrfs_get_root(fs, k->objectid);
+		if (!r && !(r = btrfs_add_root(fs, k->objectid)))
 			return fs->err.code;
-		u32 sz = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
 		memset(r->item, 0, sizeof(r->item));
-		memcpy(r->item, btrfs_item_ptr(path.nodes[0], path.slots[0]), sz < BTRFS_ROOT_ITEM_SIZE ? sz : BTRFS_ROOT_ITEM_SIZE);
+		memcpy(r->item, c.data, c.size < BTRFS_ROOT_ITEM_SIZE ? c.size : BTRFS_ROOT_ITEM_SIZE);
 		r->in_root_tree = 1;
-		r->node = btrfs_read_tree_block(fs, btrfs_root_bytenr(r->item), btrfs_root_level(r->item), k.objectid);
+		r->node = btrfs_read_tree_block(fs, btrfs_root_bytenr(r->item), btrfs_root_level(r->item), k->objectid);
 		if (!r->node)
 			return fs->err.code;
-	next:
-		path.slots[0]++;
 	}
+	return ret < 0 ? ret : 0;
 }
 
 struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err)

@@ -431,47 +431,36 @@ int btrfs_load_block_groups(struct btrfs_fs_info *fs)
 {
 	if (fs->bg_loaded)
 		return 0;
-	struct btrfs_path path;
-	struct btrfs_key key = {0, 0, 0};
-	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {0, 0, 0};
+	int ret;
 	/* block group items first: extents are matched against them */
-	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.type == BTRFS_BLOCK_GROUP_ITEM_KEY) {
-			const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-			if (btrfs_item_size_nr(path.nodes[0], path.slots[0]) < BTRFS_BLOCK_GROUP_ITEM_SIZE)
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu too small", (unsigned long long)k.objectid);
-			struct btrfs_chunk_map *cm = btrfs_find_chunk(fs, k.objectid);
-			if (!cm || cm->logical != k.objectid || cm->length != k.offset)
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu len %llu does not match a chunk",
-						 (unsigned long long)k.objectid, (unsigned long long)k.offset);
-			if (btrfs_lookup_block_group(fs, k.objectid))
-				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu is listed twice", (unsigned long long)k.objectid);
-			if ((ret = btrfs_add_block_group(fs, k.objectid, k.offset, btrfs_block_group_flags(p),
-							 btrfs_block_group_used(p))))
-				return ret;
-			/* find it again: the array is sorted by start */
-			struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, k.objectid);
-			bg->pending = 0;
-			bg->fst_dirty = 0;
-		}
-		path.slots[0]++;
+	for (ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		const struct btrfs_key *k = &cur.key;
+		if (k->type != BTRFS_BLOCK_GROUP_ITEM_KEY)
+			continue;
+		if (cur.size < BTRFS_BLOCK_GROUP_ITEM_SIZE)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu too small", (unsigned long long)k->objectid);
+		struct btrfs_chunk_map *cm = btrfs_find_chunk(fs, k->objectid);
+		if (!cm || cm->logical != k->objectid || cm->length != k->offset)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu len %llu does not match a chunk",
+					 (unsigned long long)k->objectid, (unsigned long long)k->offset);
+		if (btrfs_lookup_block_group(fs, k->objectid))
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu is listed twice", (unsigned long long)k->objectid);
+		if ((ret = btrfs_add_block_group(fs, k->objectid, k->offset, btrfs_block_group_flags(cur.data),
+						 btrfs_block_group_used(cur.data))))
+			return ret;
+		/* find it again: the array is sorted by start */
+		struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, k->objectid);
+		bg->pending = 0;
+		bg->fst_dirty = 0;
 	}
 	if (ret < 0)
 		return ret;
-	ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		u64 len = k.type == BTRFS_METADATA_ITEM_KEY ? fs->nodesize : k.type == BTRFS_EXTENT_ITEM_KEY ? k.offset : 0;
-		if (len && (ret = btrfs_exclude_range(fs, k.objectid, len)))
+	for (ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		u64 len = cur.key.type == BTRFS_METADATA_ITEM_KEY ? fs->nodesize : cur.key.type == BTRFS_EXTENT_ITEM_KEY ? cur.key.offset : 0;
+		if (len && (ret = btrfs_exclude_range(fs, cur.key.objectid, len)))
 			return ret;
-		path.slots[0]++;
 	}
 	if (ret < 0)
 		return ret;

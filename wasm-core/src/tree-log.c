@@ -347,25 +347,17 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		return fs->err.code;
 	int full = in->generation == trans || s->full_sync_trans == trans;
 	u64 sector = fs->sectorsize, size_end = (in->size + sector - 1) / sector * sector, covered = 0;
-	struct btrfs_path path;
+	struct btrfs_item_cursor cur;
 	struct btrfs_key key = {ino, BTRFS_INODE_ITEM_KEY, 0}, k;
-	int ret = btrfs_search_slot(fs, c->root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
+	int ret = 0, more;
 	u8 *buf = c->buf;
-	for (;;) {
-		if ((ret = btrfs_path_next_item(fs, &path))) {
-			ret = ret < 0 ? ret : 0;
-			break;
-		}
-		struct extent_buffer *leaf = path.nodes[0];
-		int slot = path.slots[0];
-		btrfs_item_key(leaf, slot, &k);
+	for (more = btrfs_cursor_first(fs, c->root, &key, &cur); more == 0; more = btrfs_cursor_next(fs, &cur)) {
+		struct extent_buffer *leaf = cur.leaf;
+		k = cur.key;
 		if (k.objectid != ino)
 			break;
-		path.slots[0]++;
-		u32 size = btrfs_item_size_nr(leaf, slot);
-		const u8 *p = btrfs_item_ptr(leaf, slot);
+		u32 size = cur.size;
+		const u8 *p = cur.data;
 		switch (k.type) {
 		case BTRFS_INODE_ITEM_KEY:
 		case BTRFS_INODE_REF_KEY:
@@ -413,6 +405,8 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 				break;
 		}
 	}
+	if (more < 0)
+		ret = more;
 	if (!ret && all && is_reg && full && s->full_sync_trans == trans && covered < size_end)
 		ret = log_hole(c, ino, covered, size_end);
 	return ret;
@@ -446,23 +440,15 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 	u64 last_old = 1;
 	int prev_changed = 0;
 	u64 prev_leaf = 0;
-	struct btrfs_path path;
+	struct btrfs_item_cursor cur;
 	struct btrfs_key key = {dir, type, 0}, k;
-	int ret = btrfs_search_slot(fs, c->root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
+	int ret = 0, more;
 	u8 *buf = c->buf;
-	for (;;) {
-		if ((ret = btrfs_path_next_item(fs, &path))) {
-			ret = ret < 0 ? ret : 0;
-			break;
-		}
-		struct extent_buffer *leaf = path.nodes[0];
-		int slot = path.slots[0];
-		btrfs_item_key(leaf, slot, &k);
+	for (more = btrfs_cursor_first(fs, c->root, &key, &cur); more == 0; more = btrfs_cursor_next(fs, &cur)) {
+		struct extent_buffer *leaf = cur.leaf;
+		k = cur.key;
 		if (k.objectid != dir || k.type != type)
 			break;
-		path.slots[0]++;
 		int changed = btrfs_header_generation(leaf->data) == trans;
 		if (hashed && !changed)
 			continue; /* DIR_ITEM keys: ranges come from removed names, below */
@@ -482,8 +468,8 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 		}
 		prev_changed = 1;
 		lock_leaf(c, leaf);
-		u32 size = btrfs_item_size_nr(leaf, slot);
-		const u8 *p = btrfs_item_ptr(leaf, slot);
+		u32 size = cur.size;
+		const u8 *p = cur.data;
 		/* new when any entry in the item is (DIR_ITEMs may hold several) */
 		int is_new = 0;
 		for (u32 off = 0; off + BTRFS_DIR_ITEM_SIZE <= size;) {
@@ -520,6 +506,8 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 				break;
 		}
 	}
+	if (more < 0)
+		ret = more;
 	if (!ret && hashed) {
 		if (fs->nlog_deleted) /* qsort(NULL, 0) is undefined */
 			qsort(fs->log_deleted, fs->nlog_deleted, sizeof(*fs->log_deleted), cmp_key);

@@ -287,26 +287,15 @@ int btrfs_alloc_chunk(struct btrfs_fs_info *fs, u64 type, u64 length, u64 *logic
 
 int btrfs_load_chunk_tree(struct btrfs_fs_info *fs)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY, 0};
-	int ret = btrfs_search_slot(fs, fs->chunk_root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	while ((ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		struct extent_buffer *leaf = path.nodes[0];
-		btrfs_item_key(leaf, path.slots[0], &k);
-		if (k.type == BTRFS_CHUNK_ITEM_KEY && !btrfs_find_chunk(fs, k.offset)) {
-			struct btrfs_chunk_map map;
-			ret = btrfs_parse_chunk(fs, k.offset, btrfs_item_ptr(leaf, path.slots[0]),
-						btrfs_item_size_nr(leaf, path.slots[0]), &map);
-			if (ret)
-				return ret;
-			ret = btrfs_add_chunk_map(fs, &map);
-			if (ret)
-				return ret;
-		}
-		path.slots[0]++;
+	struct btrfs_item_cursor c;
+	struct btrfs_key from = {BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(fs, fs->chunk_root, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c)) {
+		if (c.key.type != BTRFS_CHUNK_ITEM_KEY || btrfs_find_chunk(fs, c.key.offset))
+			continue;
+		struct btrfs_chunk_map map;
+		if ((ret = btrfs_parse_chunk(fs, c.key.offset, c.data, c.size, &map)) || (ret = btrfs_add_chunk_map(fs, &map)))
+			return ret;
 	}
 	return ret < 0 ? ret : 0;
 }

@@ -22,122 +22,35 @@ export type FieldType = 'u64' | 'u32' | 'int' | 'bool' | 'key' | `enum:${keyof t
 
 /** Every kind: its sentence and its fields in order. */
 export const TRACE_SCHEMA = {
-  op: {
-    doc: 'A scenario command begins.',
-    fields: [['line', 'int']],
-  },
-  trans_start: {
-    doc: 'A transaction starts.',
-    fields: [['generation', 'u64']],
-  },
-  chunk_alloc: {
-    doc: 'A chunk is allocated: logical range mapped to the device.',
-    fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['physical', 'u64']],
-  },
-  block_alloc: {
-    doc: 'A tree block is allocated (level < 0: a data extent, generation holding its length).',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['generation', 'u64']],
-  },
-  block_free: {
-    doc: 'A tree block is freed (reusable after the commit).',
-    fields: [['tree', 'u64'], ['bytenr', 'u64']],
-  },
-  cow: {
-    doc: 'A tree block is copied before it changes.',
-    fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64']],
-  },
-  search: {
-    doc: 'A search descends through one block, choosing a slot.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']],
-  },
-  item_insert: {
-    doc: 'An item is inserted into a leaf.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']],
-  },
-  item_delete: {
-    doc: 'An item is deleted from a leaf.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key']],
-  },
-  split: {
-    doc: 'A full block splits: items from slot on move to a new right sibling.',
-    fields: [['tree', 'u64'], ['left', 'u64'], ['right', 'u64'], ['level', 'int'], ['slot', 'int']],
-  },
-  merge: {
-    doc: 'A block is merged into its neighbour.',
-    fields: [['tree', 'u64'], ['into', 'u64'], ['from', 'u64'], ['level', 'int']],
-  },
-  push: {
-    doc: 'Items move to a neighbour with room instead of a split.',
-    fields: [['tree', 'u64'], ['to', 'u64'], ['from', 'u64'], ['level', 'int'], ['moved', 'int']],
-  },
-  root_grow: {
-    doc: 'The tree grows a level: a new root above the old one.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int']],
-  },
-  root_shrink: {
-    doc: 'The tree loses a level: the only child becomes the root.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int']],
-  },
-  block_write: {
-    doc: 'A tree block is written to the device.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['physical', 'u64'], ['level', 'int'], ['generation', 'u64']],
-  },
-  super_write: {
-    doc: 'A superblock copy is written.',
-    fields: [['physical', 'u64'], ['generation', 'u64'], ['mirror', 'u32']],
-  },
-  commit: {
-    doc: 'A transaction commits: its generation is on disk.',
-    fields: [['generation', 'u64'], ['rootBytenr', 'u64']],
-  },
-  fsync: {
-    doc: 'An fsync ends: logged, or why it committed the transaction instead.',
-    fields: [['tree', 'u64'], ['ino', 'u64'], ['result', 'enum:fsync_result']],
-  },
-  log_start: {
-    doc: 'A subvolume\'s log tree starts.',
-    fields: [['tree', 'u64'], ['logRoot', 'u64'], ['logRootTree', 'u64'], ['generation', 'u64']],
-  },
-  log_inode: {
-    doc: 'An inode is logged (all of it, or only so that it exists).',
-    fields: [['tree', 'u64'], ['ino', 'u64'], ['existsOnly', 'bool']],
-  },
-  log_lock: {
-    doc: 'An fs tree leaf is read-locked to copy items from it into the log.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['generation', 'u64']],
-  },
-  log_copy: {
-    doc: 'An item is copied into a log leaf (from 0: made up, not copied).',
-    fields: [['from', 'u64'], ['to', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']],
-  },
-  log_range: {
-    doc: 'The log is authoritative for a range of a directory\'s indexes.',
-    fields: [['key', 'key'], ['last', 'u64']],
-  },
-  log_sync: {
-    doc: 'The log is written and a superblock points at it.',
-    fields: [['logRootTree', 'u64'], ['logRoot', 'u64'], ['generation', 'u64']],
-  },
-  replay: {
-    doc: 'One step of log replay: a pass, an action and the log item it came from.',
-    fields: [['tree', 'u64'], ['pass', 'enum:replay_pass'], ['action', 'enum:replay_action'], ['key', 'key'], ['a', 'u64'], ['b', 'u64'], ['c', 'u64']],
-  },
-  lock_wait: {
-    doc: 'A task waits for a tree block lock another task holds.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['holder', 'u32']],
-  },
-  lock_acquire: {
-    doc: 'A task takes a tree block lock, after waiting waitNs.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['waitNs', 'u64']],
-  },
-  lock_release: {
-    doc: 'A task releases a tree block lock.',
-    fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode']],
-  },
-  task_switch: {
-    doc: 'The modelled CPU switches from one task to another at time atNs.',
-    fields: [['from', 'int'], ['to', 'u32'], ['atNs', 'u64']],
-  },
+  op: { doc: 'A scenario command begins.', fields: [['line', 'int']] },
+  trans_start: { doc: 'A transaction starts.', fields: [['generation', 'u64']] },
+  chunk_alloc: { doc: 'A chunk is allocated: logical range mapped to the device.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['physical', 'u64']] },
+  block_alloc: { doc: 'A tree block is allocated (level < 0: a data extent, generation holding its length).', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['generation', 'u64']] },
+  block_free: { doc: 'A tree block is freed (reusable after the commit).', fields: [['tree', 'u64'], ['bytenr', 'u64']] },
+  cow: { doc: 'A tree block is copied before it changes.', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64']] },
+  search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
+  item_insert: { doc: 'An item is inserted into a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']] },
+  item_delete: { doc: 'An item is deleted from a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key']] },
+  split: { doc: 'A full block splits: items from slot on move to a new right sibling.', fields: [['tree', 'u64'], ['left', 'u64'], ['right', 'u64'], ['level', 'int'], ['slot', 'int']] },
+  merge: { doc: 'A block is merged into its neighbour.', fields: [['tree', 'u64'], ['into', 'u64'], ['from', 'u64'], ['level', 'int']] },
+  push: { doc: 'Items move to a neighbour with room instead of a split.', fields: [['tree', 'u64'], ['to', 'u64'], ['from', 'u64'], ['level', 'int'], ['moved', 'int']] },
+  root_grow: { doc: 'The tree grows a level: a new root above the old one.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int']] },
+  root_shrink: { doc: 'The tree loses a level: the only child becomes the root.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int']] },
+  block_write: { doc: 'A tree block is written to the device.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['physical', 'u64'], ['level', 'int'], ['generation', 'u64']] },
+  super_write: { doc: 'A superblock copy is written.', fields: [['physical', 'u64'], ['generation', 'u64'], ['mirror', 'u32']] },
+  commit: { doc: 'A transaction commits: its generation is on disk.', fields: [['generation', 'u64'], ['rootBytenr', 'u64']] },
+  fsync: { doc: 'An fsync ends: logged, or why it committed the transaction instead.', fields: [['tree', 'u64'], ['ino', 'u64'], ['result', 'enum:fsync_result']] },
+  log_start: { doc: 'A subvolume\'s log tree starts.', fields: [['tree', 'u64'], ['logRoot', 'u64'], ['logRootTree', 'u64'], ['generation', 'u64']] },
+  log_inode: { doc: 'An inode is logged (all of it, or only so that it exists).', fields: [['tree', 'u64'], ['ino', 'u64'], ['existsOnly', 'bool']] },
+  log_lock: { doc: 'An fs tree leaf is read-locked to copy items from it into the log.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['generation', 'u64']] },
+  log_copy: { doc: 'An item is copied into a log leaf (from 0: made up, not copied).', fields: [['from', 'u64'], ['to', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']] },
+  log_range: { doc: 'The log is authoritative for a range of a directory\'s indexes.', fields: [['key', 'key'], ['last', 'u64']] },
+  log_sync: { doc: 'The log is written and a superblock points at it.', fields: [['logRootTree', 'u64'], ['logRoot', 'u64'], ['generation', 'u64']] },
+  replay: { doc: 'One step of log replay: a pass, an action and the log item it came from.', fields: [['tree', 'u64'], ['pass', 'enum:replay_pass'], ['action', 'enum:replay_action'], ['key', 'key'], ['a', 'u64'], ['b', 'u64'], ['c', 'u64']] },
+  lock_wait: { doc: 'A task waits for a tree block lock another task holds.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['holder', 'u32']] },
+  lock_acquire: { doc: 'A task takes a tree block lock, after waiting waitNs.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['waitNs', 'u64']] },
+  lock_release: { doc: 'A task releases a tree block lock.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode']] },
+  task_switch: { doc: 'The modelled CPU switches from one task to another at time atNs.', fields: [['from', 'int'], ['to', 'u32'], ['atNs', 'u64']] },
 } as const satisfies Record<string, { doc: string; fields: readonly (readonly [string, FieldType])[] }>;
 
 export type TraceKind = keyof typeof TRACE_SCHEMA;
