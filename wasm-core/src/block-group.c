@@ -1,5 +1,8 @@
 #include "block-group.h"
+#include "ctree.h"
+#include "volumes.h"
 #include <stdlib.h>
+#include <string.h>
 
 struct btrfs_block_group *btrfs_lookup_block_group(struct btrfs_fs_info *fs, u64 bytenr)
 {
@@ -121,26 +124,14 @@ static int give_range(struct btrfs_block_group *bg, u64 start, u64 len)
 	return 0;
 }
 
-int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out)
+int btrfs_add_reserved_bytes(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, u64 start, u64 len)
 {
-	for (size_t b = 0; b < fs->nbgs; b++) {
-		struct btrfs_block_group *bg = &fs->bgs[b];
-		if ((bg->flags & BTRFS_BLOCK_GROUP_TYPE_MASK) != type)
-			continue;
-		for (size_t i = 0; i < bg->nfree; i++) {
-			u64 s = (bg->free[i].start + align - 1) / align * align;
-			if (s + len <= bg->free[i].start + bg->free[i].len) {
-				int ret = take_range(bg, s, len);
-				if (ret)
-					return blab_fail(&fs->err, ret, "free space of block group %llu", (unsigned long long)bg->start);
-				bg->used += len;
-				bg->dirty = bg->fst_dirty = 1;
-				*out = s;
-				return 0;
-			}
-		}
-	}
-	return BLAB_ENOSPC;
+	int ret = take_range(bg, start, len);
+	if (ret)
+		return blab_fail(&fs->err, ret, "free space of block group %llu", (unsigned long long)bg->start);
+	bg->used += len;
+	bg->dirty = bg->fst_dirty = 1;
+	return 0;
 }
 
 static struct btrfs_block_group *bg_of(struct btrfs_fs_info *fs, u64 start, u64 len)
@@ -265,5 +256,102 @@ int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_grou
 	}
 	*out = r;
 	*n = m;
+	return 0;
+}
+
+/* ---- block group items ---- */
+
+int btrfs_write_block_group_items(struct btrfs_fs_info *fs)
+{
+	for (size_t i = 0; i < fs->nbgs; i++) {
+		struct btrfs_block_group *bg = &fs->bgs[i];
+		if (!bg->pending && !bg->dirty)
+			continue;
+		struct btrfs_key key = {bg->start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg->length};
+		u8 item[BTRFS_BLOCK_GROUP_ITEM_SIZE];
+		btrfs_set_block_group_used(item, bg->used);
+		btrfs_set_block_group_chunk_objectid(item, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
+		btrfs_set_block_group_flags(item, bg->flags);
+		/* clear first: changing the tree may allocate and dirty this group again */
+		int pending = bg->pending;
+		bg->pending = 0;
+		bg->dirty = 0;
+		int ret;
+		if (pending) {
+			ret = btrfs_insert_item(fs, fs->extent_root, &key, item, sizeof(item));
+		} else {
+			u8 *p;
+			u32 sz;
+			ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 1);
+			if (ret == BLAB_ENOENT)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu is missing",
+						 (unsigned long long)bg->start);
+			if (!ret)
+				memcpy(p, item, sizeof(item));
+		}
+		if (ret)
+			return ret;
+		bg = &fs->bgs[i]; /* a new chunk may have moved the array */
+	}
+	return 0;
+}
+
+/* ---- loading an existing image's allocation state ---- */
+
+int btrfs_load_block_groups(struct btrfs_fs_info *fs)
+{
+	if (fs->bg_loaded)
+		return 0;
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {0, 0, 0};
+	int ret;
+	/* block group items first: extents are matched against them */
+	for (ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		const struct btrfs_key *k = &cur.key;
+		if (k->type != BTRFS_BLOCK_GROUP_ITEM_KEY)
+			continue;
+		if (cur.size < BTRFS_BLOCK_GROUP_ITEM_SIZE)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "block group item %llu too small", (unsigned long long)k->objectid);
+		struct btrfs_chunk_map *cm = btrfs_find_chunk(fs, k->objectid);
+		if (!cm || cm->logical != k->objectid || cm->length != k->offset)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu len %llu does not match a chunk",
+					 (unsigned long long)k->objectid, (unsigned long long)k->offset);
+		if (btrfs_lookup_block_group(fs, k->objectid))
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "block group %llu is listed twice", (unsigned long long)k->objectid);
+		if ((ret = btrfs_add_block_group(fs, k->objectid, k->offset, btrfs_block_group_flags(cur.data),
+						 btrfs_block_group_used(cur.data))))
+			return ret;
+		/* find it again: the array is sorted by start */
+		struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, k->objectid);
+		bg->pending = 0;
+		bg->fst_dirty = 0;
+	}
+	if (ret < 0)
+		return ret;
+	for (ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		u64 len = cur.key.type == BTRFS_METADATA_ITEM_KEY ? fs->nodesize : cur.key.type == BTRFS_EXTENT_ITEM_KEY ? cur.key.offset : 0;
+		if (len && (ret = btrfs_exclude_range(fs, cur.key.objectid, len)))
+			return ret;
+	}
+	if (ret < 0)
+		return ret;
+	/* superblock copies inside block groups are never free */
+	for (int m = 0; m < BTRFS_SUPER_MIRROR_MAX; m++) {
+		u64 sb = btrfs_sb_offset(m);
+		for (size_t i = 0; i < fs->nchunks; i++) {
+			struct btrfs_chunk_map *c = &fs->chunks[i];
+			for (u16 s = 0; s < c->num_stripes; s++) {
+				u64 p = c->stripes[s].physical;
+				if (sb + BTRFS_SUPER_INFO_SIZE <= p || sb >= p + c->length)
+					continue;
+				u64 logical = c->logical + (sb > p ? sb - p : 0);
+				u64 len = BTRFS_STRIPE_LEN;
+				if (logical + len > c->logical + c->length)
+					len = c->logical + c->length - logical;
+				btrfs_exclude_range_partial(fs, logical, len);
+			}
+		}
+	}
+	fs->bg_loaded = 1;
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* block-group.h — block groups: the used count of each chunk and its free
- * space, from which tree blocks and data extents are allocated. */
+ * space, from which tree blocks and data extents are allocated (the policy
+ * that chooses where is extent-tree.c's); their items in the extent tree. */
 #ifndef BTRFSLAB_BLOCK_GROUP_H
 #define BTRFSLAB_BLOCK_GROUP_H
 #include "fs.h"
@@ -8,9 +9,9 @@
  * means its item is inserted at the next commit. */
 int btrfs_add_block_group(struct btrfs_fs_info *fs, u64 start, u64 length, u64 flags, u64 used);
 struct btrfs_block_group *btrfs_lookup_block_group(struct btrfs_fs_info *fs, u64 bytenr);
-/* Finds len bytes aligned to align in a block group whose type matches
- * type (DATA/METADATA/SYSTEM); marks them used. ENOSPC when none has room. */
-int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out);
+/* Marks [start, start+len), free in bg, used (the allocator chose it:
+ * btrfs_reserve_extent in extent-tree.c). */
+int btrfs_add_reserved_bytes(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, u64 start, u64 len);
 /* Returns a reserved extent that never reached disk to free space at once. */
 int btrfs_free_reserved(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* An extent freed in this transaction: no longer counted as used, but not
@@ -29,4 +30,9 @@ void btrfs_exclude_range_partial(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* The free space of bg as the free space tree must record it after this
  * commit: free ranges and pinned ones, merged. *out is malloc'd. */
 int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, struct free_range **out, size_t *n);
+/* Inserts the items of new block groups and updates changed ones. */
+int btrfs_write_block_group_items(struct btrfs_fs_info *fs);
+/* Loads block groups and their free space from the extent tree of an opened
+ * image (needed before changing it). */
+int btrfs_load_block_groups(struct btrfs_fs_info *fs);
 #endif

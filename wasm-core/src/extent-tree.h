@@ -30,14 +30,13 @@ int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Applies the queued reference changes to the extent tree (may queue more;
  * call until fs->delayed_refs is empty). */
 int btrfs_run_delayed_refs(struct btrfs_fs_info *fs);
-/* Inserts the items of new block groups and updates changed ones. */
-int btrfs_write_block_group_items(struct btrfs_fs_info *fs);
 /* After the commit is on disk: pinned extents become free, freed blocks
  * leave the cache. */
 void btrfs_unpin_extents(struct btrfs_fs_info *fs);
-/* Loads block groups and their free space from the extent tree of an opened
- * image (needed before changing it). */
-int btrfs_load_block_groups(struct btrfs_fs_info *fs);
+/* Allocation policy: finds len bytes aligned to align in a block group whose
+ * type matches type (DATA/METADATA/SYSTEM) and reserves them. ENOSPC when
+ * none has room. */
+int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out);
 /* Default chunk size for a new chunk of type on this device. */
 u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type);
 #endif
