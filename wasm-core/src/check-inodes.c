@@ -220,18 +220,16 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 
 static void walk_root(struct ic *c)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {0, 0, 0};
-	int ret = btrfs_search_slot(c->fs, c->root, &key, &path, 0, 0);
-	while (ret >= 0 && (ret = btrfs_path_next_item(c->fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid >= BTRFS_FIRST_FREE_OBJECTID && k.objectid <= BTRFS_LAST_FREE_OBJECTID) {
-			if (k.objectid != c->ino)
-				start_inode(c, k.objectid);
-			item(c, &k, btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]));
-		}
-		path.slots[0]++;
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {0, 0, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(c->fs, c->root, &from, &cur); ret == 0; ret = btrfs_cursor_next(c->fs, &cur)) {
+		const struct btrfs_key *k = &cur.key;
+		if (k->objectid < BTRFS_FIRST_FREE_OBJECTID || k->objectid > BTRFS_LAST_FREE_OBJECTID)
+			continue;
+		if (k->objectid != c->ino)
+			start_inode(c, k->objectid);
+		item(c, k, cur.data, cur.size);
 	}
 	finish_inode(c);
 	c->ino = 0;
@@ -259,16 +257,14 @@ static void walk_root(struct ic *c)
 /* Data extents: the references counted in file trees equal the extent tree's. */
 static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, struct strbuf *out, int *errors)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {0, 0, 0};
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {0, 0, 0};
 	struct u64map seen;
 	u64map_init(&seen, 1);
-	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
-	while (ret >= 0 && (ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-		if (k.type == BTRFS_EXTENT_ITEM_KEY && btrfs_item_size_nr(path.nodes[0], path.slots[0]) >= BTRFS_EXTENT_ITEM_SIZE &&
+	for (int ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		struct btrfs_key k = cur.key;
+		const u8 *p = cur.data;
+		if (k.type == BTRFS_EXTENT_ITEM_KEY && cur.size >= BTRFS_EXTENT_ITEM_SIZE &&
 		    (btrfs_extent_flags(p) & BTRFS_EXTENT_FLAG_DATA)) {
 			u64 *n = u64map_get(drefs, k.objectid);
 			u64 have = n ? *n : 0;
@@ -280,7 +276,6 @@ static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, stru
 			if (s)
 				*s = 1;
 		}
-		path.slots[0]++;
 	}
 	size_t i = 0;
 	u64 b;

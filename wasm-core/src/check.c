@@ -113,14 +113,13 @@ static void check_extents(struct checker *c)
 	u64 *used = calloc(fs->nbgs ? fs->nbgs : 1, sizeof(u64));
 	struct u64map seen;
 	u64map_init(&seen, 1);
-	struct btrfs_path path;
-	struct btrfs_key key = {0, 0, 0};
-	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
-	while (used && ret >= 0 && (ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-		u32 sz = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {0, 0, 0};
+	int ret = 0;
+	for (ret = used ? btrfs_cursor_first(fs, fs->extent_root, &from, &cur) : 1; ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		struct btrfs_key k = cur.key;
+		const u8 *p = cur.data;
+		u32 sz = cur.size;
 		if (k.type == BTRFS_METADATA_ITEM_KEY || k.type == BTRFS_EXTENT_ITEM_KEY) {
 			u64 len = k.type == BTRFS_METADATA_ITEM_KEY ? fs->nodesize : k.offset;
 			struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, k.objectid);
@@ -148,7 +147,6 @@ static void check_extents(struct checker *c)
 						k.objectid, (long long)btrfs_extent_inline_ref_offset(p + off), (long long)*owner);
 			}
 		}
-		path.slots[0]++;
 	}
 	if (ret < 0)
 		problem(c, "extent tree: %s", fs->err.msg);

@@ -12,17 +12,16 @@ struct fst_key {
 static int existing_items(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, struct fst_key **out, size_t *n,
 			  int *have_info)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {bg->start, 0, 0};
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {bg->start, 0, 0};
 	size_t cap = 16, k = 0;
 	struct fst_key *v = malloc(cap * sizeof(*v));
 	if (!v)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "free space items");
 	*have_info = 0;
-	int ret = btrfs_search_slot(fs, fs->fst_root, &key, &path, 0, 0);
-	while (ret >= 0 && (ret = btrfs_path_next_item(fs, &path)) == 0) {
-		struct btrfs_key ik;
-		btrfs_item_key(path.nodes[0], path.slots[0], &ik);
+	int ret;
+	for (ret = btrfs_cursor_first(fs, fs->fst_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		struct btrfs_key ik = cur.key;
 		if (ik.objectid >= bg->start + bg->length)
 			break;
 		if (ik.type == BTRFS_FREE_SPACE_INFO_KEY && ik.objectid == bg->start)
@@ -38,7 +37,6 @@ static int existing_items(struct btrfs_fs_info *fs, struct btrfs_block_group *bg
 			}
 			v[k++] = (struct fst_key){ik.objectid, ik.offset, ik.type};
 		}
-		path.slots[0]++;
 	}
 	if (ret < 0) {
 		free(v);
