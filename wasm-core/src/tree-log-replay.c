@@ -177,15 +177,12 @@ static int clear_index(struct replay *r, const struct btrfs_key *why, u64 dir, u
 
 static int extent_allocated(struct btrfs_fs_info *fs, u64 bytenr)
 {
-	struct btrfs_path path;
-	struct btrfs_key key = {bytenr, BTRFS_EXTENT_ITEM_KEY, 0}, k;
-	int ret = btrfs_search_slot(fs, fs->extent_root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	if ((ret = btrfs_path_next_item(fs, &path)))
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {bytenr, BTRFS_EXTENT_ITEM_KEY, 0};
+	int ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur);
+	if (ret)
 		return ret < 0 ? ret : 0;
-	btrfs_item_key(path.nodes[0], path.slots[0], &k);
-	return k.objectid == bytenr && k.type == BTRFS_EXTENT_ITEM_KEY;
+	return cur.key.objectid == bytenr && cur.key.type == BTRFS_EXTENT_ITEM_KEY;
 }
 
 static int pin_block(struct replay *r, struct extent_buffer *eb)
@@ -346,18 +343,16 @@ struct fs_entry {
 static int next_dir_entry(struct replay *r, u64 dir, u64 from, u64 last, struct fs_entry *e)
 {
 	struct btrfs_fs_info *fs = r->fs;
-	struct btrfs_path path;
+	struct btrfs_item_cursor cur;
 	struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, from};
-	int ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0);
-	if (ret < 0)
+	int ret = btrfs_cursor_first(fs, r->root, &key, &cur);
+	if (ret)
 		return ret;
-	if ((ret = btrfs_path_next_item(fs, &path)))
-		return ret;
-	btrfs_item_key(path.nodes[0], path.slots[0], &e->key);
+	e->key = cur.key;
 	if (e->key.objectid != dir || e->key.type != BTRFS_DIR_INDEX_KEY || e->key.offset > last)
 		return 1;
 	struct dir_entry d;
-	if (!btrfs_parse_dir_entry(btrfs_item_ptr(path.nodes[0], path.slots[0]), btrfs_item_size_nr(path.nodes[0], path.slots[0]), &d))
+	if (!btrfs_parse_dir_entry(cur.data, cur.size, &d))
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "DIR_INDEX %llu of directory %llu is damaged",
 				 (unsigned long long)e->key.offset, (unsigned long long)dir);
 	e->location = d.location;
@@ -370,23 +365,18 @@ static int next_dir_entry(struct replay *r, u64 dir, u64 from, u64 last, struct 
 static int replay_dir_deletes(struct replay *r, const struct btrfs_key *lk, u64 dir)
 {
 	struct btrfs_fs_info *fs = r->fs;
-	struct btrfs_path lpath;
+	struct btrfs_item_cursor lc; /* over the log's ranges; replay changes only the fs tree */
 	struct btrfs_key key = {dir, BTRFS_DIR_LOG_INDEX_KEY, 0}, k;
-	int ret = btrfs_search_slot(fs, &r->log, &key, &lpath, 0, 0);
-	if (ret < 0)
-		return ret;
-	for (;;) {
-		if ((ret = btrfs_path_next_item(fs, &lpath)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(lpath.nodes[0], lpath.slots[0], &k);
+	int ret;
+	for (ret = btrfs_cursor_first(fs, &r->log, &key, &lc); ret == 0; ret = btrfs_cursor_next(fs, &lc)) {
+		k = lc.key;
 		if (k.objectid != dir || k.type != BTRFS_DIR_LOG_INDEX_KEY)
 			return 0;
-		if (btrfs_item_size_nr(lpath.nodes[0], lpath.slots[0]) < 8)
+		if (lc.size < 8)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu DIR_LOG_INDEX %llu) is too small",
 					 (unsigned long long)dir, (unsigned long long)k.offset);
-		u64 first = k.offset, last = get_le64(btrfs_item_ptr(lpath.nodes[0], lpath.slots[0]));
+		u64 first = k.offset, last = get_le64(lc.data);
 		struct btrfs_key rk = k;
-		lpath.slots[0]++;
 		if (last < first)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu DIR_LOG_INDEX %llu) ends at %llu, before it starts",
 					 (unsigned long long)dir, (unsigned long long)first, (unsigned long long)last);
@@ -409,6 +399,7 @@ static int replay_dir_deletes(struct replay *r, const struct btrfs_key *lk, u64 
 		if (ret < 0)
 			return ret;
 	}
+	return ret < 0 ? ret : 0;
 }
 
 static int replay_inode_item(struct replay *r, const struct btrfs_key *lk, const u8 *item, u32 size)
@@ -756,20 +747,16 @@ struct tally {
 static int tally_inode(struct replay *r, u64 ino, struct tally *t)
 {
 	struct btrfs_fs_info *fs = r->fs;
-	struct btrfs_path path;
-	struct btrfs_key key = {ino, 0, 0}, k;
-	int ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {ino, 0, 0}, k;
+	int ret;
 	*t = (struct tally){0};
-	for (;;) {
-		if ((ret = btrfs_path_next_item(fs, &path)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+	for (ret = btrfs_cursor_first(fs, r->root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		k = cur.key;
 		if (k.objectid != ino)
 			return 0;
-		const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-		u32 size = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
+		const u8 *p = cur.data;
+		u32 size = cur.size;
 		if (k.type == BTRFS_INODE_REF_KEY || k.type == BTRFS_INODE_EXTREF_KEY) {
 			struct ref_name names[256];
 			u64 parents[1];
@@ -785,8 +772,8 @@ static int tally_inode(struct replay *r, u64 ino, struct tally *t)
 			else if (size >= BTRFS_FILE_EXTENT_SIZE && btrfs_file_extent_disk_bytenr(p))
 				t->nbytes += btrfs_file_extent_num_bytes(p);
 		}
-		path.slots[0]++;
 	}
+	return ret < 0 ? ret : 0;
 }
 
 static int fixup_inode(struct replay *r, u64 ino)

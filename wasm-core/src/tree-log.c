@@ -243,14 +243,13 @@ static int drop_logged_inode(struct log_ctx *c, u64 ino, u8 min_type, u8 max_typ
 {
 	struct btrfs_fs_info *fs = c->fs;
 	for (;;) {
+		struct btrfs_item_cursor cur;
 		struct btrfs_path path;
-		struct btrfs_key key = {ino, min_type, 0}, k;
-		int ret = btrfs_search_slot(fs, c->log, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
-		if ((ret = btrfs_path_next_item(fs, &path)))
+		struct btrfs_key from = {ino, min_type, 0}, k;
+		int ret = btrfs_cursor_first(fs, c->log, &from, &cur);
+		if (ret)
 			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		k = cur.key;
 		if (k.objectid != ino || k.type > max_type)
 			return 0;
 		if ((ret = btrfs_search_slot(fs, c->log, &k, &path, -1, 1)) != 0)
@@ -569,21 +568,15 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 static int parents_of(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 *out, int max, int *n)
 {
 	*n = 0;
-	struct btrfs_path path;
-	struct btrfs_key key = {ino, BTRFS_INODE_REF_KEY, 0}, k;
-	int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-	if (ret < 0)
-		return ret;
-	while (*n < max) {
-		if ((ret = btrfs_path_next_item(fs, &path)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != ino || k.type != BTRFS_INODE_REF_KEY)
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {ino, BTRFS_INODE_REF_KEY, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(fs, root, &from, &cur); ret == 0 && *n < max; ret = btrfs_cursor_next(fs, &cur)) {
+		if (cur.key.objectid != ino || cur.key.type != BTRFS_INODE_REF_KEY)
 			return 0;
-		out[(*n)++] = k.offset;
-		path.slots[0]++;
+		out[(*n)++] = cur.key.offset;
 	}
-	return 0;
+	return ret < 0 ? ret : 0;
 }
 
 /* New directories above a new inode are logged so that they exist. */
