@@ -627,6 +627,36 @@ int btrfs_cursor_next(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c)
 	return cursor_at(fs, c, btrfs_path_next_item(fs, &c->path));
 }
 
+int btrfs_del_items_of(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 min_type, u8 max_type)
+{
+	for (;;) {
+		/* the first remaining item, found read-only ... */
+		struct btrfs_item_cursor cur;
+		struct btrfs_key from = {objectid, min_type, 0}, k;
+		int ret = btrfs_cursor_first(fs, root, &from, &cur);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		k = cur.key;
+		if (k.objectid != objectid || k.type > max_type)
+			return 0;
+		/* ... then a writable path to it, and the run of such items in that leaf goes */
+		struct btrfs_path path;
+		if ((ret = btrfs_search_slot(fs, root, &k, &path, -1, 1)) != 0)
+			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "item (%llu %u %llu) vanished between two searches",
+							 (unsigned long long)k.objectid, k.type, (unsigned long long)k.offset);
+		struct extent_buffer *leaf = path.nodes[0];
+		int slot = path.slots[0], n = 0;
+		while (slot + n < (int)btrfs_nritems(leaf)) {
+			btrfs_item_key(leaf, slot + n, &k);
+			if (k.objectid != objectid || k.type > max_type)
+				break;
+			n++;
+		}
+		if ((ret = btrfs_del_items(fs, root, &path, slot, n)))
+			return ret;
+	}
+}
+
 int btrfs_for_each_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 type, btrfs_item_fn fn,
 			void *ctx)
 {

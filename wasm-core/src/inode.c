@@ -457,32 +457,7 @@ int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino
 	int ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, NULL);
 	if (ret)
 		return ret;
-	for (;;) {
-		/* the first remaining item of the inode, found read-only ... */
-		struct btrfs_path path;
-		struct btrfs_key key = {ino, 0, 0}, k;
-		ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
-		if ((ret = btrfs_path_next_item(fs, &path)))
-			return ret < 0 ? ret : 0;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
-		if (k.objectid != ino)
-			return 0;
-		/* ... then a writable path to it, and all of the inode's items in that leaf go */
-		if ((ret = btrfs_search_slot(fs, root, &k, &path, -1, 1)) != 0)
-			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "item of inode %llu vanished", (unsigned long long)ino);
-		struct extent_buffer *leaf = path.nodes[0];
-		int slot = path.slots[0], n = 0;
-		while (slot + n < (int)btrfs_nritems(leaf)) {
-			btrfs_item_key(leaf, slot + n, &k);
-			if (k.objectid != ino)
-				break;
-			n++;
-		}
-		if ((ret = btrfs_del_items(fs, root, &path, slot, n)))
-			return ret;
-	}
+	return btrfs_del_items_of(fs, root, ino, 0, (u8)-1);
 }
 
 /* Drops one link; the inode goes when its last link does. */
@@ -610,15 +585,12 @@ static int is_ancestor(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 an
 		if (dir == BTRFS_FIRST_FREE_OBJECTID)
 			return 0;
 		/* a directory has one INODE_REF: its parent is the key offset */
-		struct btrfs_path path;
-		struct btrfs_key key = {dir, BTRFS_INODE_REF_KEY, 0};
-		int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
-		if ((ret = btrfs_path_next_item(fs, &path)))
+		struct btrfs_item_cursor cur;
+		struct btrfs_key from = {dir, BTRFS_INODE_REF_KEY, 0};
+		int ret = btrfs_cursor_first(fs, root, &from, &cur);
+		if (ret)
 			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no parent", (unsigned long long)dir);
-		struct btrfs_key k;
-		btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		struct btrfs_key k = cur.key;
 		if (k.objectid != dir || k.type != BTRFS_INODE_REF_KEY)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no parent", (unsigned long long)dir);
 		dir = k.offset;

@@ -241,30 +241,7 @@ static int log_insert(struct log_ctx *c, const struct btrfs_key *k, const u8 *da
  * transaction) before it is logged again. */
 static int drop_logged_inode(struct log_ctx *c, u64 ino, u8 min_type, u8 max_type)
 {
-	struct btrfs_fs_info *fs = c->fs;
-	for (;;) {
-		struct btrfs_item_cursor cur;
-		struct btrfs_path path;
-		struct btrfs_key from = {ino, min_type, 0}, k;
-		int ret = btrfs_cursor_first(fs, c->log, &from, &cur);
-		if (ret)
-			return ret < 0 ? ret : 0;
-		k = cur.key;
-		if (k.objectid != ino || k.type > max_type)
-			return 0;
-		if ((ret = btrfs_search_slot(fs, c->log, &k, &path, -1, 1)) != 0)
-			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "log item vanished");
-		struct extent_buffer *leaf = path.nodes[0];
-		int slot = path.slots[0], n = 0;
-		while (slot + n < (int)btrfs_nritems(leaf)) {
-			btrfs_item_key(leaf, slot + n, &k);
-			if (k.objectid != ino || k.type > max_type)
-				break;
-			n++;
-		}
-		if ((ret = btrfs_del_items(fs, c->log, &path, slot, n)))
-			return ret;
-	}
+	return btrfs_del_items_of(c->fs, c->log, ino, min_type, max_type);
 }
 
 static void lock_leaf(struct log_ctx *c, const struct extent_buffer *leaf)
