@@ -1,5 +1,6 @@
 #include "trace.h"
 #include "errors.h"
+#include "print-tree.h"
 #include "tree-log.h"
 #include <inttypes.h>
 #include <stdarg.h>
@@ -188,62 +189,47 @@ static const char *type_name(const char *token)
 	return NULL;
 }
 
-struct sbuf {
-	char s[16384];
-	size_t len;
-	int over;
-};
-
-static void sput(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sput(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(b->s + b->len, sizeof(b->s) - b->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(b->s) - b->len)
-		b->over = 1;
-	else
-		b->len += (size_t)n;
-}
-
-static void schema_field(struct sbuf *b, int *first, const char *name, const char *token)
+static void schema_field(struct strbuf *b, int *first, const char *name, const char *token)
 {
 	const char *t = type_name(token);
-	sput(b, "%s{\"name\":\"%s\",\"type\":\"%s\"}", *first ? "" : ",", name, t ? t : "?");
+	sb_printf(b, "%s{\"name\":\"%s\",\"type\":\"%s\"}", *first ? "" : ",", name, t ? t : "?");
 	*first = 0;
 }
 
-static void schema_enum(struct sbuf *b, int *first, const char *name, const struct enum_table *t)
+static void schema_enum(struct strbuf *b, int *first, const char *name, const struct enum_table *t)
 {
-	sput(b, "%s\"%s\":[", *first ? "" : ",", name);
+	sb_printf(b, "%s\"%s\":[", *first ? "" : ",", name);
 	for (size_t i = 0; i < t->len; i++)
-		sput(b, "%s\"%s\"", i ? "," : "", t->names[i] ? t->names[i] : "");
-	sput(b, "]");
+		sb_printf(b, "%s\"%s\"", i ? "," : "", t->names[i] ? t->names[i] : "");
+	sb_printf(b, "]");
 	*first = 0;
 }
 
 const char *trace_schema_json(void)
 {
-	static struct sbuf b;
+	static struct strbuf b; /* made once; the schema never changes */
 	if (b.len)
-		return b.over ? NULL : b.s;
+		return b.s;
 	int firstk = 1, first;
-	sput(&b, "{\"version\":1,\"kinds\":[");
+	sb_printf(&b, "{\"version\":1,\"kinds\":[");
 #define SCHEMA_FIELD(name, type, member) schema_field(&b, &first, #name, #type);
 #define SCHEMA_KIND(ID, kname, doc, fields)                                                             \
-	sput(&b, "%s{\"kind\":\"%s\",\"doc\":\"%s\",\"fields\":[", firstk ? "" : ",", kname, doc); \
+	sb_printf(&b, "%s{\"kind\":\"%s\",\"doc\":\"%s\",\"fields\":[", firstk ? "" : ",", kname, doc); \
 	first = 1;                                                                                      \
-	fields sput(&b, "]}");                                                                          \
+	fields sb_printf(&b, "]}");                                                                          \
 	firstk = 0;
 	TRACE_EVENTS(SCHEMA_KIND, SCHEMA_FIELD)
 #undef SCHEMA_KIND
 #undef SCHEMA_FIELD
-	sput(&b, "],\"enums\":{");
+	sb_printf(&b, "],\"enums\":{");
 	first = 1;
 #define SCHEMA_ENUM(type, schema_name) schema_enum(&b, &first, schema_name, &type);
 	TRACE_ENUMS(SCHEMA_ENUM)
 #undef SCHEMA_ENUM
-	sput(&b, "}}");
-	return b.over ? NULL : b.s;
+	sb_printf(&b, "}}");
+	if (b.oom) {
+		sb_free(&b);
+		return NULL;
+	}
+	return b.s;
 }

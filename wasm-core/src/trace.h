@@ -47,6 +47,6 @@ void trace_free(struct blab_trace *t);
 int trace_event_json(const struct trace_event *e, char *buf, size_t size);
 /* The schema of every kind, as JSON: {"version":1,"kinds":[{"kind","doc",
  * "fields":[{"name","type"}]}],"enums":{"name":[...]}}, types "u64", "u32",
- * "int", "key", "bool" or "enum:NAME". Static storage. */
+ * "int", "key", "bool" or "enum:NAME". Made once and kept; NULL when out of memory. */
 const char *trace_schema_json(void);
 #endif
