@@ -600,7 +600,7 @@ int btrfs_path_next_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 }
 
 /* Fills the cursor from its path once btrfs_path_next_item put it at an item. */
-static int cursor_at(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c, int ret)
+static int cursor_at(struct btrfs_item_cursor *c, int ret)
 {
 	if (ret)
 		return ret;
@@ -618,13 +618,13 @@ int btrfs_cursor_first(struct btrfs_fs_info *fs, struct btrfs_root *root, const 
 	int ret = btrfs_search_slot(fs, root, from, &c->path, 0, 0);
 	if (ret < 0)
 		return ret;
-	return cursor_at(fs, c, btrfs_path_next_item(fs, &c->path));
+	return cursor_at(c, btrfs_path_next_item(fs, &c->path));
 }
 
 int btrfs_cursor_next(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c)
 {
 	c->path.slots[0]++;
-	return cursor_at(fs, c, btrfs_path_next_item(fs, &c->path));
+	return cursor_at(c, btrfs_path_next_item(fs, &c->path));
 }
 
 int btrfs_del_items_of(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 min_type, u8 max_type)

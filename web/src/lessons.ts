@@ -59,13 +59,14 @@ export const LESSONS: Lesson[] = Object.keys(texts)
     const id = idOf(p);
     const dir = p.slice(0, p.lastIndexOf('/'));
     const text = texts[p];
+    const manifest = manifests[`${dir}/lesson.json`];
     return {
       id,
       title: /^#\s+(.*)$/m.exec(text)?.[1] ?? id,
       text: text.replace(/^#\s+.*\n/, ''),
       scenario: scenarios[`${dir}/scenario.txt`] ?? '',
       questions: questions[`${dir}/questions.json`] ?? [],
-      views: manifests[`${dir}/lesson.json`]?.views ?? ['tree'],
-      seed: manifests[`${dir}/lesson.json`]?.seed,
+      views: manifest?.views ?? ['tree'],
+      seed: manifest?.seed,
     };
   });
