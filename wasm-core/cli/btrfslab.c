@@ -4,6 +4,7 @@
 #include "../src/file.h"
 #include "../src/inode.h"
 #include "../src/scenario.h"
+#include "../src/checkpoint.h"
 #include "../src/image.h"
 #include "../src/mkfs.h"
 #include "../src/print-tree.h"
@@ -33,10 +34,12 @@ static const char usage_text[] =
 	"        write a btrfs filesystem to IMAGE, empty or holding a copy of DIR\n"
 	"        (sizes take K, M, G suffixes; with --rootdir and no --size it is sized to fit)\n"
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
-	"      [--max-ops N] [--max-bytes S]\n"
+	"      [--max-ops N] [--max-bytes S] [--crash-after LINE]\n"
 	"        run a scenario script from an empty filesystem ('-' reads standard input;\n"
 	"        --metrics - and --trace - write to standard output); a run may do 2000000\n"
-	"        operations and write 1G unless --max-ops / --max-bytes say otherwise\n"
+	"        operations and write 1G unless --max-ops / --max-bytes say otherwise;\n"
+	"        --crash-after LINE writes to --image what a power cut after LINE leaves\n"
+	"        (the last commit and what fsync wrote), from a checkpoint of the run\n"
 	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
 	"        write the result (no log left) to OUT; --trace writes every replay step\n"
@@ -410,13 +413,19 @@ static int cmd_run(int argc, char **argv)
 {
 	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
+	u64 crash_after = 0;
+	int crash = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--image") || !strcmp(a, "--metrics") || !strcmp(a, "--trace") || !strcmp(a, "--seed") ||
-		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes")) {
+		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes") || !strcmp(a, "--crash-after")) {
 			if (!(v = opt_value(argc, argv, &i, "run")))
 				return 2;
-			if (!strcmp(a, "--image"))
+			if (!strcmp(a, "--crash-after")) {
+				if (parse_size(v, &crash_after) || crash_after > INT32_MAX)
+					return fprintf(stderr, "btrfslab run: --crash-after: '%s' is not a line number\n", v), 2;
+				crash = 1;
+			} else if (!strcmp(a, "--image"))
 				image = v;
 			else if (!strcmp(a, "--metrics"))
 				metrics = v;
@@ -435,6 +444,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (!script)
 		return fprintf(stderr, "btrfslab run: missing SCRIPT\n"), 2;
+	if (crash && !image)
+		return fprintf(stderr, "btrfslab run: --crash-after needs --image (the image the power cut leaves)\n"), 2;
 	size_t len;
 	char *text = read_script(script, &len);
 	if (!text)
@@ -443,10 +454,24 @@ static int cmd_run(int argc, char **argv)
 	o.count_events = metrics != NULL;
 	struct scenario_result res;
 	struct blab_err err = {0};
-	int ret = scenario_run(text, len, strcmp(script, "-") ? script : "<stdin>", &o, &res, &err);
+	struct scenario_session *sess = NULL;
+	struct btrfs_fs_info *cut = NULL;
+	const char *name = strcmp(script, "-") ? script : "<stdin>";
+	int ret;
+	if (crash) {
+		/* the whole run, kept with checkpoints; the image is one of them plus a power cut */
+		if (!(ret = scenario_session_new(text, len, name, &o, 0, &sess, &err))) {
+			res = *scenario_session_result(sess);
+			ret = scenario_session_crash(sess, (int)crash_after, &cut, &err);
+		}
+	} else {
+		ret = scenario_run(text, len, name, &o, &res, &err);
+	}
 	free(text);
-	if (ret)
+	if (ret) {
+		scenario_session_free(sess);
 		return fprintf(stderr, "%s\n", err.msg), 1;
+	}
 	int rc = 0;
 	if (metrics) {
 		char *m = scenario_metrics_json(&res);
@@ -463,12 +488,17 @@ static int cmd_run(int argc, char **argv)
 		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "run");
 		sb_free(&t);
 	}
-	if (image && image_write_file(&res.fs->dev, image, &err)) {
+	if (image && image_write_file(cut ? &cut->dev : &res.fs->dev, image, &err)) {
 		fail_err("run", &err);
 		rc = 1;
 	}
-	btrfs_fs_free(res.fs);
-	scenario_result_free(&res);
+	if (sess) {
+		btrfs_fs_free(cut);
+		scenario_session_free(sess); /* res is the session's */
+	} else {
+		btrfs_fs_free(res.fs);
+		scenario_result_free(&res);
+	}
 	return rc;
 }
 

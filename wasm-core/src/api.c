@@ -7,6 +7,7 @@
 #include "file.h"
 #include "inode.h"
 #include "scenario.h"
+#include "checkpoint.h"
 #include <stdlib.h>
 
 #define MAX_HANDLES 64
@@ -16,6 +17,12 @@ static struct blab_err last_err;
 static struct strbuf out;
 static struct scenario_result results[MAX_HANDLES];
 static u8 *cat_buf;
+/* A session's handle shows its run's end (results[h] is the session's
+ * result, not owned); seek_of[h] is the handle that shows its last seek,
+ * borrowed from the session (closing it frees nothing). */
+static struct scenario_session *sessions[MAX_HANDLES];
+static int seek_of[MAX_HANDLES];
+static int borrowed[MAX_HANDLES];
 
 static int put_handle(struct btrfs_fs_info *fs)
 {
@@ -64,12 +71,111 @@ int blab_open(const u8 *data, u64 len)
 
 void blab_close(int h)
 {
-	if (get(h)) {
+	if (!get(h))
+		return;
+	if (borrowed[h]) {
+		for (int i = 1; i < MAX_HANDLES; i++)
+			if (seek_of[i] == h)
+				seek_of[i] = 0;
+	} else if (sessions[h]) {
+		if (seek_of[h])
+			blab_close(seek_of[h]);
+		scenario_session_free(sessions[h]); /* its result too */
+		sessions[h] = NULL;
+	} else {
 		btrfs_fs_free(handles[h]);
-		handles[h] = NULL;
 		scenario_result_free(&results[h]);
-		memset(&results[h], 0, sizeof(results[h]));
 	}
+	handles[h] = NULL;
+	borrowed[h] = 0;
+	memset(&results[h], 0, sizeof(results[h]));
+}
+
+int blab_session(const char *text, u32 len, u64 seed, u64 now, int flags, u32 every)
+{
+	struct scenario_options o = {.seed = seed, .now = now, .trace = (flags & BLAB_RUN_TRACE) != 0, .count_events = 1};
+	struct scenario_session *s;
+	int ret = scenario_session_new(text, len, "scenario", &o, every, &s, &last_err);
+	if (ret)
+		return ret;
+	struct scenario_result *res = scenario_session_result(s);
+	int h = 0;
+	for (int i = 1; i < MAX_HANDLES && !h; i++)
+		if (!handles[i])
+			h = i;
+	if (!h) {
+		scenario_session_free(s);
+		return blab_fail(&last_err, BLAB_ENOSPC, "too many open filesystems (%d)", MAX_HANDLES - 1);
+	}
+	handles[h] = res->fs;
+	results[h] = *res;
+	sessions[h] = s;
+	return h;
+}
+
+static struct scenario_session *session_of(int h)
+{
+	if (!get(h))
+		return NULL;
+	if (!sessions[h])
+		blab_fail(&last_err, BLAB_EINVAL, "handle %d is not a scenario session", h);
+	return sessions[h];
+}
+
+int blab_session_seek(int h, int line)
+{
+	struct scenario_session *s = session_of(h);
+	if (!s)
+		return last_err.code;
+	struct btrfs_fs_info *fs;
+	int ret = scenario_session_seek(s, line, &fs, &last_err);
+	if (ret) {
+		if (seek_of[h])
+			blab_close(seek_of[h]); /* the session dropped what it showed */
+		return ret;
+	}
+	if (!seek_of[h]) {
+		int a = 0;
+		for (int i = 1; i < MAX_HANDLES && !a; i++)
+			if (!handles[i])
+				a = i;
+		if (!a)
+			return blab_fail(&last_err, BLAB_ENOSPC, "too many open filesystems (%d)", MAX_HANDLES - 1);
+		borrowed[a] = 1;
+		seek_of[h] = a;
+	}
+	handles[seek_of[h]] = fs; /* the seek may have moved to another copy */
+	return seek_of[h];
+}
+
+int blab_session_crash(int h, int line)
+{
+	struct scenario_session *s = session_of(h);
+	if (!s)
+		return last_err.code;
+	struct btrfs_fs_info *fs;
+	int ret = scenario_session_crash(s, line, &fs, &last_err);
+	if (seek_of[h])
+		blab_close(seek_of[h]); /* the session's last seek moved to line */
+	return ret ? ret : put_handle(fs);
+}
+
+const char *blab_session_stats_json(int h)
+{
+	struct scenario_session *s = session_of(h);
+	if (!s)
+		return NULL;
+	struct session_stats st;
+	scenario_session_stats(s, &st);
+	out.len = 0;
+	out.oom = 0;
+	sb_printf(&out,
+		  "{\"units\":%llu,\"lines\":%d,\"checkpoints\":%llu,\"every\":%llu,\"pages\":%llu,\"blocks\":%llu,"
+		  "\"bytes\":%llu,\"run_ms\":%.3f,\"units_run\":%llu}%c",
+		  (unsigned long long)st.units, st.lines, (unsigned long long)st.checkpoints, (unsigned long long)st.every,
+		  (unsigned long long)st.pages, (unsigned long long)st.blocks, (unsigned long long)st.bytes, st.run_ms,
+		  (unsigned long long)scenario_session_units_run(s), 0);
+	return out.oom ? NULL : out.s;
 }
 
 int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)

@@ -29,6 +29,22 @@ const char *blab_trace_schema_json(void);
 #define BLAB_RUN_TRACE 1
 #define BLAB_RUN_NO_FINAL_COMMIT 2
 int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags);
+/* A run kept for stepping (checkpoint.h): runs the script to its end as
+ * blab_run does (final commit included) and returns a handle showing that
+ * end (trace, metrics), with checkpoints every `every` units (0: the
+ * default) so that any line's state is cheap to reach. */
+int blab_session(const char *text, u32 len, u64 seed, u64 now, int flags, u32 every);
+/* A handle showing the state after the script's line `line` of session h
+ * (0: after mkfs; past the end: the end before the final commit): the same
+ * handle each time, valid until the next seek of h or h's close; read it,
+ * do not change it. */
+int blab_session_seek(int h, int line);
+/* A crash point: a new handle holding the state after `line`, then a power
+ * cut (its log, if one was synced, pending), its trace on for a replay. */
+int blab_session_crash(int h, int line);
+/* The session's checkpoints as JSON: units, lines, checkpoints, every,
+ * pages, blocks, bytes (their memory), run_ms, units_run (by seeks). */
+const char *blab_session_stats_json(int h);
 /* Replays handle h's pending log (as mount does) and commits; 0 when there
  * was none. The replay's steps are appended to the handle's trace. */
 int blab_replay(int h);

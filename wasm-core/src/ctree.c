@@ -83,7 +83,11 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 {
 	assert(fs->trans_running);
 	if (btrfs_header_generation(eb->data) == fs->generation) {
-		/* Allocated in this transaction and not yet written: change in place. */
+		/* Allocated in this transaction and not yet written: change in place
+		 * (a copy of its own if a checkpoint holds these bytes too). */
+		int ret = btrfs_eb_unshare(fs, eb);
+		if (ret)
+			return ret;
 		eb->dirty = 1;
 		*out = eb;
 		return 0;

@@ -32,6 +32,26 @@ void btrfs_free_delayed_refs(struct btrfs_fs_info *fs)
 	u64map_free(&fs->delayed_refs);
 }
 
+int btrfs_clone_delayed_refs(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
+{
+	if (u64map_clone(&dst->delayed_refs, &src->delayed_refs))
+		return blab_fail(&dst->err, BLAB_ENOMEM, "delayed refs");
+	size_t i = 0;
+	u64 k;
+	void *v;
+	int ret = 0;
+	while (u64map_next(&dst->delayed_refs, &i, &k, &v)) {
+		struct delayed_ref_head *h = v;
+		struct data_ref *d = NULL;
+		if (h->drefs && !ret && (d = malloc((size_t)(h->capdrefs ? h->capdrefs : 1) * sizeof(*d))))
+			memcpy(d, h->drefs, (size_t)h->ndrefs * sizeof(*d));
+		else if (h->drefs)
+			ret = blab_fail(&dst->err, BLAB_ENOMEM, "delayed refs");
+		h->drefs = d; /* NULL after a failure: the head owns nothing of src's */
+	}
+	return ret;
+}
+
 int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
 {
 	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);

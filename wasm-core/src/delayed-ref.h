@@ -35,6 +35,8 @@ struct delayed_ref_head *btrfs_delayed_ref_head(struct btrfs_fs_info *fs, u64 by
 void btrfs_drop_delayed_ref_head(struct btrfs_fs_info *fs, struct delayed_ref_head *h);
 /* Adds (+1) or drops (-1) a reference to the data extent at bytenr. */
 int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod);
+/* dst's queued refs become a copy of src's (btrfs_fs_clone). 0 or BLAB_ENOMEM. */
+int btrfs_clone_delayed_refs(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src);
 /* Drops all queued refs (on teardown). */
 void btrfs_free_delayed_refs(struct btrfs_fs_info *fs);
 #endif

@@ -31,6 +31,26 @@ struct device_table {
 static u8 zero_mark;
 #define PT_ZERO ((void *)&zero_mark)
 
+/* A page is DEVICE_PAGE_SIZE bytes followed by its reference count: the
+ * tables that hold it (device_clone shares pages; a write to a shared page
+ * copies it first). */
+#define PAGE_ALLOC (DEVICE_PAGE_SIZE + sizeof(u64))
+static u64 *page_refs(u8 *pg) { return (u64 *)(pg + DEVICE_PAGE_SIZE); }
+
+static u8 *page_new(int zero)
+{
+	u8 *pg = zero ? calloc(1, PAGE_ALLOC) : malloc(PAGE_ALLOC);
+	if (pg)
+		*page_refs(pg) = 1;
+	return pg;
+}
+
+static void page_put(u8 *pg)
+{
+	if (pg && pg != PT_ZERO && !--*page_refs(pg))
+		free(pg);
+}
+
 static u64 npages_of(u64 size)
 {
 	return size ? ((size - 1) >> DEVICE_PAGE_SHIFT) + 1 : 0;
@@ -79,8 +99,8 @@ static void pt_free(struct pt_node *n, unsigned level)
 	for (u32 i = 0; i < PT_FAN; i++) {
 		if (level > 1)
 			pt_free(n->slot[i], level - 1);
-		else if (n->slot[i] != PT_ZERO)
-			free(n->slot[i]);
+		else
+			page_put(n->slot[i]);
 	}
 	free(n);
 }
@@ -173,16 +193,16 @@ static int page_get(struct device_table *t, u64 size, u64 pi, u8 **out)
 	u8 *pg = NULL;
 	int ret = source_has_data(t, size, pi);
 	if (ret > 0) {
-		if (!(pg = malloc(DEVICE_PAGE_SIZE)))
+		if (!(pg = page_new(0)))
 			return blab_fail(&t->err, BLAB_ENOMEM, "a page of the device");
 		ret = source_read(t, size, pi, pg);
 		if (!ret && all_zero(pg, DEVICE_PAGE_SIZE)) {
-			free(pg);
+			page_put(pg);
 			pg = NULL;
 		}
 	}
 	if (ret < 0 || !(slot = pt_slot(t, pi, 1))) {
-		free(pg);
+		page_put(pg);
 		return ret < 0 ? ret : blab_fail(&t->err, BLAB_ENOMEM, "the page table");
 	}
 	*slot = pg ? (void *)pg : PT_ZERO;
@@ -199,18 +219,28 @@ static int page_for_write(struct device_table *t, u64 size, u64 pi, int whole, u
 	if (!slot)
 		return blab_fail(&t->err, BLAB_ENOMEM, "the page table");
 	if (*slot && *slot != PT_ZERO) {
+		u8 *have = *slot;
+		if (*page_refs(have) > 1) {
+			/* shared with a clone: this table gets its own copy */
+			u8 *own = page_new(0);
+			if (!own)
+				return blab_fail(&t->err, BLAB_ENOMEM, "a page of the device");
+			memcpy(own, have, DEVICE_PAGE_SIZE);
+			page_put(have);
+			*slot = own;
+		}
 		*out = *slot;
 		return 0;
 	}
 	int load = !*slot && t->has_src && !whole;
-	u8 *pg = calloc(1, DEVICE_PAGE_SIZE);
+	u8 *pg = page_new(1);
 	if (!pg)
 		return blab_fail(&t->err, BLAB_ENOMEM, "a page of the device");
 	int ret = load ? source_has_data(t, size, pi) : 0;
 	if (ret > 0)
 		ret = source_read(t, size, pi, pg);
 	if (ret < 0) {
-		free(pg);
+		page_put(pg);
 		return ret;
 	}
 	*slot = pg;
@@ -361,4 +391,69 @@ int device_load(struct blab_device *d, const u8 *data, u64 len)
 		}
 	}
 	return 0;
+}
+
+/* A copy of node n (at level) whose pages are shared: NULL on ENOMEM, with
+ * the part made so far freed. */
+static struct pt_node *pt_clone(const struct pt_node *n, unsigned level)
+{
+	struct pt_node *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	for (u32 i = 0; i < PT_FAN; i++) {
+		void *s = n->slot[i];
+		if (!s)
+			continue;
+		if (level > 1) {
+			if (!(c->slot[i] = pt_clone(s, level - 1))) {
+				pt_free(c, level);
+				return NULL;
+			}
+		} else {
+			if (s != PT_ZERO)
+				++*page_refs(s);
+			c->slot[i] = s;
+		}
+	}
+	return c;
+}
+
+int device_clone(const struct blab_device *d, struct blab_device *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct device_table *t = d->table;
+	if (!t || t->has_src || d->io)
+		return BLAB_EINVAL;
+	int ret = device_init(out, d->size);
+	if (ret)
+		return ret;
+	if (t->root && !(out->table->root = pt_clone(t->root, t->levels))) {
+		device_free(out);
+		return BLAB_ENOMEM;
+	}
+	out->table->held = t->held;
+	return 0;
+}
+
+u64 device_pages_shared(const struct blab_device *d)
+{
+	u64 n = 0;
+	const u8 *pg;
+	for (u64 i = 0; d->table && !d->table->has_src && device_next_page(d, &i, &pg) > 0; i++)
+		n += *page_refs((u8 *)pg) > 1;
+	return n;
+}
+
+static u64 pt_bytes(const struct pt_node *n, unsigned level)
+{
+	u64 b = sizeof(*n);
+	for (u32 i = 0; level > 1 && i < PT_FAN; i++)
+		if (n->slot[i])
+			b += pt_bytes(n->slot[i], level - 1);
+	return b;
+}
+
+u64 device_table_bytes(const struct blab_device *d)
+{
+	return d->table && d->table->root ? pt_bytes(d->table->root, d->table->levels) : 0;
 }

@@ -9,6 +9,8 @@
  *                 to the table, never to the source.
  *   write-through image_create_file: reads and writes go to fd through io,
  *                 and the table is unused.
+ * An in-memory device can be cloned (device_clone): the copies share pages
+ * until one of them writes to a page, copy-on-write.
  * The struct may be copied by value to move it (btrfs_open does): the table
  * and the source are heap objects it points to; only one copy may be used. */
 #ifndef BTRFSLAB_DEVICE_H
@@ -74,6 +76,15 @@ u64 device_pages_held(const struct blab_device *d);
  * (e.g. "EIO: reading /x.img at offset 65536: Input/output error") in err
  * and returns code, as blab_fail does: `return device_fail(d, ret, err);` */
 int device_fail(const struct blab_device *d, int code, struct blab_err *err);
+/* A copy of an in-memory device (not a lazy or write-through one: EINVAL)
+ * that shares its pages: a page is copied when either device writes to it
+ * while the other still holds it. Costs the page table, not the pages.
+ * Returns 0 or BLAB_ENOMEM / BLAB_EINVAL. */
+int device_clone(const struct blab_device *d, struct blab_device *out);
+/* Pages of d that some clone holds too (counted once per device). */
+u64 device_pages_shared(const struct blab_device *d);
+/* Bytes of the page table itself (its nodes, not the pages). */
+u64 device_table_bytes(const struct blab_device *d);
 /* Loads an image from bytes: pages that are all zero stay unallocated. */
 int device_load(struct blab_device *d, const u8 *data, u64 len);
 #endif

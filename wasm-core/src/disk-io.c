@@ -5,6 +5,7 @@
 #include "tree-checker.h"
 #include "extent-tree.h"
 #include "volumes.h"
+#include "delayed-ref.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,10 +19,67 @@ struct extent_buffer *btrfs_find_eb(struct btrfs_fs_info *fs, u64 bytenr)
 	return NULL;
 }
 
+/* A block's bytes are nodesize bytes followed by a reference count: the
+ * extent buffers (of this fs and of its clones, btrfs_fs_clone) that hold
+ * them. Whoever changes a block makes it its own first (btrfs_eb_unshare). */
+static u64 *eb_data_refs(const struct extent_buffer *eb) { return (u64 *)(eb->data + eb->len); }
+
+static u8 *eb_data_new(u32 len)
+{
+	u8 *d = calloc(1, (size_t)len + sizeof(u64));
+	if (d)
+		*(u64 *)(d + len) = 1;
+	return d;
+}
+
+static void eb_data_put(struct extent_buffer *eb)
+{
+	if (eb->data && !--*eb_data_refs(eb))
+		free(eb->data);
+	eb->data = NULL;
+}
+
+void btrfs_free_eb(struct extent_buffer *eb)
+{
+	eb_data_put(eb);
+	free(eb);
+}
+
+int btrfs_eb_unshare(struct btrfs_fs_info *fs, struct extent_buffer *eb)
+{
+	if (*eb_data_refs(eb) == 1)
+		return 0;
+	u8 *own = eb_data_new(eb->len);
+	if (!own)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)eb->start);
+	memcpy(own, eb->data, eb->len);
+	eb_data_put(eb);
+	eb->data = own;
+	return 0;
+}
+
+struct extent_buffer *btrfs_share_eb(struct btrfs_fs_info *fs, const struct extent_buffer *src)
+{
+	struct extent_buffer *eb = calloc(1, sizeof(*eb));
+	if (!eb) {
+		blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)src->start);
+		return NULL;
+	}
+	eb->start = src->start;
+	eb->len = src->len;
+	eb->dirty = src->dirty;
+	eb->data = src->data;
+	++*eb_data_refs(eb);
+	size_t h = eb_hash(eb->start);
+	eb->hnext = fs->eb_hash[h];
+	fs->eb_hash[h] = eb;
+	return eb;
+}
+
 static struct extent_buffer *eb_alloc(struct btrfs_fs_info *fs, u64 bytenr)
 {
 	struct extent_buffer *eb = calloc(1, sizeof(*eb));
-	if (!eb || !(eb->data = calloc(1, fs->nodesize))) {
+	if (!eb || !(eb->data = eb_data_new(fs->nodesize))) {
 		free(eb);
 		blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)bytenr);
 		return NULL;
@@ -37,7 +95,15 @@ static struct extent_buffer *eb_alloc(struct btrfs_fs_info *fs, u64 bytenr)
 struct extent_buffer *btrfs_new_eb(struct btrfs_fs_info *fs, u64 bytenr)
 {
 	struct extent_buffer *eb = btrfs_find_eb(fs, bytenr);
-	if (eb)
+	if (eb && *eb_data_refs(eb) > 1) {
+		u8 *own = eb_data_new(eb->len);
+		if (!own) {
+			blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)bytenr);
+			return NULL;
+		}
+		eb_data_put(eb);
+		eb->data = own;
+	} else if (eb)
 		memset(eb->data, 0, eb->len);
 	else if (!(eb = eb_alloc(fs, bytenr)))
 		return NULL;
@@ -119,16 +185,17 @@ void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr)
 	if (!eb)
 		return;
 	*pp = eb->hnext;
-	free(eb->data);
-	free(eb);
+	btrfs_free_eb(eb);
 }
 
 static int write_block(struct btrfs_fs_info *fs, struct extent_buffer *eb)
 {
+	int ret = btrfs_eb_unshare(fs, eb);
+	if (ret)
+		return ret;
 	btrfs_set_header_flags(eb->data, btrfs_header_flags(eb->data) | BTRFS_HEADER_FLAG_WRITTEN);
 	btrfs_csum_tree_block(fs, eb->data);
-	int ret = btrfs_write_logical(fs, eb->start, eb->data, eb->len);
-	if (ret)
+	if ((ret = btrfs_write_logical(fs, eb->start, eb->data, eb->len)))
 		return ret;
 	eb->dirty = 0;
 	struct btrfs_chunk_map *m = btrfs_find_chunk(fs, eb->start);
@@ -346,8 +413,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 		struct extent_buffer *eb = fs->eb_hash[h];
 		while (eb) {
 			struct extent_buffer *n = eb->hnext;
-			free(eb->data);
-			free(eb);
+			btrfs_free_eb(eb);
 			eb = n;
 		}
 	}
@@ -366,4 +432,152 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 	trace_free(&fs->trace);
 	device_free(&fs->dev);
 	free(fs);
+}
+
+struct btrfs_root *btrfs_clone_root(struct btrfs_fs_info *fs, const struct btrfs_root *src)
+{
+	struct btrfs_root *r = malloc(sizeof(*r));
+	if (!r || (*r = *src, u64map_clone(&r->dir_index, &src->dir_index))) {
+		free(r);
+		blab_fail(&fs->err, BLAB_ENOMEM, "root %llu", (unsigned long long)src->objectid);
+		return NULL;
+	}
+	r->node = src->node ? btrfs_find_eb(fs, src->node->start) : NULL;
+	return r;
+}
+
+/* Whether eb is the top block of one of src's trees (a clone keeps those). */
+static int is_root_node(const struct btrfs_fs_info *src, const struct extent_buffer *eb)
+{
+	for (size_t i = 0; i < src->nroots; i++)
+		if (src->roots[i]->node == eb)
+			return 1;
+	return (src->log_tree && src->log_tree->node == eb) || (src->log_root_tree && src->log_root_tree->node == eb);
+}
+
+/* Shares src's changed blocks and tree tops with fs, chain for chain in the
+ * same order (commit writes them in cache order). */
+static int share_blocks(struct btrfs_fs_info *fs, const struct btrfs_fs_info *src)
+{
+	for (size_t h = 0; h < EB_HASH_SIZE; h++) {
+		struct extent_buffer **tail = &fs->eb_hash[h];
+		for (const struct extent_buffer *eb = src->eb_hash[h]; eb; eb = eb->hnext) {
+			if (!eb->dirty && !is_root_node(src, eb))
+				continue; /* on the device as it is: read again when needed */
+			struct extent_buffer *c = btrfs_share_eb(fs, eb);
+			if (!c)
+				return fs->err.code;
+			/* btrfs_share_eb put it at the head; move it to the tail */
+			fs->eb_hash[h] = c->hnext;
+			c->hnext = NULL;
+			*tail = c;
+			tail = &c->hnext;
+		}
+	}
+	return 0;
+}
+
+static void *dup_array(const void *a, size_t n, size_t cap, size_t size, int *ret)
+{
+	if (!a || *ret)
+		return NULL;
+	void *d = malloc((cap ? cap : 1) * size);
+	if (d)
+		memcpy(d, a, n * size);
+	else
+		*ret = BLAB_ENOMEM;
+	return d;
+}
+
+struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct blab_err *err)
+{
+	if (src->dev.io || !src->dev.table) {
+		blab_fail(err, BLAB_EINVAL, "only a filesystem in memory can be cloned");
+		return NULL;
+	}
+	struct btrfs_fs_info *fs = btrfs_fs_alloc();
+	if (!fs) {
+		blab_fail(err, BLAB_ENOMEM, "fs_info");
+		return NULL;
+	}
+	/* the scalars and fixed arrays; every pointer is made again below */
+	memcpy(fs->super, src->super, sizeof(fs->super));
+	memcpy(fs->committed_super, src->committed_super, sizeof(fs->committed_super));
+	fs->nodesize = src->nodesize;
+	fs->sectorsize = src->sectorsize;
+	memcpy(fs->fsid, src->fsid, sizeof(fs->fsid));
+	memcpy(fs->chunk_tree_uuid, src->chunk_tree_uuid, sizeof(fs->chunk_tree_uuid));
+	memcpy(fs->dev_uuid, src->dev_uuid, sizeof(fs->dev_uuid));
+	fs->generation = src->generation;
+	fs->trans_running = src->trans_running;
+	fs->bg_loaded = src->bg_loaded;
+	fs->dir_logging = src->dir_logging;
+	fs->now = src->now;
+	fs->trace.enabled = 0;
+	int ret = device_clone(&src->dev, &fs->dev);
+	if (!ret)
+		ret = share_blocks(fs, src);
+	fs->chunks = dup_array(src->chunks, src->nchunks, src->capchunks, sizeof(*fs->chunks), &ret);
+	fs->nchunks = ret ? 0 : src->nchunks;
+	fs->capchunks = ret ? 0 : src->capchunks;
+	fs->bgs = dup_array(src->bgs, src->nbgs, src->capbgs, sizeof(*fs->bgs), &ret);
+	if (!ret) {
+		fs->nbgs = src->nbgs;
+		fs->capbgs = src->capbgs;
+		for (size_t i = 0; i < fs->nbgs; i++)
+			fs->bgs[i].free = NULL;
+		for (size_t i = 0; i < fs->nbgs && !ret; i++)
+			fs->bgs[i].free = dup_array(src->bgs[i].free, src->bgs[i].nfree, src->bgs[i].capfree,
+						    sizeof(struct free_range), &ret);
+	}
+	for (size_t i = 0; i < src->nroots && !ret; i++) {
+		if (!(fs->roots[i] = btrfs_clone_root(fs, src->roots[i])))
+			ret = fs->err.code;
+		else
+			fs->nroots = i + 1;
+	}
+	if (!ret) {
+		struct btrfs_root **named[] = {&fs->tree_root, &fs->chunk_root, &fs->extent_root, &fs->dev_root, &fs->fs_root,
+					       &fs->csum_root, &fs->fst_root, &fs->uuid_root, &fs->data_reloc_root};
+		struct btrfs_root *const *from[] = {&src->tree_root, &src->chunk_root, &src->extent_root, &src->dev_root,
+						    &src->fs_root, &src->csum_root, &src->fst_root, &src->uuid_root,
+						    &src->data_reloc_root};
+		for (size_t n = 0; n < sizeof(named) / sizeof(named[0]); n++)
+			for (size_t i = 0; i < src->nroots; i++)
+				if (src->roots[i] == *from[n])
+					*named[n] = fs->roots[i];
+	}
+	if (!ret)
+		ret = btrfs_clone_delayed_refs(fs, src);
+	fs->pinned = dup_array(src->pinned, src->npinned, src->cappinned, sizeof(*fs->pinned), &ret);
+	fs->npinned = ret ? 0 : src->npinned;
+	fs->cappinned = ret ? 0 : src->cappinned;
+	fs->evict = dup_array(src->evict, src->nevict, src->capevict, sizeof(*fs->evict), &ret);
+	fs->nevict = ret ? 0 : src->nevict;
+	fs->capevict = ret ? 0 : src->capevict;
+	if (!ret)
+		ret = btrfs_log_clone(fs, src);
+	if (ret) {
+		blab_fail(err, ret, "cloning the filesystem: %s", fs->err.msg[0] ? fs->err.msg : "out of memory");
+		btrfs_fs_free(fs);
+		return NULL;
+	}
+	return fs;
+}
+
+struct btrfs_fs_info *btrfs_power_cut(struct btrfs_fs_info *fs, struct blab_err *err)
+{
+	struct blab_device dev = fs->dev;
+	struct blab_trace trace = fs->trace;
+	memset(&fs->dev, 0, sizeof(fs->dev));
+	memset(&fs->trace, 0, sizeof(fs->trace));
+	btrfs_fs_free(fs);
+	struct btrfs_fs_info *after = btrfs_open(&dev, err);
+	if (!after) {
+		trace_free(&trace);
+		return NULL;
+	}
+	trace_free(&after->trace);
+	after->trace = trace;
+	return after;
 }

@@ -9,6 +9,14 @@ struct extent_buffer *btrfs_find_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* A zeroed, dirty block at bytenr added to the cache; the caller fills the
  * header. NULL on ENOMEM (fs->err set). Owned by fs. */
 struct extent_buffer *btrfs_new_eb(struct btrfs_fs_info *fs, u64 bytenr);
+/* Frees an extent buffer that is in no cache (its bytes when no clone holds them). */
+void btrfs_free_eb(struct extent_buffer *eb);
+/* Makes eb's bytes its own before they change, when a clone shares them.
+ * Every change to a block goes through btrfs_cow_block, which calls it (as
+ * do btrfs_new_eb and the writer). 0 or BLAB_ENOMEM. */
+int btrfs_eb_unshare(struct btrfs_fs_info *fs, struct extent_buffer *eb);
+/* Adds to fs's cache a buffer sharing src's bytes (and dirty state). NULL on ENOMEM. */
+struct extent_buffer *btrfs_share_eb(struct btrfs_fs_info *fs, const struct extent_buffer *src);
 /* Drops a freed block from the cache. */
 void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* Reads and verifies the tree block at bytenr: checksum, bytenr, fsid,
@@ -30,4 +38,20 @@ int btrfs_write_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb);
  * superblock, chunk tree, root tree and every root in it. Returns NULL with
  * *err filled on failure. */
 struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err);
+/* A copy of src's root (its dir index too) whose node is fs's cached
+ * block of the same bytenr. NULL on ENOMEM (fs->err set). */
+struct btrfs_root *btrfs_clone_root(struct btrfs_fs_info *fs, const struct btrfs_root *src);
+/* An independent copy of an in-memory filesystem as it stands, even in the
+ * middle of a transaction: a checkpoint. The device's pages and the changed
+ * blocks are shared copy-on-write (device_clone, btrfs_eb_unshare); blocks
+ * unchanged since the last commit are not copied but read again from the
+ * device when the copy needs them. The copy's trace is empty and off.
+ * NULL with err filled on ENOMEM, or EINVAL for a device that is not in
+ * memory. Running the same operations on src and on the copy gives the
+ * same images. */
+struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct blab_err *err);
+/* A power cut: fs is freed, what its device holds is opened again as the
+ * next mount finds it (the last commit, and a log if one was synced), and
+ * the trace goes along. NULL with err when that cannot be opened. */
+struct btrfs_fs_info *btrfs_power_cut(struct btrfs_fs_info *fs, struct blab_err *err);
 #endif

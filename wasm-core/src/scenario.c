@@ -34,19 +34,43 @@ struct line {
 	char buf[MAX_ARGS * (MAX_TOKEN + 1)];
 };
 
-struct runner {
-	const char *name;
-	int lineno;
-	const char *cmd;
-	struct blab_err *err;
-	struct btrfs_fs_info *fs;
-	struct scenario_result *res;
-	int crashed;
-	u64 max_ops, max_bytes, bytes; /* limits, and what `write` lines wrote so far */
+/* A brace range being run a name at a time: names a + n for n up to span. */
+struct brace {
+	int active;
+	int (*fn)(struct scenario_run *, const char *);
+	char *pre, *post; /* malloc'd: the path around the braces */
+	unsigned long long a, span, n;
 };
 
-static int fail(struct runner *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct runner *r, int code, const char *fmt, ...)
+struct scenario_run {
+	const char *text;  /* the script (the caller's, or owned) */
+	size_t len;
+	char *owned_text;
+	char *name;        /* owned */
+	struct scenario_options o;
+	size_t pos;        /* offset of the next line not read yet */
+	int lineno;        /* line of the command running (or last read) */
+	const char *cmd;
+	struct blab_err err;
+	struct btrfs_fs_info *fs;
+	struct scenario_result res; /* fs is moved in by scenario_end */
+	int crashed;
+	u64 max_ops, max_bytes, bytes; /* limits, and what `write` lines wrote so far */
+	u64 units;         /* units run: a command, or one name of a brace range */
+	int failed;        /* a read error waiting for the next step */
+	/* a line read and tokenized but not run yet: from held_pos, after line held_lineno - 1 */
+	int held;
+	size_t held_pos;
+	int held_lineno;
+	struct line *l;
+	struct brace br;
+	char cmdbuf[16];   /* the command of a brace range (l is reused) */
+	struct timespec t0;
+	double ms;
+};
+
+static int fail(struct scenario_run *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct scenario_run *r, int code, const char *fmt, ...)
 {
 	char msg[BLAB_ERRMSG_MAX];
 	va_list ap;
@@ -54,24 +78,24 @@ static int fail(struct runner *r, int code, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	/* "NAME:LINE: COMMAND: ENAME: what" (the name once, after the command) */
-	snprintf(r->err->msg, sizeof(r->err->msg), "%s:%d: %s%s%s: %s", r->name, r->lineno, r->cmd ? r->cmd : "",
+	snprintf(r->err.msg, sizeof(r->err.msg), "%s:%d: %s%s%s: %s", r->name, r->lineno, r->cmd ? r->cmd : "",
 		 r->cmd ? ": " : "", blab_errname(code), msg);
-	r->err->code = code;
+	r->err.code = code;
 	return code;
 }
 
 /* The core's own message (it starts with the error's name) for this line. */
-static int fail_core(struct runner *r, int code)
+static int fail_core(struct scenario_run *r, int code)
 {
 	const char *m = r->fs->err.msg[0] ? r->fs->err.msg : blab_errname(code);
-	snprintf(r->err->msg, sizeof(r->err->msg), "%s:%d: %s: %s", r->name, r->lineno, r->cmd, m);
-	r->err->code = code;
+	snprintf(r->err.msg, sizeof(r->err.msg), "%s:%d: %s: %s", r->name, r->lineno, r->cmd, m);
+	r->err.code = code;
 	return code;
 }
 
 /* Splits one line into arguments: whitespace separates, "..." quotes (with
  * \" and \\), # starts a comment. */
-static int tokenize(struct runner *r, const char *s, size_t n, struct line *l)
+static int tokenize(struct scenario_run *r, const char *s, size_t n, struct line *l)
 {
 	size_t i = 0, out = 0;
 	l->argc = 0;
@@ -111,7 +135,7 @@ static int tokenize(struct runner *r, const char *s, size_t n, struct line *l)
 }
 
 /* "123", "4K", "16M", "1G". */
-static int parse_num(struct runner *r, const char *what, const char *s, u64 *out)
+static int parse_num(struct scenario_run *r, const char *what, const char *s, u64 *out)
 {
 	char *end;
 	if (!*s || *s == '-')
@@ -130,7 +154,7 @@ static int parse_num(struct runner *r, const char *what, const char *s, u64 *out
 	return 0;
 }
 
-static int want_args(struct runner *r, const struct line *l, int min, int max, const char *usage)
+static int want_args(struct scenario_run *r, const struct line *l, int min, int max, const char *usage)
 {
 	if (l->argc - 1 < min || l->argc - 1 > max)
 		return fail(r, BLAB_EPARSE, "expects %s", usage);
@@ -138,15 +162,44 @@ static int want_args(struct runner *r, const struct line *l, int min, int max, c
 }
 
 /* Counts one operation against the run's limit. */
-static int count_op(struct runner *r)
+static int count_op(struct scenario_run *r)
 {
-	if ((u64)++r->res->ops > r->max_ops)
+	if ((u64)++r->res.ops > r->max_ops)
 		return fail(r, BLAB_EINVAL, "the script does more than %llu operations, the limit of a run", (unsigned long long)r->max_ops);
 	return 0;
 }
 
-/* Calls fn for each path of a brace range in the last component, or once. */
-static int for_each_expansion(struct runner *r, const char *path, int (*fn)(struct runner *, const char *))
+static void brace_clear(struct brace *br)
+{
+	free(br->pre);
+	free(br->post);
+	memset(br, 0, sizeof(*br));
+}
+
+/* Runs the next name of the brace range (the last one ends it). */
+static int brace_next(struct scenario_run *r)
+{
+	struct brace *br = &r->br;
+	size_t n = strlen(br->pre) + 24 + strlen(br->post);
+	char *p = malloc(n);
+	if (!p)
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	/* counted from 0 so that a range ending at 2^64-1 cannot wrap */
+	snprintf(p, n, "%s%llu%s", br->pre, br->a + br->n, br->post);
+	if (br->n++ == br->span)
+		br->active = 0;
+	r->cmd = r->cmdbuf;
+	int ret = br->fn(r, p);
+	free(p);
+	if (!br->active)
+		brace_clear(br);
+	return ret;
+}
+
+/* Calls fn for path, or, when its last component holds a brace range, sets
+ * the range up and calls fn for its first name (brace_next does the rest,
+ * one unit each). */
+static int brace_start(struct scenario_run *r, const char *path, int (*fn)(struct scenario_run *, const char *))
 {
 	const char *slash = strrchr(path, '/');
 	const char *open = strchr(slash ? slash : path, '{');
@@ -168,21 +221,24 @@ static int for_each_expansion(struct runner *r, const char *path, int (*fn)(stru
 		return fail(r, BLAB_EPARSE, "'%s': a brace range looks like {1..100}, low to high", path);
 	if (b - a >= r->max_ops)
 		return fail(r, BLAB_EPARSE, "'%s': a brace range may hold at most %llu names", path, (unsigned long long)r->max_ops);
-	size_t plen = (size_t)(open - path), slen = strlen(close + 1);
-	char *p = malloc(plen + 24 + slen);
-	if (!p)
+	struct brace *br = &r->br;
+	size_t plen = (size_t)(open - path);
+	if (!(br->pre = malloc(plen + 1)) || !(br->post = strdup(close + 1))) {
+		brace_clear(br);
 		return fail(r, BLAB_ENOMEM, "out of memory");
-	int ret = 0;
-	/* counted from 0 so that a range ending at 2^64-1 cannot wrap */
-	for (unsigned long long n = 0; n <= b - a && !ret; n++) {
-		snprintf(p, plen + 24 + slen, "%.*s%llu%s", (int)plen, path, a + n, close + 1);
-		ret = fn(r, p);
 	}
-	free(p);
-	return ret;
+	memcpy(br->pre, path, plen);
+	br->pre[plen] = 0;
+	br->fn = fn;
+	br->a = a;
+	br->span = b - a;
+	br->n = 0;
+	br->active = 1;
+	snprintf(r->cmdbuf, sizeof(r->cmdbuf), "%s", r->cmd);
+	return brace_next(r);
 }
 
-static int do_create(struct runner *r, const char *path)
+static int do_create(struct scenario_run *r, const char *path)
 {
 	struct inode_attrs a = {.mode = S_IFREG_ | 0644};
 	u64 ino;
@@ -193,7 +249,7 @@ static int do_create(struct runner *r, const char *path)
 	return ret ? fail_core(r, ret) : 0;
 }
 
-static int do_unlink(struct runner *r, const char *path)
+static int do_unlink(struct scenario_run *r, const char *path)
 {
 	int ret = count_op(r);
 	if (ret)
@@ -202,7 +258,7 @@ static int do_unlink(struct runner *r, const char *path)
 	return ret ? fail_core(r, ret) : 0;
 }
 
-static int do_write(struct runner *r, const char *path, u64 off, u64 len, u64 seed)
+static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, u64 seed)
 {
 	u64 ino;
 	int ret = btrfs_lookup_path(r->fs, r->fs->fs_root, path, &ino);
@@ -221,14 +277,16 @@ static int do_write(struct runner *r, const char *path, u64 off, u64 len, u64 se
 	return ret ? fail_core(r, ret) : 0;
 }
 
-static int run_line(struct runner *r, struct line *l, int first)
+static int power_cut(struct scenario_run *r);
+
+static int run_line(struct scenario_run *r, struct line *l)
 {
 	struct btrfs_fs_info *fs = r->fs;
 	const char *c = l->argv[0];
 	u64 a, b, seed;
 	int ret = 0;
 	if (!strcmp(c, "mkfs"))
-		return first ? 0 : fail(r, BLAB_EPARSE, "mkfs may only be the first command");
+		return fail(r, BLAB_EPARSE, "mkfs may only be the first command");
 	fs_trace(fs, (struct trace_event){.kind = TRACE_OP, .slot = r->lineno});
 	if (!fs->trans_running)
 		btrfs_start_transaction(fs);
@@ -237,14 +295,14 @@ static int run_line(struct runner *r, struct line *l, int first)
 			return ret;
 		if ((ret = btrfs_commit_transaction(fs)))
 			return fail_core(r, ret);
-		r->res->commits++;
+		r->res.commits++;
 		return 0;
 	}
 	if (!strcmp(c, "crash")) {
 		if ((ret = want_args(r, l, 0, 0, "no arguments")))
 			return ret;
 		r->crashed = 1;
-		return 0;
+		return power_cut(r);
 	}
 	if (!strcmp(c, "set")) {
 		if ((ret = want_args(r, l, 1, 1, "set dir_logging=index-only|legacy")))
@@ -265,7 +323,7 @@ static int run_line(struct runner *r, struct line *l, int first)
 			return ret;
 		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino)))
 			return fail_core(r, ret);
-		struct scenario_result *res = r->res;
+		struct scenario_result *res = &r->res;
 		if (res->nfsyncs == res->capfsyncs) {
 			int cap = res->capfsyncs ? res->capfsyncs * 2 : 16;
 			struct scenario_fsync *n = realloc(res->fsyncs, (size_t)cap * sizeof(*n));
@@ -292,13 +350,13 @@ static int run_line(struct runner *r, struct line *l, int first)
 		if (!(ret = want_args(r, l, 1, 1, "mkdir PATH")) && (ret = btrfs_create(fs, fs->fs_root, l->argv[1], &at, &ino)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "create")) {
-		r->res->ops--;
+		r->res.ops--;
 		if (!(ret = want_args(r, l, 1, 1, "create PATH")))
-			ret = for_each_expansion(r, l->argv[1], do_create);
+			ret = brace_start(r, l->argv[1], do_create);
 	} else if (!strcmp(c, "unlink")) {
-		r->res->ops--;
+		r->res.ops--;
 		if (!(ret = want_args(r, l, 1, 1, "unlink PATH")))
-			ret = for_each_expansion(r, l->argv[1], do_unlink);
+			ret = brace_start(r, l->argv[1], do_unlink);
 	} else if (!strcmp(c, "symlink")) {
 		if (!(ret = want_args(r, l, 2, 2, "symlink TARGET PATH")) && (ret = btrfs_symlink(fs, fs->fs_root, l->argv[1], l->argv[2])))
 			return fail_core(r, ret);
@@ -342,7 +400,7 @@ static int run_line(struct runner *r, struct line *l, int first)
 	return ret;
 }
 
-static int parse_mkfs_line(struct runner *r, const struct line *l, struct mkfs_options *mo, char *label, size_t lsize)
+static int parse_mkfs_line(struct scenario_run *r, const struct line *l, struct mkfs_options *mo, char *label, size_t lsize)
 {
 	for (int i = 1; i < l->argc; i++) {
 		const char *eq = strchr(l->argv[i], '=');
@@ -372,106 +430,269 @@ static int parse_mkfs_line(struct runner *r, const struct line *l, struct mkfs_o
 	return 0;
 }
 
-int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o, struct scenario_result *out,
-		 struct blab_err *err)
+/* Reads lines until one holds a command, which is then held (tokenized in
+ * r->l, not run). 0 (nothing held at the end of the script) or an error. */
+static int read_line(struct scenario_run *r)
 {
-	struct runner r = {.name = name, .err = err, .res = out, .max_ops = o->max_ops ? o->max_ops : SCENARIO_MAX_OPS,
-			   .max_bytes = o->max_bytes ? o->max_bytes : SCENARIO_MAX_BYTES};
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	struct line *l = malloc(sizeof(*l));
-	if (!l)
+	while (!r->held && r->pos < r->len) {
+		size_t e = r->pos;
+		while (e < r->len && r->text[e] != '\n')
+			e++;
+		size_t start = r->pos;
+		r->lineno++;
+		r->cmd = NULL;
+		if (memchr(r->text + start, 0, e - start))
+			return fail(r, BLAB_EPARSE, "NUL byte in the script");
+		r->pos = e + 1;
+		int ret = tokenize(r, r->text + start, e - start, r->l);
+		if (ret)
+			return ret;
+		if (r->l->argc) {
+			r->held = 1;
+			r->held_pos = start;
+			r->held_lineno = r->lineno;
+			r->cmd = r->l->argv[0];
+		}
+	}
+	return 0;
+}
+
+/* The power cut of `crash`: what is left is what the device holds, opened again. */
+static int power_cut(struct scenario_run *r)
+{
+	struct blab_err oe = {0};
+	r->fs = btrfs_power_cut(r->fs, &oe);
+	if (!r->fs)
+		return blab_fail(&r->err, oe.code ? oe.code : BLAB_EIO, "%s: after crash: %s", r->name, oe.msg);
+	r->res.crashed = 1;
+	return 0;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void run_free(struct scenario_run *r)
+{
+	if (!r)
+		return;
+	btrfs_fs_free(r->fs);
+	scenario_result_free(&r->res);
+	brace_clear(&r->br);
+	free(r->l);
+	free(r->owned_text);
+	free(r->name);
+	free(r);
+}
+
+/* The error of r in err, r freed: `return run_failed(r, err)`. */
+static int run_failed(struct scenario_run *r, struct blab_err *err)
+{
+	int code = r->err.code ? r->err.code : BLAB_EINVAL;
+	if (err) {
+		*err = r->err;
+		err->code = code;
+	}
+	run_free(r);
+	return code;
+}
+
+int scenario_begin(const char *text, size_t len, const char *name, const struct scenario_options *o, int copy_text,
+		   struct scenario_run **out, struct blab_err *err)
+{
+	*out = NULL;
+	struct scenario_run *r = calloc(1, sizeof(*r));
+	if (!r || !(r->l = malloc(sizeof(*r->l))) || (copy_text && !(r->owned_text = malloc(len ? len : 1)))) {
+		if (r)
+			free(r->l);
+		free(r);
 		return blab_fail(err, BLAB_ENOMEM, "scenario");
-	memset(out, 0, sizeof(*out));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	if (copy_text)
+		memcpy(r->owned_text, text, len);
+	r->text = copy_text ? r->owned_text : text;
+	r->len = len;
+	if (!(r->name = strdup(name))) {
+		free(r->l);
+		free(r->owned_text);
+		free(r);
+		return blab_fail(err, BLAB_ENOMEM, "scenario");
+	}
+	r->o = *o;
+	r->max_ops = o->max_ops ? o->max_ops : SCENARIO_MAX_OPS;
+	r->max_bytes = o->max_bytes ? o->max_bytes : SCENARIO_MAX_BYTES;
 	struct mkfs_options mo;
 	char label[BTRFS_LABEL_SIZE] = "";
 	btrfs_mkfs_defaults(&mo);
 	mo.seed = o->seed;
 	mo.now = o->now;
-	int ret = 0, first = 1;
-	size_t pos = 0;
-	while (pos < len && !ret) {
-		size_t e = pos;
-		while (e < len && text[e] != '\n')
-			e++;
-		r.lineno++;
-		r.cmd = NULL;
-		if (memchr(text + pos, 0, e - pos)) {
-			ret = fail(&r, BLAB_EPARSE, "NUL byte in the script");
-			break;
-		}
-		ret = tokenize(&r, text + pos, e - pos, l);
-		pos = e + 1;
-		if (ret || l->argc == 0)
-			continue;
-		r.cmd = l->argv[0];
-		if (r.crashed) {
-			ret = fail(&r, BLAB_EPARSE, "nothing can follow crash (the script ends there)");
-			break;
-		}
-		if (!r.fs) {
-			/* the filesystem is made before the first command (or by the mkfs line) */
-			if (first && !strcmp(l->argv[0], "mkfs") && (ret = parse_mkfs_line(&r, l, &mo, label, sizeof(label))))
-				break;
-			struct blab_err me = {0};
-			if ((ret = btrfs_mkfs(&mo, &r.fs, &me))) {
-				snprintf(err->msg, sizeof(err->msg), "%s:%d: %s: %s", name, r.lineno, r.cmd, me.msg);
-				err->code = ret;
-				break;
-			}
-			r.fs->trace.enabled = o->trace || o->count_events;
-			r.fs->trace.count_only = !o->trace;
-		}
-		ret = run_line(&r, l, first);
-		first = 0;
+	/* the filesystem is made before the first command, by the mkfs line if it is one */
+	int ret = read_line(r);
+	if (!ret && r->held && !strcmp(r->l->argv[0], "mkfs")) {
+		if ((ret = parse_mkfs_line(r, r->l, &mo, label, sizeof(label))))
+			return run_failed(r, err);
+		r->held = 0;
 	}
-	out->lines = r.lineno;
-	if (!ret && !r.fs) {
-		struct blab_err me = {0};
-		if ((ret = btrfs_mkfs(&mo, &r.fs, &me)))
-			ret = blab_fail(err, ret, "%s: %s", name, me.msg);
-		else {
-			r.fs->trace.enabled = o->trace || o->count_events;
-			r.fs->trace.count_only = !o->trace;
-		}
-	}
-	if (!ret && r.crashed) {
-		/* what is left is what the device holds: open it again */
-		struct blab_device dev = r.fs->dev;
-		struct blab_trace trace = r.fs->trace;
-		memset(&r.fs->dev, 0, sizeof(r.fs->dev));
-		memset(&r.fs->trace, 0, sizeof(r.fs->trace));
-		btrfs_fs_free(r.fs);
-		struct blab_err oe = {0};
-		r.fs = btrfs_open(&dev, &oe);
-		if (!r.fs) {
-			trace_free(&trace);
-			ret = blab_fail(err, oe.code ? oe.code : BLAB_EIO, "%s: after crash: %s", name, oe.msg);
-		} else {
-			trace_free(&r.fs->trace);
-			r.fs->trace = trace;
-			out->crashed = 1;
-		}
-	}
-	if (!ret && r.fs->trans_running && !o->no_final_commit) {
-		r.lineno++;
-		r.cmd = "(final commit)";
-		if ((ret = btrfs_commit_transaction(r.fs)))
-			ret = fail_core(&r, ret);
+	if (ret)
+		return run_failed(r, err);
+	struct blab_err me = {0};
+	if ((ret = btrfs_mkfs(&mo, &r->fs, &me))) {
+		if (r->cmd)
+			snprintf(r->err.msg, sizeof(r->err.msg), "%s:%d: %s: %s", r->name, r->lineno, r->cmd, me.msg);
 		else
-			out->commits++;
+			snprintf(r->err.msg, sizeof(r->err.msg), "%s: %s", r->name, me.msg);
+		r->err.code = ret;
+		return run_failed(r, err);
 	}
-	free(l);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->run_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-	if (ret) {
-		btrfs_fs_free(r.fs);
-		out->fs = NULL;
-		scenario_result_free(out);
-		return ret;
-	}
-	out->fs = r.fs;
+	r->fs->trace.enabled = o->trace || o->count_events;
+	r->fs->trace.count_only = !o->trace;
+	r->ms += ms_since(&r->t0);
+	*out = r;
 	return 0;
+}
+
+int scenario_step(struct scenario_run *r)
+{
+	if (r->failed)
+		return r->failed;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int ret;
+	if (r->br.active) {
+		ret = brace_next(r);
+	} else if ((ret = read_line(r)) || !r->held) {
+		r->ms += ms_since(&t0);
+		return r->failed = ret;
+	} else if (r->crashed) {
+		ret = fail(r, BLAB_EPARSE, "nothing can follow crash (the script ends there)");
+	} else {
+		r->held = 0;
+		ret = run_line(r, r->l);
+	}
+	r->ms += ms_since(&t0);
+	if (ret)
+		return r->failed = ret;
+	r->units++;
+	return 1;
+}
+
+int scenario_next_line(struct scenario_run *r)
+{
+	if (r->failed)
+		return r->lineno;
+	if (r->br.active)
+		return r->lineno;
+	if ((r->failed = read_line(r)))
+		return r->lineno;
+	return r->held ? r->lineno : 0;
+}
+
+u64 scenario_units(const struct scenario_run *r) { return r->units; }
+
+struct btrfs_fs_info *scenario_fs(const struct scenario_run *r) { return r->fs; }
+
+int scenario_end(struct scenario_run *r, struct scenario_result *out, struct blab_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int ret = r->failed;
+	/* a step may not have read the rest yet (comments, blank lines) */
+	while (!ret && (ret = scenario_step(r)) > 0)
+		;
+	if (ret)
+		return run_failed(r, err);
+	r->res.lines = r->lineno;
+	if (r->fs->trans_running && !r->o.no_final_commit) {
+		r->lineno++;
+		r->cmd = "(final commit)";
+		if ((ret = btrfs_commit_transaction(r->fs))) {
+			fail_core(r, ret);
+			return run_failed(r, err);
+		}
+		r->res.commits++;
+	}
+	r->ms += ms_since(&t0);
+	*out = r->res;
+	out->run_ms = r->ms;
+	out->fs = r->fs;
+	r->fs = NULL;
+	memset(&r->res, 0, sizeof(r->res));
+	run_free(r);
+	return 0;
+}
+
+void scenario_abort(struct scenario_run *r)
+{
+	run_free(r);
+}
+
+struct scenario_run *scenario_clone(const struct scenario_run *src, struct blab_err *err)
+{
+	struct scenario_run *r = calloc(1, sizeof(*r));
+	if (!r || !(r->l = malloc(sizeof(*r->l)))) {
+		free(r);
+		blab_fail(err, BLAB_ENOMEM, "scenario checkpoint");
+		return NULL;
+	}
+	struct line *l = r->l;
+	*r = *src;
+	r->l = l;
+	r->owned_text = NULL; /* src's text stays with src's owner */
+	r->fs = NULL;
+	r->name = NULL;
+	memset(&r->br, 0, sizeof(r->br));
+	r->res.fsyncs = NULL;
+	r->res.nfsyncs = r->res.capfsyncs = 0;
+	if (src->held) {
+		/* read the held line again when the copy runs */
+		r->held = 0;
+		r->pos = src->held_pos;
+		r->lineno = src->held_lineno - 1;
+	}
+	r->cmd = NULL;
+	if (src->br.active) {
+		r->br = src->br;
+		r->br.pre = strdup(src->br.pre);
+		r->br.post = strdup(src->br.post);
+		if (!r->br.pre || !r->br.post)
+			goto nomem;
+		r->cmd = r->cmdbuf;
+	}
+	if (!(r->name = strdup(src->name)))
+		goto nomem;
+	if (src->res.nfsyncs) {
+		if (!(r->res.fsyncs = malloc((size_t)src->res.nfsyncs * sizeof(*r->res.fsyncs))))
+			goto nomem;
+		memcpy(r->res.fsyncs, src->res.fsyncs, (size_t)src->res.nfsyncs * sizeof(*r->res.fsyncs));
+		r->res.nfsyncs = r->res.capfsyncs = src->res.nfsyncs;
+	}
+	if (!(r->fs = btrfs_fs_clone(src->fs, err))) {
+		run_free(r);
+		return NULL;
+	}
+	return r;
+nomem:
+	run_free(r);
+	blab_fail(err, BLAB_ENOMEM, "scenario checkpoint");
+	return NULL;
+}
+
+int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o, struct scenario_result *out,
+		 struct blab_err *err)
+{
+	struct scenario_run *r;
+	memset(out, 0, sizeof(*out));
+	int ret = scenario_begin(text, len, name, o, 0, &r, err);
+	if (ret)
+		return ret;
+	while ((ret = scenario_step(r)) > 0)
+		;
+	return scenario_end(r, out, err);
 }
 
 void scenario_result_free(struct scenario_result *r)

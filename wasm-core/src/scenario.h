@@ -57,6 +57,34 @@ struct scenario_result {
  * no filesystem is returned then. */
 int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o,
 		 struct scenario_result *out, struct blab_err *err);
+/* A run in steps, for a player that moves through it (checkpoint.h keeps
+ * copies of one). A step is a unit: one command, or one name of a brace
+ * range. scenario_run is begin, every step, end. */
+struct scenario_run;
+/* Reads the script up to its first command and makes the filesystem (by the
+ * mkfs line when that is the first). copy_text: the run keeps its own copy
+ * of text; else text must outlive the run and its clones. Same errors as
+ * scenario_run. */
+int scenario_begin(const char *text, size_t len, const char *name, const struct scenario_options *o, int copy_text,
+		   struct scenario_run **out, struct blab_err *err);
+/* Runs the next unit: 1, 0 at the end of the script, or a negative code
+ * (then every later step returns it, and scenario_end reports it). */
+int scenario_step(struct scenario_run *r);
+/* The script line of the next unit (0: the script has ended). */
+int scenario_next_line(struct scenario_run *r);
+/* Units run so far. */
+u64 scenario_units(const struct scenario_run *r);
+/* The filesystem as the run stands (owned by the run). */
+struct btrfs_fs_info *scenario_fs(const struct scenario_run *r);
+/* Runs what is left, makes the final commit (unless o->no_final_commit) and
+ * fills out as scenario_run does, or returns the run's error. Frees r. */
+int scenario_end(struct scenario_run *r, struct scenario_result *out, struct blab_err *err);
+/* Frees a run that will not be ended. */
+void scenario_abort(struct scenario_run *r);
+/* An independent copy of a run between two units, the filesystem cloned
+ * copy-on-write (btrfs_fs_clone): running the same steps on both gives the
+ * same filesystem. Shares src's script text. NULL with err on ENOMEM. */
+struct scenario_run *scenario_clone(const struct scenario_run *src, struct blab_err *err);
 /* Frees what a result owns besides fs. */
 void scenario_result_free(struct scenario_result *r);
 /* Byte at file offset pos of a `write` with seed (the same in every build

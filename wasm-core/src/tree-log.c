@@ -177,6 +177,26 @@ int btrfs_drop_log(struct btrfs_fs_info *fs)
 	return ret;
 }
 
+int btrfs_log_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
+{
+	if ((src->log_tree && !(dst->log_tree = btrfs_clone_root(dst, src->log_tree))) ||
+	    (src->log_root_tree && !(dst->log_root_tree = btrfs_clone_root(dst, src->log_root_tree))))
+		return dst->err.code;
+	u64map_free(&dst->log_inodes);
+	u64map_free(&dst->log_csums);
+	if (u64map_clone(&dst->log_inodes, &src->log_inodes) || u64map_clone(&dst->log_csums, &src->log_csums))
+		return blab_fail(&dst->err, BLAB_ENOMEM, "the log's inodes");
+	if (src->log_deleted) {
+		size_t cap = src->caplog_deleted ? src->caplog_deleted : 1;
+		if (!(dst->log_deleted = malloc(cap * sizeof(*dst->log_deleted))))
+			return blab_fail(&dst->err, BLAB_ENOMEM, "the log's deleted names");
+		memcpy(dst->log_deleted, src->log_deleted, src->nlog_deleted * sizeof(*dst->log_deleted));
+		dst->nlog_deleted = src->nlog_deleted;
+		dst->caplog_deleted = cap;
+	}
+	return 0;
+}
+
 void btrfs_log_free(struct btrfs_fs_info *fs)
 {
 	free_root(fs->log_tree);

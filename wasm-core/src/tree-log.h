@@ -116,4 +116,8 @@ int btrfs_replay_log(struct btrfs_fs_info *fs, struct btrfs_replay_stats *st);
 int btrfs_drop_log(struct btrfs_fs_info *fs);
 /* Teardown. */
 void btrfs_log_free(struct btrfs_fs_info *fs);
+/* dst's log state (trees, logged inodes, deleted names) becomes a copy of
+ * src's, for btrfs_fs_clone: the trees' blocks must be in dst's cache. 0 or
+ * BLAB_ENOMEM. */
+int btrfs_log_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src);
 #endif

@@ -23,6 +23,32 @@ void u64map_free(struct u64map *m)
 	m->has_max = 0;
 }
 
+int u64map_clone(struct u64map *dst, const struct u64map *src)
+{
+	u64map_init(dst, src->vsize);
+	if (src->cap) {
+		dst->keys = malloc(src->cap * sizeof(u64));
+		dst->vals = malloc(src->cap * src->vsize);
+		if (!dst->keys || !dst->vals) {
+			u64map_free(dst);
+			return -1;
+		}
+		memcpy(dst->keys, src->keys, src->cap * sizeof(u64));
+		memcpy(dst->vals, src->vals, src->cap * src->vsize);
+	}
+	if (src->max_val) {
+		if (!(dst->max_val = malloc(src->vsize))) {
+			u64map_free(dst);
+			return -1;
+		}
+		memcpy(dst->max_val, src->max_val, src->vsize);
+	}
+	dst->cap = src->cap;
+	dst->len = src->len;
+	dst->has_max = src->has_max;
+	return 0;
+}
+
 void u64map_clear(struct u64map *m)
 {
 	if (m->keys)

@@ -25,4 +25,7 @@ int u64map_del(struct u64map *m, u64 key);
 /* Iteration: for (size_t i = 0; u64map_next(m, &i, &k, &v);) */
 int u64map_next(const struct u64map *m, size_t *i, u64 *key, void **val);
 void u64map_clear(struct u64map *m);
+/* dst (uninitialised) becomes a copy of src, slot for slot, so that it
+ * iterates in the same order. 0, or -1 on ENOMEM (dst then empty). */
+int u64map_clone(struct u64map *dst, const struct u64map *src);
 #endif

@@ -1,7 +1,7 @@
 // The short, typed message list between the page and the core's Worker.
 import type { TreeDump } from '../model/dump';
 import type { TraceEvent } from '../model/trace';
-import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics } from './wasm';
+import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
 
 export type Request =
   | { op: 'ready' }
@@ -9,10 +9,12 @@ export type Request =
   | { op: 'open'; file: Blob; name: string } // the worker reads the file: the page's thread never holds the bytes
   | { op: 'run'; script: string; opts: RunOptions }
   | { op: 'metrics'; handle: Handle }
+  // a script's run is kept in the worker (core/sessions.ts): these reach any of its lines from a checkpoint
   | { op: 'traceRun'; script: string; opts: RunOptions }
-  | { op: 'stateAt'; script: string; opts: RunOptions; tree: bigint; maxLeafEntries: number }
-  | { op: 'crashReplay'; script: string; opts: RunOptions; maxLeafEntries: number }
-  | { op: 'replayStateAt'; script: string; opts: RunOptions; steps: number; maxLeafEntries: number }
+  | { op: 'stateAt'; script: string; opts: RunOptions; line: number; tree: bigint; maxLeafEntries: number }
+  | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; maxLeafEntries: number }
+  | { op: 'replayStateAt'; script: string; opts: RunOptions; line: number; steps: number; maxLeafEntries: number }
+  | { op: 'sessionStats'; script: string; opts: RunOptions }
   | { op: 'ls'; handle: Handle; path: string }
   | { op: 'cat'; handle: Handle; path: string }
   | { op: 'check'; handle: Handle }
@@ -28,10 +30,13 @@ export interface Results {
   run: { handle: Handle; size: bigint };
   metrics: ScenarioMetrics;
   traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics };
+  /** The trees after the script's line `line` (0: after mkfs), without the final commit. */
   stateAt: TreeDump;
-  /** A script that ends in crash: its trees before replay (fs and log), the replay's events, the fs tree after. */
-  crashReplay: { before: TreeDump; events: TraceEvent[]; after: TreeDump; metrics: ScenarioMetrics };
+  /** A crash after line `line`: the trees before replay (fs and log), the replay's events, the fs tree after. */
+  crashReplay: { before: TreeDump; events: TraceEvent[]; after: TreeDump };
+  /** The fs tree after `steps` replay actions of a crash after line `line`. */
   replayStateAt: TreeDump;
+  sessionStats: SessionStats;
   ls: DirEntry[];
   cat: Uint8Array;
   check: { errors: number; problems: string[] };

@@ -29,6 +29,10 @@ export interface EmscriptenCore {
   _blab_cat(h: number, path: number, lenOut: number): number;
   _blab_check(h: number, errorsOut: number): number;
   _blab_replay_steps(h: number, steps: number): number;
+  _blab_session(text: number, len: number, seed: bigint, now: bigint, flags: number, every: number): number;
+  _blab_session_seek(h: number, line: number): number;
+  _blab_session_crash(h: number, line: number): number;
+  _blab_session_stats_json(h: number): number;
   _blab_alloc(n: number): number;
   _blab_free(p: number): void;
 }
@@ -55,6 +59,22 @@ export interface RunOptions {
   trace: boolean;
   /** Leave the last transaction running: the state in memory after the last line. */
   noFinalCommit?: boolean;
+}
+
+/** A session's checkpoints (wasm-core/src/checkpoint.h). */
+export interface SessionStats {
+  units: number;
+  lines: number;
+  checkpoints: number;
+  /** Units between checkpoints (doubled each time they outgrew their memory budget). */
+  every: number;
+  pages: number;
+  blocks: number;
+  /** What the checkpoints hold in memory. */
+  bytes: number;
+  run_ms: number;
+  /** Units the seeks have run so far. */
+  units_run: number;
 }
 
 export interface DirEntry {
@@ -142,6 +162,29 @@ export class Core {
   /** Runs a scenario script from an empty filesystem. */
   run(script: string, o: RunOptions): Handle {
     return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, (o.trace ? 1 : 0) | (o.noFinalCommit ? 2 : 0))) as Handle);
+  }
+
+  /**
+   * Runs a script to its end, keeping checkpoints every `every` units (0: the
+   * core's default): the handle shows the end (trace, metrics); seek() and
+   * crash() reach any line's state from the nearest checkpoint.
+   */
+  session(script: string, o: RunOptions, every = 0): Handle {
+    return this.withString(script, (p, len) => this.check(this.m._blab_session(p, len, o.seed, o.now, o.trace ? 1 : 0, every)) as Handle);
+  }
+
+  /** A handle showing the state after `line` of session h (0: after mkfs), borrowed until h's next seek: read it, do not close it. */
+  seek(h: Handle, line: number): Handle {
+    return this.check(this.m._blab_session_seek(h, line)) as Handle;
+  }
+
+  /** A crash point: a new handle with the state after `line` of session h, then a power cut (its log pending), trace on. */
+  crash(h: Handle, line: number): Handle {
+    return this.check(this.m._blab_session_crash(h, line)) as Handle;
+  }
+
+  sessionStats(h: Handle): SessionStats {
+    return JSON.parse(this.string(this.m._blab_session_stats_json(h))) as SessionStats;
   }
 
   /** Replays h's pending log as mount would (all of it, committed), or only its first `steps` actions (uncommitted). */

@@ -4,11 +4,14 @@ import createBtrfsCore from './generated/btrfslab-core.mjs';
 import wasmUrl from './generated/btrfslab-core.wasm?url';
 import { CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
+import { Sessions } from './sessions';
 import { Core } from './wasm';
 
 const TREE_LOG = 18446744073709551610n;
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
+let live: Sessions | null = null;
+const sessions = (core: Core) => (live ??= new Sessions(core));
 const ready: Promise<Core> = createBtrfsCore({ locateFile: () => wasmUrl }).then(Core.fromModule);
 
 function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[keyof Results] {
@@ -26,39 +29,25 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
     case 'metrics':
       return core.metrics(req.handle);
     case 'traceRun': {
-      const h = core.run(req.script, { ...req.opts, trace: true });
-      try {
-        return { events: core.trace(h), metrics: core.metrics(h) };
-      } finally {
-        core.close(h);
-      }
+      const h = sessions(core).get(req.script, req.opts);
+      return { events: core.trace(h), metrics: core.metrics(h) };
     }
-    case 'stateAt': {
-      const h = core.run(req.script, { ...req.opts, trace: false, noFinalCommit: true });
-      try {
-        return core.dumpTree(h, req.tree, req.maxLeafEntries);
-      } finally {
-        core.close(h);
-      }
-    }
+    case 'stateAt':
+      return core.dumpTree(core.seek(sessions(core).get(req.script, req.opts), req.line), req.tree, req.maxLeafEntries);
     case 'crashReplay': {
-      const h = core.run(req.script, { ...req.opts, trace: true });
+      const h = core.crash(sessions(core).get(req.script, req.opts), req.line);
       try {
         const fs = core.dumpTree(h, 5n, req.maxLeafEntries);
         const logs = core.dumpTree(h, TREE_LOG, req.maxLeafEntries);
         const before = { ...fs, trees: fs.trees.map((t) => (t.id === TREE_LOG ? logs.trees.find((l) => l.name === t.name) ?? t : t)) };
-        const metrics = core.metrics(h);
-        // events so far: the metrics count every event the trace holds (not the trace again)
-        const n0 = Object.values(metrics.events).reduce((a, b) => a + b, 0);
         core.replay(h);
-        const events = core.trace(h).slice(n0);
-        return { before, events, after: core.dumpTree(h, 5n, req.maxLeafEntries), metrics };
+        return { before, events: core.trace(h), after: core.dumpTree(h, 5n, req.maxLeafEntries) };
       } finally {
         core.close(h);
       }
     }
     case 'replayStateAt': {
-      const h = core.run(req.script, { ...req.opts, trace: false });
+      const h = core.crash(sessions(core).get(req.script, req.opts), req.line);
       try {
         if (req.steps > 0) core.replay(h, req.steps);
         return core.dumpTree(h, 5n, req.maxLeafEntries);
@@ -66,6 +55,8 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
         core.close(h);
       }
     }
+    case 'sessionStats':
+      return core.sessionStats(sessions(core).get(req.script, req.opts));
     case 'ls':
       return core.ls(req.handle, req.path);
     case 'cat':

@@ -3,7 +3,7 @@ import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
-import { groupSteps, scriptPrefix, type Step } from '../model/steps';
+import { groupSteps, type Step } from '../model/steps';
 import type { Lesson, Question } from '../lessons';
 import { Player } from './Player';
 import { lessonViews } from './registry';
@@ -80,7 +80,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       return;
     }
     // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
-    core.call({ op: 'stateAt', script: scriptPrefix(lines, steps, index), opts: RUN, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
+    // the worker keeps the run: the state comes from its nearest checkpoint
+    core.call({ op: 'stateAt', script: ranScript, opts: RUN, line: steps[index]?.line ?? 0, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
       (d) => {
         cache.current.set(key, d);
         if (live) {
@@ -93,7 +94,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     return () => {
       live = false;
     };
-  }, [core, steps, index, lines, treeName]);
+  }, [core, steps, index, ranScript, treeName]);
 
   // Moving forward onto a step a question is about asks it first.
   const goTo = (i: number) => {

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
-import { crashPoints, crashScript, replaySteps, type ReplayStep } from '../model/replay';
+import { crashPoints, replaySteps, type ReplayStep } from '../model/replay';
 import { describeEvent } from './sentences';
 import type { Mark } from './treeView';
 import { TreeExplorer } from './TreeExplorer';
@@ -21,6 +21,8 @@ const LOD = 24;
 export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProps) {
   const lines = useMemo(() => script.replace(/\n*$/, '').split('\n').filter((l) => !/^\s*crash\s*$/.test(l)), [script]);
   const points = useMemo(() => crashPoints(lines), [lines]);
+  // one run of the scenario, kept by the worker: a crash point is a checkpoint of it plus a power cut
+  const runScript = useMemo(() => lines.join('\n') + '\n', [lines]);
   const [at, setAt] = useState(() => points[points.length - 1] ?? lines.length);
   const [data, setData] = useState<{ before: TreeDump; after: TreeDump; steps: ReplayStep[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -35,7 +37,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
   useEffect(() => {
     let live = true;
     setError(null);
-    core.call({ op: 'crashReplay', script: crashScript(lines, at), opts: RUN, maxLeafEntries: LOD }).then(
+    core.call({ op: 'crashReplay', script: runScript, opts: RUN, line: at, maxLeafEntries: LOD }).then(
       (r) => {
         if (!live) return;
         cache.current = new Map([[0, r.before]]);
@@ -50,7 +52,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
     return () => {
       live = false;
     };
-  }, [core, lines, at]);
+  }, [core, runScript, at]);
 
   // the fs tree after `step` replay actions, from the core (the replay stops there)
   useEffect(() => {
@@ -61,7 +63,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
       return;
     }
     let live = true;
-    core.call({ op: 'replayStateAt', script: crashScript(lines, at), opts: RUN, steps: step, maxLeafEntries: LOD }).then(
+    core.call({ op: 'replayStateAt', script: runScript, opts: RUN, line: at, steps: step, maxLeafEntries: LOD }).then(
       (d) => {
         cache.current.set(step, d);
         if (live) setFsAt(d);
@@ -71,7 +73,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
     return () => {
       live = false;
     };
-  }, [core, data, step, lines, at]);
+  }, [core, data, step, runScript, at]);
 
   const cur = data && step > 0 ? data.steps[step - 1] : null;
   const logMarks = useMemo(() => {

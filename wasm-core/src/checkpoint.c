@@ -1,0 +1,255 @@
+#include "checkpoint.h"
+#include "disk-io.h"
+#include "u64map.h"
+#include <stdlib.h>
+#include <time.h>
+
+struct checkpoint {
+	u64 unit;                /* units run before it */
+	struct scenario_run *run;
+};
+
+struct scenario_session {
+	char *text;
+	size_t len;
+	struct checkpoint *cps;  /* ascending by unit; cps[0] is unit 0 */
+	size_t ncps, capcps;
+	u64 *line_units;         /* [line]: units run once every unit of lines <= line has */
+	int nlines, caplines;
+	u64 every;
+	u64 budget;              /* bytes the checkpoints may hold (about) */
+	struct scenario_run *cursor; /* the last seek's run, or NULL */
+	u64 units_run;           /* by seeks */
+	struct scenario_result result;
+	double run_ms;
+};
+
+static int add_checkpoint(struct scenario_session *s, const struct scenario_run *run, struct blab_err *err)
+{
+	if (s->ncps == s->capcps) {
+		size_t cap = s->capcps ? s->capcps * 2 : 16;
+		struct checkpoint *n = realloc(s->cps, cap * sizeof(*n));
+		if (!n)
+			return blab_fail(err, BLAB_ENOMEM, "checkpoints");
+		s->cps = n;
+		s->capcps = cap;
+	}
+	struct scenario_run *c = scenario_clone(run, err);
+	if (!c)
+		return err->code;
+	s->cps[s->ncps++] = (struct checkpoint){.unit = scenario_units(run), .run = c};
+	return 0;
+}
+
+/* Lines [from, to) end after `units` units. */
+static int set_lines(struct scenario_session *s, int from, int to, u64 units, struct blab_err *err)
+{
+	if (to > s->caplines) {
+		int cap = s->caplines ? s->caplines : 64;
+		while (cap < to)
+			cap *= 2;
+		u64 *n = realloc(s->line_units, (size_t)cap * sizeof(*n));
+		if (!n)
+			return blab_fail(err, BLAB_ENOMEM, "line table");
+		s->line_units = n;
+		s->caplines = cap;
+	}
+	for (int l = from; l < to; l++)
+		s->line_units[l] = units;
+	if (to > s->nlines)
+		s->nlines = to;
+	return 0;
+}
+
+/* Past the budget, every other checkpoint goes and the spacing doubles:
+ * memory stays bounded, and a seek costs at most twice as many units. The
+ * cost is measured at every 8th checkpoint. */
+static void thin_out(struct scenario_session *s)
+{
+	if (s->ncps < 16 || s->ncps % 8)
+		return;
+	struct session_stats st;
+	scenario_session_stats(s, &st);
+	if (st.bytes <= s->budget)
+		return;
+	size_t n = 1;
+	for (size_t i = 1; i < s->ncps; i++) {
+		if (i % 2)
+			scenario_abort(s->cps[i].run);
+		else
+			s->cps[n++] = s->cps[i];
+	}
+	s->ncps = n;
+	s->every *= 2;
+}
+
+int scenario_session_new(const char *text, size_t len, const char *name, const struct scenario_options *o, u64 every,
+			 struct scenario_session **out, struct blab_err *err)
+{
+	*out = NULL;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct scenario_session *s = calloc(1, sizeof(*s));
+	if (!s || !(s->text = malloc(len ? len : 1))) {
+		free(s);
+		return blab_fail(err, BLAB_ENOMEM, "scenario session");
+	}
+	memcpy(s->text, text, len);
+	s->len = len;
+	s->every = every ? every : CHECKPOINT_EVERY;
+	s->budget = CHECKPOINT_BUDGET;
+	struct scenario_options so = *o;
+	so.no_final_commit = 0;
+	struct scenario_run *run;
+	int ret = scenario_begin(s->text, len, name, &so, 0, &run, err);
+	if (ret) {
+		scenario_session_free(s);
+		return ret;
+	}
+	int last = 0; /* line of the last unit run */
+	ret = add_checkpoint(s, run, err);
+	for (int next; !ret && (next = scenario_next_line(run)) > 0;) {
+		if ((ret = set_lines(s, last, next, scenario_units(run), err)))
+			break;
+		last = next;
+		if (scenario_step(run) < 0)
+			break; /* the run's own error: scenario_end reports it */
+		if (scenario_units(run) % s->every == 0 && !(ret = add_checkpoint(s, run, err)))
+			thin_out(s);
+	}
+	if (ret) {
+		scenario_abort(run);
+		scenario_session_free(s);
+		return ret;
+	}
+	u64 units = scenario_units(run);
+	if ((ret = scenario_end(run, &s->result, err))) {
+		scenario_session_free(s);
+		return ret;
+	}
+	/* every line up to the last, and one past it (the end) */
+	if ((ret = set_lines(s, last, s->result.lines + 2, units, err))) {
+		scenario_session_free(s);
+		return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->run_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	*out = s;
+	return 0;
+}
+
+void scenario_session_free(struct scenario_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ncps; i++)
+		scenario_abort(s->cps[i].run);
+	free(s->cps);
+	free(s->line_units);
+	if (s->cursor)
+		scenario_abort(s->cursor);
+	btrfs_fs_free(s->result.fs);
+	scenario_result_free(&s->result);
+	free(s->text);
+	free(s);
+}
+
+struct scenario_result *scenario_session_result(struct scenario_session *s)
+{
+	return &s->result;
+}
+
+int scenario_session_seek(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err)
+{
+	*fs = NULL;
+	if (line < 0)
+		line = 0;
+	if (line >= s->nlines)
+		line = s->nlines - 1;
+	u64 target = s->line_units[line];
+	/* the last checkpoint at or before target */
+	size_t lo = 0, hi = s->ncps;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s->cps[mid].unit <= target)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	const struct checkpoint *cp = &s->cps[lo];
+	u64 at = s->cursor ? scenario_units(s->cursor) : 0;
+	if (!s->cursor || at > target || at < cp->unit) {
+		if (s->cursor)
+			scenario_abort(s->cursor);
+		if (!(s->cursor = scenario_clone(cp->run, err)))
+			return err->code;
+	}
+	while (scenario_units(s->cursor) < target) {
+		int ret = scenario_step(s->cursor);
+		if (ret <= 0) {
+			/* the first run went past here: a difference is the core's bug */
+			scenario_abort(s->cursor);
+			s->cursor = NULL;
+			return blab_fail(err, ret ? ret : BLAB_EINVAL, "seeking to line %d: the run from a checkpoint stopped early (%s)",
+					 line, ret ? "an error" : "the script ended");
+		}
+		s->units_run++;
+	}
+	*fs = scenario_fs(s->cursor);
+	return 0;
+}
+
+int scenario_session_copy(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err)
+{
+	struct btrfs_fs_info *at;
+	int ret = scenario_session_seek(s, line, &at, err);
+	if (ret)
+		return ret;
+	*fs = btrfs_fs_clone(at, err);
+	return *fs ? 0 : err->code;
+}
+
+int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err)
+{
+	int ret = scenario_session_copy(s, line, fs, err);
+	if (ret)
+		return ret;
+	(*fs)->trace.enabled = 1; /* the replay's steps are what the player shows */
+	if (!(*fs = btrfs_power_cut(*fs, err)))
+		return err->code ? err->code : BLAB_EIO;
+	return 0;
+}
+
+u64 scenario_session_units_run(const struct scenario_session *s)
+{
+	return s->units_run;
+}
+
+void scenario_session_stats(const struct scenario_session *s, struct session_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->units = s->nlines ? s->line_units[s->nlines - 1] : 0;
+	st->lines = s->result.lines;
+	st->checkpoints = s->ncps;
+	st->every = s->every;
+	st->run_ms = s->run_ms;
+	struct u64map seen;
+	u64map_init(&seen, 1);
+	u64 tables = 0;
+	for (size_t i = 0; i < s->ncps; i++) {
+		const struct btrfs_fs_info *fs = scenario_fs(s->cps[i].run);
+		const u8 *pg;
+		for (u64 p = 0; device_next_page(&fs->dev, &p, &pg) > 0; p++) {
+			if (!u64map_get(&seen, (u64)(uintptr_t)pg) && u64map_put(&seen, (u64)(uintptr_t)pg))
+				st->pages++;
+		}
+		tables += device_table_bytes(&fs->dev);
+		for (size_t h = 0; h < EB_HASH_SIZE; h++)
+			for (const struct extent_buffer *eb = fs->eb_hash[h]; eb; eb = eb->hnext)
+				if (!u64map_get(&seen, (u64)(uintptr_t)eb->data) && u64map_put(&seen, (u64)(uintptr_t)eb->data))
+					st->blocks++;
+	}
+	u64map_free(&seen);
+	u64 nodesize = s->ncps ? scenario_fs(s->cps[0].run)->nodesize : 0;
+	st->bytes = st->pages * DEVICE_PAGE_SIZE + st->blocks * nodesize + tables;
+}

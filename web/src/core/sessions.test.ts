@@ -1,0 +1,156 @@
+// Stepping by checkpoint through WASM: a session's state at any step equals
+// a run of the script up to that step (the reference the player used to
+// run for every seek), a crash point equals the script cut there with
+// `crash`, and a replay from it ends as that script's replay does: same
+// trees, same image bytes, same replay events.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, test } from 'vitest';
+import createBtrfsCore from './generated/btrfslab-core.mjs';
+import { Sessions } from './sessions';
+import { Core } from './wasm';
+import { groupSteps, scriptPrefix } from '../model/steps';
+import { crashPoints, crashScript } from '../model/replay';
+
+const wasmPath = fileURLToPath(new URL('./generated/btrfslab-core.wasm', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const RUN = { seed: 1n, now: 1700000000n, trace: true };
+let core: Core;
+
+beforeAll(async () => {
+  core = Core.fromModule(await createBtrfsCore({ wasmBinary: readFileSync(wasmPath) }));
+});
+
+const scripts: [string, string][] = [
+  ...readdirSync(`${root}lessons`).filter((d) => /^\d/.test(d)).map((d) => [`lessons/${d}`, readFileSync(`${root}lessons/${d}/scenario.txt`, 'utf8')] as [string, string]),
+  ...readdirSync(`${root}tests/scenarios`).map((d) => [`tests/scenarios/${d}`, readFileSync(`${root}tests/scenarios/${d}/scenario.txt`, 'utf8')] as [string, string]),
+];
+
+describe('a session steps as the script prefix runs', () => {
+  test.each(scripts)('%s: every step, in a shuffled order', (_name, script) => {
+    const h = core.session(script, RUN, 2); // a checkpoint every 2 units: seeks start from many of them
+    try {
+      const lines = script.split('\n');
+      const steps = groupSteps(core.trace(h), lines);
+      const order = steps.map((_, i) => i).sort((a, b) => ((a * 7919) % 13) - ((b * 7919) % 13) || a - b);
+      for (const i of order) {
+        const ref = core.run(scriptPrefix(lines, steps, i), { ...RUN, trace: false, noFinalCommit: true });
+        try {
+          const at = core.seek(h, steps[i].line);
+          expect(core.dumpTrees(at), `step ${i} (line ${steps[i].line})`).toEqual(core.dumpTrees(ref));
+          if (i % 4 === 0 || i === steps.length - 1) // whole images are slow to compare: every fourth step and the last
+            expect(Buffer.from(core.imageBytes(at)).equals(Buffer.from(core.imageBytes(ref))), `image at step ${i}`).toBe(true);
+        } finally {
+          core.close(ref);
+        }
+      }
+      const st = core.sessionStats(h);
+      expect(st.checkpoints).toBeGreaterThan(0);
+      expect(st.units).toBeGreaterThanOrEqual(steps.length - 1); // a unit per command at least (a brace range has one per name)
+      expect(st.lines).toBe(core.metrics(h).lines);
+    } finally {
+      core.close(h);
+    }
+  }, 120_000);
+
+  test('the session\'s end is the plain run: same trace, same image', () => {
+    const script = readFileSync(`${root}lessons/01-cow-btree/scenario.txt`, 'utf8');
+    const h = core.session(script, RUN);
+    const r = core.run(script, RUN);
+    try {
+      expect(core.traceJson(h)).toBe(core.traceJson(r));
+      expect(Buffer.from(core.imageBytes(h)).equals(Buffer.from(core.imageBytes(r)))).toBe(true);
+      expect(core.metrics(h).events).toEqual(core.metrics(r).events);
+    } finally {
+      core.close(h);
+      core.close(r);
+    }
+  });
+});
+
+describe('a crash point is a checkpoint plus a power cut', () => {
+  const script = readFileSync(`${root}lessons/02-fsync-log-tree/scenario.txt`, 'utf8');
+  const lines = script.replace(/\n*$/, '').split('\n').filter((l) => !/^\s*crash\s*$/.test(l));
+  const base = lines.join('\n') + '\n';
+
+  test('every crash point: the trees at the crash, the replay events and the image after replay', () => {
+    const h = core.session(base, RUN, 3);
+    try {
+      const points = crashPoints(lines);
+      expect(points.length).toBeGreaterThan(2);
+      for (const at of points) {
+        const ref = core.run(crashScript(lines, at), RUN);
+        const n0 = Object.values(core.metrics(ref).events).reduce((a, b) => a + b, 0);
+        const c = core.crash(h, at);
+        try {
+          expect(core.dumpTrees(c), `crash after line ${at}`).toEqual(core.dumpTrees(ref));
+          core.replay(c);
+          core.replay(ref);
+          // the same replay steps (numbered from the crash point's own trace, which starts there)
+          const noSeq = (j: string) => (JSON.parse(j) as { seq: number }[]).map(({ seq: _, ...e }) => e);
+          expect(noSeq(core.traceJson(c))).toEqual(noSeq(core.traceJson(ref)).slice(n0));
+          expect(Buffer.from(core.imageBytes(c)).equals(Buffer.from(core.imageBytes(ref))), `replayed image, crash after line ${at}`).toBe(true);
+        } finally {
+          core.close(c);
+          core.close(ref);
+        }
+      }
+    } finally {
+      core.close(h);
+    }
+  }, 120_000);
+
+  test('a replay stopped after some steps matches the script\'s', () => {
+    const h = core.session(base, RUN);
+    const at = crashPoints(lines).at(-1)!;
+    try {
+      for (const steps of [1, 3, 7]) {
+        const c = core.crash(h, at);
+        const ref = core.run(crashScript(lines, at), { ...RUN, trace: false });
+        try {
+          core.replay(c, steps);
+          core.replay(ref, steps);
+          expect(core.dumpTree(c, 5n, 24)).toEqual(core.dumpTree(ref, 5n, 24));
+        } finally {
+          core.close(c);
+          core.close(ref);
+        }
+      }
+    } finally {
+      core.close(h);
+    }
+  });
+});
+
+describe('the worker\'s sessions', () => {
+  test('one per script, the oldest closed past the limit, a seek handle borrowed', () => {
+    const s = new Sessions(core, 2);
+    const a = s.get('create /a\n', RUN);
+    expect(s.get('create /a\n', RUN)).toBe(a);
+    const b = s.get('create /b\n', RUN);
+    const view = core.seek(b, 1);
+    expect(core.dumpTrees(view).trees.length).toBeGreaterThan(3);
+    s.get('create /a\n', RUN); // a is now the newest
+    s.get('create /c\n', RUN); // b goes, and its seek handle with it
+    expect(s.size).toBe(2);
+    expect(() => core.metrics(b)).toThrow(/no open filesystem/);
+    expect(() => core.dumpTrees(view)).toThrow(/no open filesystem/);
+    expect(core.metrics(a).lines).toBe(1);
+  });
+
+  test('a seek past the end is the end before the final commit; a bad handle is an error', () => {
+    const h = core.session('mkdir /d\ncreate /d/f{1..40}\n', RUN);
+    try {
+      const end = core.dumpTrees(core.seek(h, 99));
+      const ref = core.run('mkdir /d\ncreate /d/f{1..40}\n', { ...RUN, noFinalCommit: true });
+      expect(end).toEqual(core.dumpTrees(ref));
+      core.close(ref);
+      expect(() => core.seek(ref, 1)).toThrow(/no open filesystem/);
+      const plain = core.run('mkdir /d\n', RUN);
+      expect(() => core.seek(plain, 1)).toThrow(/not a scenario session/);
+      core.close(plain);
+    } finally {
+      core.close(h);
+    }
+  });
+});
