@@ -24,15 +24,23 @@ static struct scenario_session *sessions[MAX_HANDLES];
 static int seek_of[MAX_HANDLES];
 static int borrowed[MAX_HANDLES];
 
-static int put_handle(struct btrfs_fs_info *fs)
+/* A free handle, or BLAB_ENOSPC. */
+static int free_handle(void)
 {
 	for (int i = 1; i < MAX_HANDLES; i++)
-		if (!handles[i]) {
-			handles[i] = fs;
+		if (!handles[i])
 			return i;
-		}
-	btrfs_fs_free(fs);
 	return blab_fail(&last_err, BLAB_ENOSPC, "too many open filesystems (%d)", MAX_HANDLES - 1);
+}
+
+static int put_handle(struct btrfs_fs_info *fs)
+{
+	int h = free_handle();
+	if (h < 0)
+		btrfs_fs_free(fs);
+	else
+		handles[h] = fs;
+	return h;
 }
 
 static struct btrfs_fs_info *get(int h)
@@ -99,13 +107,10 @@ int blab_session(const char *text, u32 len, u64 seed, u64 now, int flags, u32 ev
 	if (ret)
 		return ret;
 	struct scenario_result *res = scenario_session_result(s);
-	int h = 0;
-	for (int i = 1; i < MAX_HANDLES && !h; i++)
-		if (!handles[i])
-			h = i;
-	if (!h) {
+	int h = free_handle();
+	if (h < 0) {
 		scenario_session_free(s);
-		return blab_fail(&last_err, BLAB_ENOSPC, "too many open filesystems (%d)", MAX_HANDLES - 1);
+		return h;
 	}
 	handles[h] = res->fs;
 	results[h] = *res;
@@ -122,25 +127,31 @@ static struct scenario_session *session_of(int h)
 	return sessions[h];
 }
 
-int blab_session_seek(int h, int line)
+typedef int (*session_op)(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err);
+
+/* Runs op on h's session at line. A crash point, or a failed seek, moves the
+ * session away from what its seek handle showed: that handle is closed. */
+static int on_session(int h, int line, session_op op, struct btrfs_fs_info **fs)
 {
 	struct scenario_session *s = session_of(h);
 	if (!s)
 		return last_err.code;
+	int ret = op(s, line, fs, &last_err);
+	if ((ret || op != scenario_session_seek) && seek_of[h])
+		blab_close(seek_of[h]);
+	return ret;
+}
+
+int blab_session_seek(int h, int line)
+{
 	struct btrfs_fs_info *fs;
-	int ret = scenario_session_seek(s, line, &fs, &last_err);
-	if (ret) {
-		if (seek_of[h])
-			blab_close(seek_of[h]); /* the session dropped what it showed */
+	int ret = on_session(h, line, scenario_session_seek, &fs);
+	if (ret)
 		return ret;
-	}
 	if (!seek_of[h]) {
-		int a = 0;
-		for (int i = 1; i < MAX_HANDLES && !a; i++)
-			if (!handles[i])
-				a = i;
-		if (!a)
-			return blab_fail(&last_err, BLAB_ENOSPC, "too many open filesystems (%d)", MAX_HANDLES - 1);
+		int a = free_handle();
+		if (a < 0)
+			return a;
 		borrowed[a] = 1;
 		seek_of[h] = a;
 	}
@@ -150,13 +161,8 @@ int blab_session_seek(int h, int line)
 
 int blab_session_crash(int h, int line)
 {
-	struct scenario_session *s = session_of(h);
-	if (!s)
-		return last_err.code;
 	struct btrfs_fs_info *fs;
-	int ret = scenario_session_crash(s, line, &fs, &last_err);
-	if (seek_of[h])
-		blab_close(seek_of[h]); /* the session's last seek moved to line */
+	int ret = on_session(h, line, scenario_session_crash, &fs);
 	return ret ? ret : put_handle(fs);
 }
 

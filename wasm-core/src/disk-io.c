@@ -517,13 +517,16 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	int ret = device_clone(&src->dev, &fs->dev);
 	if (!ret)
 		ret = share_blocks(fs, src);
-	fs->chunks = dup_array(src->chunks, src->nchunks, src->capchunks, sizeof(*fs->chunks), &ret);
-	fs->nchunks = ret ? 0 : src->nchunks;
-	fs->capchunks = ret ? 0 : src->capchunks;
-	fs->bgs = dup_array(src->bgs, src->nbgs, src->capbgs, sizeof(*fs->bgs), &ret);
+	/* an array of src's and its length and capacity (none after a failure) */
+#define DUP_VEC(a, n, cap)                                                                 \
+	do {                                                                               \
+		fs->a = dup_array(src->a, src->n, src->cap, sizeof(*fs->a), &ret);          \
+		fs->n = fs->a ? src->n : 0;                                                \
+		fs->cap = fs->a ? src->cap : 0;                                            \
+	} while (0)
+	DUP_VEC(chunks, nchunks, capchunks);
+	DUP_VEC(bgs, nbgs, capbgs);
 	if (!ret) {
-		fs->nbgs = src->nbgs;
-		fs->capbgs = src->capbgs;
 		for (size_t i = 0; i < fs->nbgs; i++)
 			fs->bgs[i].free = NULL;
 		for (size_t i = 0; i < fs->nbgs && !ret; i++)
@@ -549,12 +552,9 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	}
 	if (!ret)
 		ret = btrfs_clone_delayed_refs(fs, src);
-	fs->pinned = dup_array(src->pinned, src->npinned, src->cappinned, sizeof(*fs->pinned), &ret);
-	fs->npinned = ret ? 0 : src->npinned;
-	fs->cappinned = ret ? 0 : src->cappinned;
-	fs->evict = dup_array(src->evict, src->nevict, src->capevict, sizeof(*fs->evict), &ret);
-	fs->nevict = ret ? 0 : src->nevict;
-	fs->capevict = ret ? 0 : src->capevict;
+	DUP_VEC(pinned, npinned, cappinned);
+	DUP_VEC(evict, nevict, capevict);
+#undef DUP_VEC
 	if (!ret)
 		ret = btrfs_log_clone(fs, src);
 	if (ret) {
