@@ -4,16 +4,8 @@
 #ifndef BTRFSLAB_FILE_H
 #define BTRFSLAB_FILE_H
 #include "ctree.h"
+#include "file-item.h" /* the items under a file's data */
 
-/* Largest file kept inline (the kernel's default max_inline, 2048). */
-u32 btrfs_max_inline(const struct btrfs_fs_info *fs);
-/* Largest symlink target (inline, up to PATH_MAX - 1). */
-u32 btrfs_max_symlink(const struct btrfs_fs_info *fs);
-int btrfs_insert_inline_extent(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const u8 *data, u32 len);
-/* Removes file extent items' coverage of [start, end) of ino (splitting and
- * trimming items that straddle it, dropping data references); *dropped gets
- * the bytes removed from the inode's nbytes (may be NULL). */
-int btrfs_drop_file_extents(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end, u64 *dropped);
 /* Writes len bytes at off of regular file ino. */
 int btrfs_file_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len);
 /* Sets the size of regular file ino. */

@@ -2,7 +2,7 @@
 #include "crc32c.h"
 #include "dir-item.h"
 #include "extent-tree.h"
-#include "file.h"
+#include "file-item.h"
 #include "tree-log.h"
 #include <stdlib.h>
 

@@ -1,10 +1,9 @@
-import { select, type Selection } from 'd3-selection';
-import 'd3-transition';
 import { useEffect, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { FsyncMetrics } from '../core/wasm';
 import type { Seed } from '../lessons';
 import { MODES, pct, seedScript, withMode, type Mode } from '../model/modes';
+import { createBarChart, type BarChartSpec } from './barChart';
 
 export interface CompareViewProps {
   core: CoreClient;
@@ -26,61 +25,43 @@ async function fsyncsOf(core: CoreClient, script: string, mode: Mode): Promise<F
   }
 }
 
-/** Bars of each fsync's modelled cost in the two modes. */
-function CostChart({ rows, reducedMotion }: { rows: { label: string; legacy: number; indexOnly: number }[]; reducedMotion: boolean }) {
-  const ref = useRef<SVGSVGElement>(null);
-  useEffect(() => {
-    const svg = select(ref.current!);
-    const w = 520, h = 40 + rows.length * 44;
-    svg.attr('viewBox', `0 0 ${w} ${h}`).attr('width', w).attr('height', h);
-    const max = Math.max(1, ...rows.map((r) => Math.max(r.legacy, r.indexOnly)));
-    const x = (v: number) => (v / max) * (w - 230);
-    const g = svg.selectAll<SVGGElement, (typeof rows)[number]>('g.row').data(rows, (r) => r.label);
-    g.exit().remove();
-    const enter = g.enter().append('g').attr('class', 'row');
-    enter.append('text').attr('class', 'label').attr('x', 0).attr('y', 14);
-    for (const [cls, dy] of [['legacy', 0], ['index-only', 16]] as const) {
-      enter.append('rect').attr('class', `bar ${cls}`).attr('x', 110).attr('y', dy + 2).attr('height', 13).attr('width', 0);
-      enter.append('text').attr('class', `val ${cls}`).attr('y', dy + 13);
-    }
-    const all = enter.merge(g).attr('transform', (_, i) => `translate(0,${10 + i * 44})`);
-    all.select('text.label').text((r) => r.label);
-    type Bars = Selection<SVGRectElement, (typeof rows)[number], SVGGElement, unknown>;
-    const t = (s: Bars) => (reducedMotion ? s : s.transition().duration(400)) as unknown as Bars;
-    t(all.select<SVGRectElement>('rect.legacy')).attr('width', (r) => x(r.legacy));
-    t(all.select<SVGRectElement>('rect.index-only')).attr('width', (r) => x(r.indexOnly));
-    all.select('text.val.legacy').attr('x', (r) => 116 + x(r.legacy)).text((r) => `${r.legacy.toFixed(0)} µs legacy`);
-    all.select('text.val.index-only').attr('x', (r) => 116 + x(r.indexOnly)).text((r) => `${r.indexOnly.toFixed(0)} µs index-only`);
-  }, [rows, reducedMotion]);
-  return <svg ref={ref} className="cost-chart" role="img" aria-label="Modelled fsync cost, legacy and index-only" />;
-}
+type CostRow = { label: string; legacy: number; indexOnly: number };
+type SeedRow = { label: string; seed: number; model: number };
 
-/** The seed's measured change beside the model's, per experiment and phase. */
-function SeedChart({ rows, reducedMotion }: { rows: { label: string; seed: number; model: number }[]; reducedMotion: boolean }) {
+/** Bars of each fsync's modelled cost in the two modes (one scale: the largest cost). */
+const COST: BarChartSpec<CostRow> = {
+  width: 520, pad: 40, top: 10, rowHeight: 44, barX: 110, barHeight: 13, textDy: 13, room: 520 - 230,
+  scale: (rows, room) => {
+    const max = Math.max(1, ...rows.map((r) => Math.max(r.legacy, r.indexOnly)));
+    return (v) => (v / max) * room;
+  },
+  label: (r) => r.label,
+  series: [
+    { cls: 'legacy', dy: 0, value: (r) => r.legacy, text: (r) => `${r.legacy.toFixed(0)} µs legacy` },
+    { cls: 'index-only', dy: 16, value: (r) => r.indexOnly, text: (r) => `${r.indexOnly.toFixed(0)} µs index-only` },
+  ],
+};
+
+/** The seed's measured change beside the model's, per experiment and phase (percent, capped at 100). */
+const SEED: BarChartSpec<SeedRow> = {
+  width: 520, pad: 30, top: 8, rowHeight: 40, barX: 150, barHeight: 12, textDy: 12, room: 520 - 260,
+  scale: (_rows, room) => (v) => (Math.min(100, Math.abs(v)) / 100) * room,
+  label: (r) => r.label,
+  series: [
+    { cls: 'seed', dy: 0, value: (r) => r.seed, text: (r) => `${r.seed.toFixed(1)}% measured (seed)` },
+    { cls: 'model', dy: 15, value: (r) => r.model, text: (r) => `${r.model.toFixed(1)}% modelled` },
+  ],
+};
+
+/** A chart of spec over rows (barChart.ts draws it). */
+function BarChart<R>({ spec, rows, reducedMotion, className, label }: { spec: BarChartSpec<R>; rows: R[]; reducedMotion: boolean; className: string; label: string }) {
   const ref = useRef<SVGSVGElement>(null);
+  const chart = useRef<ReturnType<typeof createBarChart<R>> | null>(null);
   useEffect(() => {
-    const svg = select(ref.current!);
-    const w = 520, h = 30 + rows.length * 40;
-    svg.attr('viewBox', `0 0 ${w} ${h}`).attr('width', w).attr('height', h);
-    const x = (v: number) => (Math.min(100, Math.abs(v)) / 100) * (w - 260);
-    const g = svg.selectAll<SVGGElement, (typeof rows)[number]>('g.row').data(rows, (r) => r.label);
-    g.exit().remove();
-    const enter = g.enter().append('g').attr('class', 'row');
-    enter.append('text').attr('class', 'label').attr('y', 14);
-    for (const [cls, dy] of [['seed', 0], ['model', 15]] as const) {
-      enter.append('rect').attr('class', `bar ${cls}`).attr('x', 150).attr('y', dy + 2).attr('height', 12).attr('width', 0);
-      enter.append('text').attr('class', `val ${cls}`).attr('y', dy + 12);
-    }
-    const all = enter.merge(g).attr('transform', (_, i) => `translate(0,${8 + i * 40})`);
-    all.select('text.label').text((r) => r.label);
-    type Bars = Selection<SVGRectElement, (typeof rows)[number], SVGGElement, unknown>;
-    const t = (b: Bars) => (reducedMotion ? b : b.transition().duration(400)) as unknown as Bars;
-    t(all.select<SVGRectElement>('rect.seed')).attr('width', (r) => x(r.seed));
-    t(all.select<SVGRectElement>('rect.model')).attr('width', (r) => x(r.model));
-    all.select('text.val.seed').attr('x', (r) => 156 + x(r.seed)).text((r) => `${r.seed.toFixed(1)}% measured (seed)`);
-    all.select('text.val.model').attr('x', (r) => 156 + x(r.model)).text((r) => `${r.model.toFixed(1)}% modelled`);
-  }, [rows, reducedMotion]);
-  return <svg ref={ref} className="cost-chart seed-chart" role="img" aria-label="The seed's measured change and the model's" />;
+    chart.current ??= createBarChart(ref.current!, spec);
+    chart.current.update(rows, reducedMotion);
+  }, [spec, rows, reducedMotion]);
+  return <svg ref={ref} className={className} role="img" aria-label={label} />;
 }
 
 /** The same scenario in both directory logging modes side by side, charted, and the seed's experiment against its published table. */
@@ -148,7 +129,7 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
               })}
             </tbody>
           </table>
-          {rows.length > 0 && <CostChart rows={rows} reducedMotion={reducedMotion} />}
+          {rows.length > 0 && <BarChart spec={COST} rows={rows} reducedMotion={reducedMotion} className="cost-chart" label="Modelled fsync cost, legacy and index-only" />}
         </>
       )}
       {seed && (<>
@@ -177,7 +158,7 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
         </tbody>
       </table>
       {Object.keys(seedRows).length > 0 && (
-        <SeedChart reducedMotion={reducedMotion} rows={table.filter((r) => seedRows[r.n]).flatMap((r) => [
+        <BarChart spec={SEED} className="cost-chart seed-chart" label="The seed's measured change and the model's" reducedMotion={reducedMotion} rows={table.filter((r) => seedRows[r.n]).flatMap((r) => [
           { label: `N=${r.n.toLocaleString('en')}, create`, seed: pct(r.create[1], r.create[0]), model: seedRows[r.n].create },
           { label: `N=${r.n.toLocaleString('en')}, delete`, seed: pct(r.delete[1], r.delete[0]), model: seedRows[r.n].delete },
         ])} />
