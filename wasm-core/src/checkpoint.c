@@ -14,8 +14,14 @@ struct scenario_session {
 	size_t len;
 	struct checkpoint *cps;  /* ascending by unit; cps[0] is unit 0 */
 	size_t ncps, capcps;
-	u64 *line_units;         /* [line]: units run once every unit of lines <= line has */
-	int nlines, caplines;
+	/* each command line, in order, with the units run before its first one
+	 * (a table per command, not per line: blank lines cost nothing) */
+	struct line_mark {
+		int line;
+		u64 units;
+	} *marks;
+	size_t nmarks, capmarks;
+	u64 units;               /* of the whole run */
 	u64 every;
 	u64 budget;              /* bytes the checkpoints may hold (about) */
 	struct scenario_run *cursor; /* the last seek's run, or NULL */
@@ -41,23 +47,18 @@ static int add_checkpoint(struct scenario_session *s, const struct scenario_run 
 	return 0;
 }
 
-/* Lines [from, to) end after `units` units. */
-static int set_lines(struct scenario_session *s, int from, int to, u64 units, struct blab_err *err)
+/* Line `line` starts after `units` units. */
+static int mark_line(struct scenario_session *s, int line, u64 units, struct blab_err *err)
 {
-	if (to > s->caplines) {
-		int cap = s->caplines ? s->caplines : 64;
-		while (cap < to)
-			cap *= 2;
-		u64 *n = realloc(s->line_units, (size_t)cap * sizeof(*n));
+	if (s->nmarks == s->capmarks) {
+		size_t cap = s->capmarks ? s->capmarks * 2 : 64;
+		struct line_mark *n = realloc(s->marks, cap * sizeof(*n));
 		if (!n)
 			return blab_fail(err, BLAB_ENOMEM, "line table");
-		s->line_units = n;
-		s->caplines = cap;
+		s->marks = n;
+		s->capmarks = cap;
 	}
-	for (int l = from; l < to; l++)
-		s->line_units[l] = units;
-	if (to > s->nlines)
-		s->nlines = to;
+	s->marks[s->nmarks++] = (struct line_mark){line, units};
 	return 0;
 }
 
@@ -109,7 +110,7 @@ int scenario_session_new(const char *text, size_t len, const char *name, const s
 	int last = 0; /* line of the last unit run */
 	ret = add_checkpoint(s, run, err);
 	for (int next; !ret && (next = scenario_next_line(run)) > 0;) {
-		if ((ret = set_lines(s, last, next, scenario_units(run), err)))
+		if (next != last && (ret = mark_line(s, next, scenario_units(run), err)))
 			break;
 		last = next;
 		if (scenario_step(run) < 0)
@@ -122,13 +123,8 @@ int scenario_session_new(const char *text, size_t len, const char *name, const s
 		scenario_session_free(s);
 		return ret;
 	}
-	u64 units = scenario_units(run);
+	s->units = scenario_units(run);
 	if ((ret = scenario_end(run, &s->result, err))) {
-		scenario_session_free(s);
-		return ret;
-	}
-	/* every line up to the last, and one past it (the end) */
-	if ((ret = set_lines(s, last, s->result.lines + 2, units, err))) {
 		scenario_session_free(s);
 		return ret;
 	}
@@ -145,7 +141,7 @@ void scenario_session_free(struct scenario_session *s)
 	for (size_t i = 0; i < s->ncps; i++)
 		scenario_abort(s->cps[i].run);
 	free(s->cps);
-	free(s->line_units);
+	free(s->marks);
 	if (s->cursor)
 		scenario_abort(s->cursor);
 	btrfs_fs_free(s->result.fs);
@@ -162,13 +158,19 @@ struct scenario_result *scenario_session_result(struct scenario_session *s)
 int scenario_session_seek(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err)
 {
 	*fs = NULL;
-	if (line < 0)
-		line = 0;
-	if (line >= s->nlines)
-		line = s->nlines - 1;
-	u64 target = s->line_units[line];
+	/* the units before the first command line after `line` (all of them when none follows) */
+	size_t lo = 0, hi = s->nmarks;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->marks[mid].line <= line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	u64 target = lo < s->nmarks ? s->marks[lo].units : s->units;
 	/* the last checkpoint at or before target */
-	size_t lo = 0, hi = s->ncps;
+	lo = 0;
+	hi = s->ncps;
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
 		if (s->cps[mid].unit <= target)
@@ -228,7 +230,7 @@ u64 scenario_session_units_run(const struct scenario_session *s)
 void scenario_session_stats(const struct scenario_session *s, struct session_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->units = s->nlines ? s->line_units[s->nlines - 1] : 0;
+	st->units = s->units;
 	st->lines = s->result.lines;
 	st->checkpoints = s->ncps;
 	st->every = s->every;
