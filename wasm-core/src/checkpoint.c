@@ -30,16 +30,24 @@ struct scenario_session {
 	double run_ms;
 };
 
+/* Room for one more of n elements of size in *a (capacity *cap). 0 or ENOMEM. */
+static int room_for_one(void **a, size_t n, size_t *cap, size_t size, const char *what, struct blab_err *err)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *g = realloc(*a, c * size);
+	if (!g)
+		return blab_fail(err, BLAB_ENOMEM, "%s", what);
+	*a = g;
+	*cap = c;
+	return 0;
+}
+
 static int add_checkpoint(struct scenario_session *s, const struct scenario_run *run, struct blab_err *err)
 {
-	if (s->ncps == s->capcps) {
-		size_t cap = s->capcps ? s->capcps * 2 : 16;
-		struct checkpoint *n = realloc(s->cps, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(err, BLAB_ENOMEM, "checkpoints");
-		s->cps = n;
-		s->capcps = cap;
-	}
+	if (room_for_one((void **)&s->cps, s->ncps, &s->capcps, sizeof(*s->cps), "checkpoints", err))
+		return err->code;
 	struct scenario_run *c = scenario_clone(run, err);
 	if (!c)
 		return err->code;
@@ -50,14 +58,8 @@ static int add_checkpoint(struct scenario_session *s, const struct scenario_run 
 /* Line `line` starts after `units` units. */
 static int mark_line(struct scenario_session *s, int line, u64 units, struct blab_err *err)
 {
-	if (s->nmarks == s->capmarks) {
-		size_t cap = s->capmarks ? s->capmarks * 2 : 64;
-		struct line_mark *n = realloc(s->marks, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(err, BLAB_ENOMEM, "line table");
-		s->marks = n;
-		s->capmarks = cap;
-	}
+	if (room_for_one((void **)&s->marks, s->nmarks, &s->capmarks, sizeof(*s->marks), "line table", err))
+		return err->code;
 	s->marks[s->nmarks++] = (struct line_mark){line, units};
 	return 0;
 }
