@@ -215,12 +215,21 @@ int scenario_session_copy(struct scenario_session *s, int line, struct btrfs_fs_
 
 int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err)
 {
-	int ret = scenario_session_copy(s, line, fs, err);
+	struct btrfs_fs_info *at;
+	int ret = scenario_session_seek(s, line, &at, err);
 	if (ret)
 		return ret;
-	(*fs)->trace.enabled = 1; /* the replay's steps are what the player shows */
-	if (!(*fs = btrfs_power_cut(*fs, err)))
+	/* a power cut keeps only what the device holds: a copy of the device
+	 * (its pages shared), opened as the next mount opens it; the state in
+	 * memory is never copied */
+	struct blab_device dev;
+	if ((ret = device_clone(&at->dev, &dev)))
+		return blab_fail(err, ret, "a copy of the device at line %d", line);
+	if (!(*fs = btrfs_open(&dev, err)))
 		return err->code ? err->code : BLAB_EIO;
+	/* the trace starts at the crash point: the replay's steps are what the player shows */
+	trace_free(&(*fs)->trace);
+	(*fs)->trace = (struct blab_trace){.enabled = 1};
 	return 0;
 }
 

@@ -52,8 +52,9 @@ struct scenario_result *scenario_session_result(struct scenario_session *s);
 int scenario_session_seek(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err);
 /* The same state, as a filesystem of the caller's own (to replay or change). */
 int scenario_session_copy(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err);
-/* A crash point: the state after line, then a power cut (btrfs_power_cut),
- * as a filesystem of the caller's own with its trace on (for the replay). */
+/* A crash point: the state after line, then a power cut: a copy of its
+ * device (pages shared) opened as the next mount opens it, a filesystem of
+ * the caller's own with its trace on and empty (for the replay). */
 int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err);
 /* Units done by the seeks so far (for the bench: a seek's cost). */
 u64 scenario_session_units_run(const struct scenario_session *s);
