@@ -5,6 +5,20 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+/** The native CLI the kernel tests drive, and the Python helpers beside them. */
+export const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+export const SNAP = fileURLToPath(new URL('./snapshot.py', import.meta.url));
+export const COMPARE = fileURLToPath(new URL('./compare_trees.py', import.meta.url));
+
+/** A new temporary directory btrfslab-NAME-*, removed when the test file ends. */
+export function scratchDir(name) {
+  const dir = mkdtempSync(join(tmpdir(), `btrfslab-${name}-`));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 const owned = { loops: new Set(), mounts: new Set() };
 

@@ -3,17 +3,15 @@
 // dump-tree header and item lines equal btrfs-progs' on ours and on theirs.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { btrfsCheck, dumpTreeAll, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
 
-const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+import { btrfsCheck, CLI, dumpTreeAll, progsDumpTree, run, scratchDir, skipReason, withMount } from './lib.mjs';
+
 const skip = skipReason();
-const dir = mkdtempSync(join(tmpdir(), 'btrfslab-kernel-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('kernel');
 
 function mkfs(name, args) {
   const img = join(dir, name);

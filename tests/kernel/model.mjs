@@ -9,6 +9,14 @@ const M64 = (1n << 64n) - 1n;
 const GOLDEN = 0x9e3779b97f4a7c15n;
 
 /** Byte at file offset pos of `write ... SEED` (scenario_data_byte in the core). */
+/** After directory src is renamed to dst: the list of directories follows. */
+function renameDirs(dirs, src, dst) {
+  for (let j = 0; j < dirs.length; j++) {
+    if (dirs[j] === src) dirs[j] = dst;
+    else if (dirs[j].startsWith(src + '/')) dirs[j] = dst + dirs[j].slice(src.length);
+  }
+}
+
 export function dataBytes(seed, off, len) {
   const out = Buffer.alloc(len);
   let word = -1n;
@@ -237,12 +245,7 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
         dst = join2(r.pick(candidates), fresh());
       }
       push(['rename', src, dst]);
-      if (node.type === 'dir') {
-        for (let j = 0; j < dirs.length; j++) {
-          if (dirs[j] === src) dirs[j] = dst;
-          else if (dirs[j].startsWith(src + '/')) dirs[j] = dst + dirs[j].slice(src.length);
-        }
-      }
+      if (node.type === 'dir') renameDirs(dirs, src, dst);
     } else if (k < 88) {
       const empty = dirs.filter((d) => d !== '/' && model.lookup(d).entries.size === 0);
       if (empty.length) {
@@ -344,12 +347,7 @@ export function randomFsyncScenario(seed, { ops = 40, mode = 'index-only', nodes
       if (node.type !== 'dir' && r.chance(0.3) && fl.length > 1) dst = r.pick(fl);
       else dst = join2(r.pick(dirs.filter((d) => d !== src && !d.startsWith(src + '/'))), fresh());
       push(['rename', src, dst]);
-      if (node.type === 'dir') {
-        for (let j = 0; j < dirs.length; j++) {
-          if (dirs[j] === src) dirs[j] = dst;
-          else if (dirs[j].startsWith(src + '/')) dirs[j] = dst + dirs[j].slice(src.length);
-        }
-      }
+      if (node.type === 'dir') renameDirs(dirs, src, dst);
     } else if (k < 90) {
       const empty = dirs.filter((d) => d !== '/' && model.lookup(d).entries.size === 0);
       if (empty.length) { const d = r.pick(empty); push(['rmdir', d]); dirs.splice(dirs.indexOf(d), 1); }

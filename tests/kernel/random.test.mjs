@@ -5,19 +5,16 @@
 //   BTRFSLAB_SEED=<seed> node --test tests/kernel/random.test.mjs
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { btrfsCheck, skipReason, withMount } from './lib.mjs';
+import { describe, test } from 'node:test';
+
+import { btrfsCheck, CLI, scratchDir, skipReason, SNAP, withMount } from './lib.mjs';
 import { randomScenario } from './model.mjs';
 
-const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
-const SNAP = fileURLToPath(new URL('./snapshot.py', import.meta.url));
 const skip = skipReason();
-const dir = mkdtempSync(join(tmpdir(), 'btrfslab-random-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('random');
 
 const only = process.env.BTRFSLAB_SEED ? [Number(process.env.BTRFSLAB_SEED)] : null;
 const PLAN = [

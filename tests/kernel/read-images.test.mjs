@@ -4,19 +4,16 @@
 // header and item lines equal btrfs-progs'; our own check finds nothing.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, linkSync, mkdirSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { btrfsCheck, dumpTreeAll, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
+
+import { btrfsCheck, CLI, COMPARE, dumpTreeAll, progsDumpTree, run, scratchDir, skipReason, withMount } from './lib.mjs';
 import { dataBytes } from './model.mjs';
 
-const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
-const COMPARE = fileURLToPath(new URL('./compare_trees.py', import.meta.url));
 const skip = skipReason();
-const dir = mkdtempSync(join(tmpdir(), 'btrfslab-read-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('read');
 
 function source() {
   const src = join(dir, 'src');

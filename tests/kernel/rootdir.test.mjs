@@ -3,19 +3,16 @@
 // xattrs, times); then the kernel changes it and our reader agrees.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync, chmodSync, chownSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, utimesSync, writeFileSync, chmodSync, chownSync } from 'node:fs';
+
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { btrfsCheck, run, skipReason, withMount } from './lib.mjs';
+import { describe, test } from 'node:test';
+
+import { btrfsCheck, CLI, COMPARE, run, scratchDir, skipReason, withMount } from './lib.mjs';
 import { dataBytes } from './model.mjs';
 
-const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
-const COMPARE = fileURLToPath(new URL('./compare_trees.py', import.meta.url));
 const skip = skipReason();
-const dir = mkdtempSync(join(tmpdir(), 'btrfslab-rootdir-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('rootdir');
 
 /** A source tree with every kind of file the copy must keep. */
 function craftedSource() {

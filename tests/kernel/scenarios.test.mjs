@@ -5,18 +5,16 @@
 // log) shows what ls.txt / ls-replay.txt say: the same paths, types, modes,
 // link counts and sizes.
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { btrfsCheck, dumpTreeAll, progsDumpTree, run, skipReason, withMount } from './lib.mjs';
+import { btrfsCheck, CLI, dumpTreeAll, progsDumpTree, run, scratchDir, skipReason, withMount } from './lib.mjs';
 
-const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const CASES = fileURLToPath(new URL('../scenarios/', import.meta.url));
 const skip = skipReason();
-const dir = mkdtempSync(join(tmpdir(), 'btrfslab-kernel-scenarios-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('kernel-scenarios');
 
 /** "mode nlink size path" per entry of an `ls -R -l` listing (owners and link targets aside). */
 function fromLs(text) {

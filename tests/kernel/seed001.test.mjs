@@ -6,18 +6,16 @@
 // points, at 10,000 files and more.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { skipReason } from './lib.mjs';
+
+import { CLI, scratchDir, skipReason } from './lib.mjs';
 import { kernelSeed001 } from './seed001.mjs';
 
-const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
 const skip = skipReason();
-const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed001-test-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('seed001-test');
 
 // The seed's table (lessons/02-fsync-log-tree/lesson.json, where the page
 // reads it too): the patch's change of dir fsync time, create and delete, in %.

@@ -119,7 +119,7 @@ static int random_seed(u64 *seed)
 	return 0;
 }
 
-static int cmd_mkfs(int argc, char **argv)
+static int cmd_mkfs(int argc, char **argv, int variant)
 {
 	struct mkfs_options o;
 	const char *image = NULL, *rootdir = NULL, *v;
@@ -409,7 +409,7 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 	free(path);
 	return ok ? 0 : 1;
 }
-static int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv, int variant)
 {
 	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
@@ -502,7 +502,7 @@ static int cmd_run(int argc, char **argv)
 	return rc;
 }
 
-static int cmd_replay(int argc, char **argv)
+static int cmd_replay(int argc, char **argv, int variant)
 {
 	const char *image = NULL, *out = NULL, *trace = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -633,7 +633,7 @@ static int cmd_ls_cat(int argc, char **argv, int cat)
 	return rc;
 }
 
-static int cmd_extract(int argc, char **argv)
+static int cmd_extract(int argc, char **argv, int variant)
 {
 	struct extract_opts o = {.max_size = EXTRACT_DEFAULT_MAX_SIZE};
 	const char *image = NULL, *dir = NULL, *usage = "btrfslab extract: usage: extract [--same-permissions] [--devices] "
@@ -674,7 +674,7 @@ static int cmd_extract(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
-static int cmd_check(int argc, char **argv)
+static int cmd_check(int argc, char **argv, int variant)
 {
 	int flags = 0;
 	const char *image = NULL;
@@ -722,24 +722,18 @@ static int run_command(int argc, char **argv)
 		return fputs(usage_text, stdout), 0;
 	if (!strcmp(c, "version") || !strcmp(c, "--version"))
 		return puts("btrfslab " VERSION), 0;
-	if (!strcmp(c, "mkfs"))
-		return cmd_mkfs(argc - 1, argv + 1);
-	if (!strcmp(c, "run"))
-		return cmd_run(argc - 1, argv + 1);
-	if (!strcmp(c, "replay"))
-		return cmd_replay(argc - 1, argv + 1);
-	if (!strcmp(c, "ls"))
-		return cmd_ls_cat(argc - 1, argv + 1, 0);
-	if (!strcmp(c, "cat"))
-		return cmd_ls_cat(argc - 1, argv + 1, 1);
-	if (!strcmp(c, "extract"))
-		return cmd_extract(argc - 1, argv + 1);
-	if (!strcmp(c, "check"))
-		return cmd_check(argc - 1, argv + 1);
-	if (!strcmp(c, "dump-tree"))
-		return cmd_dump(argc - 1, argv + 1, 0);
-	if (!strcmp(c, "dump-json"))
-		return cmd_dump(argc - 1, argv + 1, 1);
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv, int variant);
+		int variant;
+	} commands[] = {
+		{"mkfs", cmd_mkfs, 0},   {"run", cmd_run, 0},		{"replay", cmd_replay, 0},
+		{"ls", cmd_ls_cat, 0},   {"cat", cmd_ls_cat, 1},	{"extract", cmd_extract, 0},
+		{"check", cmd_check, 0}, {"dump-tree", cmd_dump, 0}, {"dump-json", cmd_dump, 1},
+	};
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(c, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1, commands[i].variant);
 	if (!strcmp(c, "trace-schema")) {
 		if (argc != 2)
 			return fprintf(stderr, "btrfslab trace-schema: usage: trace-schema (no arguments)\n"), 2;

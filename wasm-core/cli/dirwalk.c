@@ -1,18 +1,13 @@
 #include "dirwalk.h"
+#include "../src/array.h"
 #include <stdlib.h>
 #include <string.h>
 
 static int add_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 {
 	struct dir_list *l = ctx;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct dir_ent *e = realloc(l->e, cap * sizeof(*e));
-		if (!e)
-			return BLAB_ENOMEM;
-		l->e = e;
-		l->cap = cap;
-	}
+	if (array_room(&l->e, l->n, &l->cap, sizeof(*l->e), 16))
+		return BLAB_ENOMEM;
 	struct dir_ent *d = &l->e[l->n++];
 	d->ino = ino;
 	d->type = type;

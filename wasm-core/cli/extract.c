@@ -4,6 +4,7 @@
 #include "../src/file.h"
 #include "../src/xattr.h"
 #include "../src/inode.h"
+#include "../src/array.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -275,14 +276,8 @@ static int make_node(struct xctx *x, int dirfd, const char *name, const struct b
 
 static int push_dir(struct xctx *x, int fd, u64 ino, size_t path_len, size_t rel_len)
 {
-	if (x->depth == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 32;
-		struct frame *s = realloc(x->stack, cap * sizeof(*s));
-		if (!s)
-			return -1;
-		x->stack = s;
-		x->cap = cap;
-	}
+	if (array_room(&x->stack, x->depth, &x->cap, sizeof(*x->stack), 32))
+		return -1;
 	struct frame *f = &x->stack[x->depth];
 	memset(f, 0, sizeof(*f));
 	f->fd = fd;

@@ -2,6 +2,7 @@
 #include "dirwalk.h"
 #include "../src/file.h"
 #include "../src/inode.h"
+#include "../src/array.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,13 +111,8 @@ struct ls_frame {
 
 static struct ls_frame *push(struct ls *c, struct ls_frame **stack, size_t *depth, size_t *cap, u64 dir, size_t path_len)
 {
-	if (*depth == *cap) {
-		struct ls_frame *s = realloc(*stack, (*cap ? *cap * 2 : 16) * sizeof(*s));
-		if (!s)
-			return NULL;
-		*stack = s;
-		*cap = *cap ? *cap * 2 : 16;
-	}
+	if (array_room(stack, *depth, cap, sizeof(**stack), 16))
+		return NULL;
 	struct ls_frame *f = &(*stack)[(*depth)++];
 	memset(f, 0, sizeof(*f));
 	f->dir = dir;

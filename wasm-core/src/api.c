@@ -166,6 +166,22 @@ int blab_session_crash(int h, int line)
 	return ret ? ret : put_handle(fs);
 }
 
+/* out emptied for a new answer, and the filesystem of handle h (NULL when
+ * there is none) */
+static struct btrfs_fs_info *fs_for_out(int h)
+{
+	out.len = 0;
+	out.oom = 0;
+	return get(h);
+}
+
+/* out, ended with a NUL, as the answer (NULL when it ran out of memory) */
+static const char *out_done(void)
+{
+	sb_printf(&out, "%c", 0);
+	return out.oom ? NULL : out.s;
+}
+
 const char *blab_session_stats_json(int h)
 {
 	struct scenario_session *s = session_of(h);
@@ -312,46 +328,30 @@ const u8 *blab_cat(int h, const char *path, u32 *len)
 
 const char *blab_check(int h, int *errors)
 {
-	struct btrfs_fs_info *fs = get(h);
+	struct btrfs_fs_info *fs = fs_for_out(h);
 	if (!fs)
 		return NULL;
-	out.len = 0;
-	out.oom = 0;
 	*errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
-	sb_printf(&out, "%c", 0);
-	return out.oom ? NULL : out.s;
+	return out_done();
 }
 
 const char *blab_last_error(void) { return last_err.msg; }
 
 const char *blab_dump_json(int h)
 {
-	struct btrfs_fs_info *fs = get(h);
-	if (!fs)
-		return NULL;
-	out.len = 0;
-	out.oom = 0;
-	if (btrfs_dump_tree_json(fs, &out)) {
-		last_err = fs->err;
-		return NULL;
-	}
-	sb_printf(&out, "%c", 0);
-	return out.oom ? NULL : out.s;
+	return blab_dump_json_tree(h, 0, 0);
 }
 
 const char *blab_dump_json_tree(int h, u64 tree_id, int max_leaf_entries)
 {
-	struct btrfs_fs_info *fs = get(h);
+	struct btrfs_fs_info *fs = fs_for_out(h);
 	if (!fs)
 		return NULL;
-	out.len = 0;
-	out.oom = 0;
 	if (btrfs_dump_tree_json_opts(fs, &out, tree_id, max_leaf_entries)) {
 		last_err = fs->err;
 		return NULL;
 	}
-	sb_printf(&out, "%c", 0);
-	return out.oom ? NULL : out.s;
+	return out_done();
 }
 
 const char *blab_trace_schema_json(void)
@@ -364,11 +364,9 @@ const char *blab_trace_schema_json(void)
 
 const char *blab_trace_json(int h)
 {
-	struct btrfs_fs_info *fs = get(h);
+	struct btrfs_fs_info *fs = fs_for_out(h);
 	if (!fs)
 		return NULL;
-	out.len = 0;
-	out.oom = 0;
 	sb_printf(&out, "[");
 	for (size_t i = 0; i < fs->trace.len; i++) {
 		char buf[TRACE_JSON_MAX];

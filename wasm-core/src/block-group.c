@@ -1,23 +1,20 @@
 #include "block-group.h"
 #include "ctree.h"
 #include "volumes.h"
+#include "array.h"
 #include <stdlib.h>
 #include <string.h>
 
+static int bg_holds(const void *bytenr, const void *elem)
+{
+	u64 x = *(const u64 *)bytenr;
+	const struct btrfs_block_group *bg = elem;
+	return x < bg->start ? -1 : x - bg->start >= bg->length;
+}
+
 struct btrfs_block_group *btrfs_lookup_block_group(struct btrfs_fs_info *fs, u64 bytenr)
 {
-	size_t lo = 0, hi = fs->nbgs;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		struct btrfs_block_group *bg = &fs->bgs[mid];
-		if (bytenr < bg->start)
-			hi = mid;
-		else if (bytenr >= bg->start + bg->length)
-			lo = mid + 1;
-		else
-			return bg;
-	}
-	return NULL;
+	return fs->nbgs ? bsearch(&bytenr, fs->bgs, fs->nbgs, sizeof(*fs->bgs), bg_holds) : NULL;
 }
 
 static int ranges_reserve(struct btrfs_block_group *bg, size_t need)
@@ -38,14 +35,8 @@ static int ranges_reserve(struct btrfs_block_group *bg, size_t need)
 int btrfs_add_block_group(struct btrfs_fs_info *fs, u64 start, u64 length, u64 flags, u64 used)
 {
 	size_t i = 0;
-	if (fs->nbgs == fs->capbgs) {
-		size_t cap = fs->capbgs ? fs->capbgs * 2 : 16;
-		struct btrfs_block_group *n = realloc(fs->bgs, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "block groups");
-		fs->bgs = n;
-		fs->capbgs = cap;
-	}
+	if (array_room(&fs->bgs, fs->nbgs, &fs->capbgs, sizeof(*fs->bgs), 16))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "block groups");
 	while (i < fs->nbgs && fs->bgs[i].start < start)
 		i++;
 	memmove(&fs->bgs[i + 1], &fs->bgs[i], (fs->nbgs - i) * sizeof(fs->bgs[0]));
@@ -168,10 +159,10 @@ int btrfs_pin_range(struct btrfs_fs_info *fs, u64 start, u64 len)
 void btrfs_unpin_range(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
 	struct btrfs_block_group *bg = bg_of(fs, start, len);
-	if (!bg)
-		return;
-	bg->pinned -= len;
-	give_range(bg, start, len);
+	if (bg) {
+		bg->pinned -= len;
+		give_range(bg, start, len);
+	}
 }
 
 int btrfs_pin_free_range(struct btrfs_fs_info *fs, u64 start, u64 len)

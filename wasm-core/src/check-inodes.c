@@ -38,13 +38,12 @@ struct ic {
 static void bad(struct ic *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bad(struct ic *c, const char *fmt, ...)
 {
-	char buf[512];
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "root %lld inode %" PRIu64 ": ", (long long)c->root->objectid, c->ino);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	btrfs_check_vreport(c->out, c->errors, prefix, fmt, ap);
 	va_end(ap);
-	if (++*c->errors <= 200)
-		sb_printf(c->out, "ERROR: root %lld inode %" PRIu64 ": %s\n", (long long)c->root->objectid, c->ino, buf);
 }
 
 static void finish_inode(struct ic *c)

@@ -26,16 +26,20 @@ struct checker {
 };
 
 static void problem(struct checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void problem(struct checker *c, const char *fmt, ...)
+void btrfs_check_vreport(struct strbuf *out, int *errors, const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[512];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (++*errors <= 200)
+		sb_printf(out, "ERROR: %s%s\n", prefix, buf);
+}
+
+static void problem(struct checker *c, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	btrfs_check_vreport(c->out, &c->errors, "", fmt, ap);
 	va_end(ap);
-	c->errors++;
-	if (c->errors <= 200)
-		sb_printf(c->out, "ERROR: %s\n", buf);
 }
 
 static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, const struct btrfs_key *lo,
@@ -202,24 +206,22 @@ static void check_free_space_tree(struct checker *c)
 		size_t nwant;
 		if (btrfs_bg_free_after_commit(fs, bg, &want, &nwant))
 			return;
-		struct btrfs_path path;
+		struct btrfs_item_cursor cur;
 		struct btrfs_key key = {bg->start, BTRFS_FREE_SPACE_INFO_KEY, bg->length};
-		int ret = btrfs_search_slot(fs, fs->fst_root, &key, &path, 0, 0);
-		if (ret != 0) {
+		int ret = btrfs_cursor_first(fs, fs->fst_root, &key, &cur);
+		if (ret != 0 || btrfs_comp_keys(&cur.key, &key) || cur.size < BTRFS_FREE_SPACE_INFO_SIZE) {
 			problem(c, "free space tree: block group %" PRIu64 " has no FREE_SPACE_INFO", bg->start);
 			free(want);
 			continue;
 		}
-		u32 count = btrfs_free_space_extent_count(btrfs_item_ptr(path.nodes[0], path.slots[0]));
-		u32 flags = btrfs_free_space_flags(btrfs_item_ptr(path.nodes[0], path.slots[0]));
-		path.slots[0]++;
+		u32 count = btrfs_free_space_extent_count(cur.data);
+		u32 flags = btrfs_free_space_flags(cur.data);
 		size_t cap = 16, nhave = 0;
 		u32 found = 0;
 		int bitmaps = 0;
 		struct free_range *have = malloc(cap * sizeof(*have));
-		while (have && (ret = btrfs_path_next_item(fs, &path)) == 0) {
-			struct btrfs_key k;
-			btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		while (have && (ret = btrfs_cursor_next(fs, &cur)) == 0) {
+			struct btrfs_key k = cur.key;
 			if (k.objectid >= bg->start + bg->length || k.type == BTRFS_FREE_SPACE_INFO_KEY)
 				break;
 			if (k.type == BTRFS_FREE_SPACE_EXTENT_KEY) {
@@ -234,7 +236,6 @@ static void check_free_space_tree(struct checker *c)
 			} else if (k.type == BTRFS_FREE_SPACE_BITMAP_KEY) {
 				bitmaps = 1; /* bitmaps are btrfs check's to verify */
 			}
-			path.slots[0]++;
 		}
 		if (!(flags & BTRFS_FREE_SPACE_USING_BITMAPS) && !bitmaps && have) {
 			if (found != count)

@@ -11,4 +11,8 @@
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
 /* The file system part: returns the number of problems found (written to out). */
 int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
+/* Counts one problem in *errors and writes "ERROR: " prefix message to out,
+ * for the first 200 problems (both check passes report this way). */
+#include <stdarg.h>
+void btrfs_check_vreport(struct strbuf *out, int *errors, const char *prefix, const char *fmt, va_list ap);
 #endif

@@ -1,6 +1,7 @@
 #include "checkpoint.h"
 #include "disk-io.h"
 #include "u64map.h"
+#include "array.h"
 #include <stdlib.h>
 #include <time.h>
 
@@ -31,22 +32,14 @@ struct scenario_session {
 };
 
 /* Room for one more of n elements of size in *a (capacity *cap). 0 or ENOMEM. */
-static int room_for_one(void **a, size_t n, size_t *cap, size_t size, const char *what, struct blab_err *err)
+static int room_for_one(void *a, size_t n, size_t *cap, size_t size, const char *what, struct blab_err *err)
 {
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *g = realloc(*a, c * size);
-	if (!g)
-		return blab_fail(err, BLAB_ENOMEM, "%s", what);
-	*a = g;
-	*cap = c;
-	return 0;
+	return array_room(a, n, cap, size, 16) ? blab_fail(err, BLAB_ENOMEM, "%s", what) : 0;
 }
 
 static int add_checkpoint(struct scenario_session *s, const struct scenario_run *run, struct blab_err *err)
 {
-	if (room_for_one((void **)&s->cps, s->ncps, &s->capcps, sizeof(*s->cps), "checkpoints", err))
+	if (room_for_one(&s->cps, s->ncps, &s->capcps, sizeof(*s->cps), "checkpoints", err))
 		return err->code;
 	struct scenario_run *c = scenario_clone(run, err);
 	if (!c)
@@ -58,7 +51,7 @@ static int add_checkpoint(struct scenario_session *s, const struct scenario_run 
 /* Line `line` starts after `units` units. */
 static int mark_line(struct scenario_session *s, int line, u64 units, struct blab_err *err)
 {
-	if (room_for_one((void **)&s->marks, s->nmarks, &s->capmarks, sizeof(*s->marks), "line table", err))
+	if (room_for_one(&s->marks, s->nmarks, &s->capmarks, sizeof(*s->marks), "line table", err))
 		return err->code;
 	s->marks[s->nmarks++] = (struct line_mark){line, units};
 	return 0;

@@ -631,6 +631,17 @@ int btrfs_cursor_next(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c)
 	return cursor_at(c, btrfs_path_next_item(fs, &c->path));
 }
 
+int btrfs_prev_key(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key, struct btrfs_key *out)
+{
+	struct btrfs_path path;
+	int ret = btrfs_search_slot(fs, root, key, &path, 0, 0);
+	if (ret < 0)
+		return ret;
+	if ((ret = btrfs_prev_item(fs, &path)) == 0)
+		btrfs_item_key(path.nodes[0], path.slots[0], out);
+	return ret;
+}
+
 int btrfs_del_items_of(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 min_type, u8 max_type)
 {
 	for (;;) {
@@ -840,14 +851,16 @@ static int remove_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 	return btrfs_free_tree_block(fs, root, eb);
 }
 
-/* Merges a node that has become small with a neighbour, when both fit in one. */
-static int balance_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level)
+typedef int (*fits_fn)(struct btrfs_fs_info *fs, const struct extent_buffer *a, const struct extent_buffer *b);
+
+/* The first neighbour of path->nodes[level] in its parent (left, then right)
+ * that fits with it in one block, made writable: 0 with the pair in *left and
+ * *right and the right one's slot in the parent, 1 when none fits, or an error. */
+static int mergeable_sibling(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level,
+			     fits_fn fits, struct extent_buffer **left, struct extent_buffer **right, int *rslot)
 {
-	struct extent_buffer *node = path->nodes[level], *parent = path->nodes[level + 1];
-	if (!parent || btrfs_nritems(node) >= btrfs_nodeptrs(fs) / 4)
-		return 0;
-	int pslot = path->slots[level + 1], n = (int)btrfs_nritems(node);
-	u32 limit = btrfs_nodeptrs(fs) - 4;
+	struct extent_buffer *eb = path->nodes[level], *parent = path->nodes[level + 1];
+	int pslot = path->slots[level + 1];
 	for (int dir = -1; dir <= 1; dir += 2) {
 		int sslot = pslot + dir;
 		if (sslot < 0 || sslot >= (int)btrfs_nritems(parent))
@@ -855,22 +868,41 @@ static int balance_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 		struct extent_buffer *sib = read_child(fs, root, parent, sslot, 0);
 		if (!sib)
 			return fs->err.code;
-		if (btrfs_nritems(sib) + (u32)n > limit)
+		if (!fits(fs, eb, sib))
 			continue;
 		if (btrfs_cow_block(fs, root, sib, parent, sslot, &sib))
 			return fs->err.code;
-		struct extent_buffer *left = dir < 0 ? sib : node, *right = dir < 0 ? node : sib;
-		int nl = (int)btrfs_nritems(left), nr = (int)btrfs_nritems(right);
-		memcpy(btrfs_key_ptr_nr(left, nl), btrfs_key_ptr_nr(right, 0), (size_t)nr * BTRFS_KEY_PTR_SIZE);
-		btrfs_set_header_nritems(left->data, (u32)(nl + nr));
-		btrfs_set_header_nritems(right->data, 0);
-		left->dirty = 1;
-		fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = left->start,
-						  .a = right->start, .level = level});
-		/* the right block goes; the path above still points at the parent */
-		return remove_block(fs, root, path, level, right, dir < 0 ? pslot : sslot);
+		*left = dir < 0 ? sib : eb;
+		*right = dir < 0 ? eb : sib;
+		*rslot = dir < 0 ? pslot : sslot;
+		return 0;
 	}
-	return 0;
+	return 1;
+}
+
+static int nodes_fit(struct btrfs_fs_info *fs, const struct extent_buffer *a, const struct extent_buffer *b)
+{
+	return btrfs_nritems(a) + btrfs_nritems(b) <= btrfs_nodeptrs(fs) - 4;
+}
+
+/* Merges a node that has become small with a neighbour, when both fit in one. */
+static int balance_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level)
+{
+	struct extent_buffer *node = path->nodes[level], *parent = path->nodes[level + 1], *left, *right;
+	if (!parent || btrfs_nritems(node) >= btrfs_nodeptrs(fs) / 4)
+		return 0;
+	int rslot, ret = mergeable_sibling(fs, root, path, level, nodes_fit, &left, &right, &rslot);
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	int nl = (int)btrfs_nritems(left), nr = (int)btrfs_nritems(right);
+	memcpy(btrfs_key_ptr_nr(left, nl), btrfs_key_ptr_nr(right, 0), (size_t)nr * BTRFS_KEY_PTR_SIZE);
+	btrfs_set_header_nritems(left->data, (u32)(nl + nr));
+	btrfs_set_header_nritems(right->data, 0);
+	left->dirty = 1;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = left->start,
+					  .a = right->start, .level = level});
+	/* the right block goes; the path above still points at the parent */
+	return remove_block(fs, root, path, level, right, rslot);
 }
 
 static int del_ptr(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int level, int slot)
@@ -908,39 +940,30 @@ static int del_ptr(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btr
 	return balance_node(fs, root, path, level);
 }
 
+static int leaves_fit(struct btrfs_fs_info *fs, const struct extent_buffer *a, const struct extent_buffer *b)
+{
+	return leaf_space_used(a, 0, (int)btrfs_nritems(a)) + leaf_space_used(b, 0, (int)btrfs_nritems(b)) <=
+	       leaf_data_size(fs);
+}
+
 /* Merges a leaf that has become small into a neighbour, when both fit. */
 static int balance_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path)
 {
-	struct extent_buffer *leaf = path->nodes[0], *parent = path->nodes[1];
+	struct extent_buffer *leaf = path->nodes[0], *parent = path->nodes[1], *left, *right;
 	if (!parent || leaf_space_used(leaf, 0, (int)btrfs_nritems(leaf)) >= leaf_data_size(fs) / 3)
 		return 0;
-	int pslot = path->slots[1];
-	for (int dir = -1; dir <= 1; dir += 2) {
-		int sslot = pslot + dir;
-		if (sslot < 0 || sslot >= (int)btrfs_nritems(parent))
-			continue;
-		struct extent_buffer *sib = read_child(fs, root, parent, sslot, 0);
-		if (!sib)
-			return fs->err.code;
-		u32 used = leaf_space_used(leaf, 0, (int)btrfs_nritems(leaf)) +
-			   leaf_space_used(sib, 0, (int)btrfs_nritems(sib));
-		if (used > leaf_data_size(fs))
-			continue;
-		if (btrfs_cow_block(fs, root, sib, parent, sslot, &sib))
-			return fs->err.code;
-		struct extent_buffer *left = dir < 0 ? sib : leaf, *right = dir < 0 ? leaf : sib;
-		struct leaf_pair lp;
-		int ret = gather(fs, &lp, left, right);
-		if (ret)
-			return ret;
-		leaf_fill(fs, left, lp.items, lp.n);
-		leaf_fill(fs, right, NULL, 0);
-		release(&lp);
-		fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = left->start,
-						  .a = right->start, .level = 0});
-		return remove_block(fs, root, path, 0, right, dir < 0 ? pslot : sslot);
-	}
-	return 0;
+	int rslot, ret = mergeable_sibling(fs, root, path, 0, leaves_fit, &left, &right, &rslot);
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	struct leaf_pair lp;
+	if ((ret = gather(fs, &lp, left, right)))
+		return ret;
+	leaf_fill(fs, left, lp.items, lp.n);
+	leaf_fill(fs, right, NULL, 0);
+	release(&lp);
+	fs_trace(fs, (struct trace_event){.kind = TRACE_MERGE, .tree = root->objectid, .bytenr = left->start,
+					  .a = right->start, .level = 0});
+	return remove_block(fs, root, path, 0, right, rslot);
 }
 
 int btrfs_del_items(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path, int slot, int nr)

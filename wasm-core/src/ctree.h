@@ -80,6 +80,9 @@ struct btrfs_item_cursor {
 int btrfs_cursor_first(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *from,
 		       struct btrfs_item_cursor *c);
 int btrfs_cursor_next(struct btrfs_fs_info *fs, struct btrfs_item_cursor *c);
+/* The key of the last item of root before key (read-only): 0 with *out,
+ * 1 when there is none, or an error. */
+int btrfs_prev_key(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key, struct btrfs_key *out);
 /* Deletes every item of root with this objectid and a type from min_type
  * to max_type (a leaf's run at a time). 0, or an error. */
 int btrfs_del_items_of(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u8 min_type, u8 max_type);

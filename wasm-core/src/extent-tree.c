@@ -6,6 +6,7 @@
 #include "disk-io.h"
 #include "file-item.h"
 #include "volumes.h"
+#include "array.h"
 #include <stdlib.h>
 
 /* Allocation policy: the first free range, in block group order, that
@@ -50,14 +51,8 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 /* Room for one more entry in the list of extents unpinned after commit. */
 static int pinned_room(struct btrfs_fs_info *fs)
 {
-	if (fs->npinned < fs->cappinned)
-		return 0;
-	size_t cap = fs->cappinned ? fs->cappinned * 2 : 64;
-	struct free_range *n = realloc(fs->pinned, cap * sizeof(*n));
-	if (!n)
+	if (array_room(&fs->pinned, fs->npinned, &fs->cappinned, sizeof(*fs->pinned), 64))
 		return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
-	fs->pinned = n;
-	fs->cappinned = cap;
 	return 0;
 }
 
@@ -72,14 +67,8 @@ static int pin(struct btrfs_fs_info *fs, u64 start, u64 len)
 
 static int queue_evict(struct btrfs_fs_info *fs, u64 bytenr)
 {
-	if (fs->nevict == fs->capevict) {
-		size_t cap = fs->capevict ? fs->capevict * 2 : 64;
-		u64 *n = realloc(fs->evict, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "evict list");
-		fs->evict = n;
-		fs->capevict = cap;
-	}
+	if (array_room(&fs->evict, fs->nevict, &fs->capevict, sizeof(*fs->evict), 64))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "evict list");
 	fs->evict[fs->nevict++] = bytenr;
 	return 0;
 }

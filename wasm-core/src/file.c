@@ -14,6 +14,20 @@
 static u64 round_down(u64 v, u64 a) { return v / a * a; }
 static u64 round_up(u64 v, u64 a) { return (v + a - 1) / a * a; }
 
+/* The first extent of ino that covers or follows cur, before end, and the
+ * part [*s, *e) of it inside [cur, end): 0, ENOENT, or an error. */
+static int extent_in(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 cur, u64 end,
+		     struct file_extent *fe, u64 *s, u64 *e)
+{
+	int ret = btrfs_find_file_extent(fs, root, ino, cur, end, fe);
+	if (ret)
+		return ret;
+	u64 ks = fe->key.offset, ke = file_extent_end(fe);
+	*s = ks > cur ? ks : cur;
+	*e = ke < end ? ke : end;
+	return 0;
+}
+
 /* Reads [off, off + len) of the file as it is now, zeros past size. */
 static int read_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 size, u64 off, u8 *buf, u64 len,
 		      int verify)
@@ -22,13 +36,11 @@ static int read_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino
 	u64 end = off + len < size ? off + len : size, cur = off;
 	while (cur < end) {
 		struct file_extent fe;
-		int ret = btrfs_find_file_extent(fs, root, ino, cur, end, &fe);
-		if (ret == BLAB_ENOENT)
-			return 0;
+		u64 s, e;
+		int ret = extent_in(fs, root, ino, cur, end, &fe, &s, &e);
 		if (ret)
-			return ret;
-		u64 ks = fe.key.offset, ke = file_extent_end(&fe);
-		u64 s = ks > cur ? ks : cur, e = ke < end ? ke : end;
+			return ret == BLAB_ENOENT ? 0 : ret;
+		u64 ks = fe.key.offset;
 		if (fe.compression)
 			return blab_fail(&fs->err, BLAB_ENOTSUP, "inode %llu: compressed extents are not supported",
 					 (unsigned long long)ino);
@@ -102,13 +114,11 @@ int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 {
 	for (u64 cur = from; cur < end;) {
 		struct file_extent fe;
-		int ret = btrfs_find_file_extent(fs, root, ino, cur, end, &fe);
-		if (ret == BLAB_ENOENT)
-			return 1;
+		u64 s, e;
+		int ret = extent_in(fs, root, ino, cur, end, &fe, &s, &e);
 		if (ret)
-			return ret;
-		u64 ks = fe.key.offset, ke = file_extent_end(&fe);
-		u64 s = ks > cur ? ks : cur, e = ke < end ? ke : end;
+			return ret == BLAB_ENOENT ? 1 : ret;
+		u64 ke = file_extent_end(&fe);
 		int data = fe.type == BTRFS_FILE_EXTENT_INLINE || (fe.type == BTRFS_FILE_EXTENT_REG && fe.disk_bytenr);
 		if (data && s < e) {
 			*start = s;

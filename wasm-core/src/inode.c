@@ -113,21 +113,13 @@ void btrfs_inode_touch(struct btrfs_fs_info *fs, struct btrfs_inode *in, int dat
 static int highest_objectid(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 *out)
 {
 	if (!root->highest_objectid) {
-		struct btrfs_path path;
-		struct btrfs_key key = {BTRFS_LAST_FREE_OBJECTID, 0, 0};
-		int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
+		struct btrfs_key key = {BTRFS_LAST_FREE_OBJECTID, 0, 0}, k;
 		u64 hi = BTRFS_FIRST_FREE_OBJECTID;
-		ret = btrfs_prev_item(fs, &path);
+		int ret = btrfs_prev_key(fs, root, &key, &k);
 		if (ret < 0)
 			return ret;
-		if (ret == 0) {
-			struct btrfs_key k;
-			btrfs_item_key(path.nodes[0], path.slots[0], &k);
-			if (k.objectid > hi && k.objectid < BTRFS_LAST_FREE_OBJECTID)
-				hi = k.objectid;
-		}
+		if (ret == 0 && k.objectid > hi && k.objectid < BTRFS_LAST_FREE_OBJECTID)
+			hi = k.objectid;
 		root->highest_objectid = hi;
 	}
 	*out = root->highest_objectid;
@@ -138,21 +130,13 @@ static int next_dir_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 {
 	u64 *next = u64map_get(&root->dir_index, dir);
 	if (!next) {
-		struct btrfs_path path;
-		struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, (u64)-1};
-		int ret = btrfs_search_slot(fs, root, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
+		struct btrfs_key key = {dir, BTRFS_DIR_INDEX_KEY, (u64)-1}, k;
 		u64 n = 2; /* 0 and 1 are "." and ".." */
-		ret = btrfs_prev_item(fs, &path);
+		int ret = btrfs_prev_key(fs, root, &key, &k);
 		if (ret < 0)
 			return ret;
-		if (ret == 0) {
-			struct btrfs_key k;
-			btrfs_item_key(path.nodes[0], path.slots[0], &k);
-			if (k.objectid == dir && k.type == BTRFS_DIR_INDEX_KEY && k.offset + 1 > n)
-				n = k.offset + 1;
-		}
+		if (ret == 0 && k.objectid == dir && k.type == BTRFS_DIR_INDEX_KEY && k.offset + 1 > n)
+			n = k.offset + 1;
 		if (!(next = u64map_put(&root->dir_index, dir)))
 			return blab_fail(&fs->err, BLAB_ENOMEM, "directory indexes");
 		*next = n;
@@ -479,6 +463,14 @@ static int drop_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir,
 
 /* ---- path forms ---- */
 
+/* ret, with the path named when it says the name exists. */
+static int named_exists(struct btrfs_fs_info *fs, int ret, const char *path)
+{
+	if (ret == BLAB_EEXIST)
+		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
+	return ret;
+}
+
 int btrfs_create(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, const struct inode_attrs *a, u64 *ino)
 {
 	u64 dir;
@@ -487,10 +479,7 @@ int btrfs_create(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	int ret = resolve_parent(fs, root, path, &dir, &name, &len);
 	if (ret)
 		return ret;
-	ret = btrfs_create_at(fs, root, dir, name, len, a, ino);
-	if (ret == BLAB_EEXIST)
-		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
-	return ret;
+	return named_exists(fs, btrfs_create_at(fs, root, dir, name, len, a, ino), path);
 }
 
 int btrfs_symlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *target, const char *path)
@@ -502,10 +491,7 @@ int btrfs_symlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char 
 	int ret = resolve_parent(fs, root, path, &dir, &name, &len);
 	if (ret)
 		return ret;
-	ret = btrfs_symlink_at(fs, root, dir, name, len, target, &a, &ino);
-	if (ret == BLAB_EEXIST)
-		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
-	return ret;
+	return named_exists(fs, btrfs_symlink_at(fs, root, dir, name, len, target, &a, &ino), path);
 }
 
 int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *existing, const char *path)
@@ -519,11 +505,9 @@ int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *ex
 	if ((ret = resolve_parent(fs, root, path, &dir, &name, &len)))
 		return ret;
 	ret = btrfs_link_at(fs, root, ino, dir, name, len);
-	if (ret == BLAB_EEXIST)
-		blab_fail(&fs->err, BLAB_EEXIST, "%s: file exists", path);
-	else if (ret == BLAB_EISDIR)
-		blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory: directories cannot be hard linked", existing);
-	return ret;
+	if (ret == BLAB_EISDIR)
+		return blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory: directories cannot be hard linked", existing);
+	return named_exists(fs, ret, path);
 }
 
 static int lookup_child(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
@@ -540,7 +524,8 @@ static int lookup_child(struct btrfs_fs_info *fs, struct btrfs_root *root, const
 	return ret;
 }
 
-int btrfs_unlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path)
+/* unlink (rmdir 0) or rmdir (rmdir 1) of path. */
+static int remove_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, int rmdir)
 {
 	u64 dir, ino;
 	const char *name;
@@ -549,28 +534,28 @@ int btrfs_unlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	int ret = lookup_child(fs, root, path, &dir, &name, &len, &ino, &d);
 	if (ret)
 		return ret;
-	if (d)
+	if (d && !rmdir)
 		return blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory (use rmdir)", path);
+	if (!d && rmdir)
+		return blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory", path);
+	if (rmdir) {
+		struct btrfs_inode in;
+		if ((ret = btrfs_read_inode(fs, root, ino, &in)))
+			return ret;
+		if (in.size)
+			return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", path);
+	}
 	return drop_link(fs, root, dir, ino, name, len);
+}
+
+int btrfs_unlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path)
+{
+	return remove_path(fs, root, path, 0);
 }
 
 int btrfs_rmdir(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path)
 {
-	u64 dir, ino;
-	const char *name;
-	u16 len;
-	int d;
-	int ret = lookup_child(fs, root, path, &dir, &name, &len, &ino, &d);
-	if (ret)
-		return ret;
-	if (!d)
-		return blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory", path);
-	struct btrfs_inode in;
-	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
-		return ret;
-	if (in.size)
-		return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", path);
-	return drop_link(fs, root, dir, ino, name, len);
+	return remove_path(fs, root, path, 1);
 }
 
 /* Whether directory anc is dir itself or one of its ancestors. */

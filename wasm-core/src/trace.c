@@ -2,6 +2,7 @@
 #include "errors.h"
 #include "print-tree.h"
 #include "tree-log.h"
+#include "array.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,14 +78,8 @@ int trace_emit(struct blab_trace *t, const struct trace_event *e)
 		t->counts[e->kind]++;
 	if (t->count_only)
 		return 0;
-	if (t->len == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct trace_event *n = realloc(t->ev, cap * sizeof(*n));
-		if (!n)
-			return BLAB_ENOMEM;
-		t->ev = n;
-		t->cap = cap;
-	}
+	if (array_room(&t->ev, t->len, &t->cap, sizeof(*t->ev), 256))
+		return BLAB_ENOMEM;
 	t->ev[t->len] = *e;
 	t->ev[t->len].seq = t->len;
 	t->len++;

@@ -26,6 +26,7 @@
 #include "transaction.h"
 #include "tree-log.h"
 #include "tree-checker.h"
+#include "array.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,14 +202,8 @@ static int read_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, vo
 	int ret = pin_block(r, eb);
 	if (ret || btrfs_level(eb))
 		return ret;
-	if (r->nleaves == r->capleaves) {
-		size_t cap = r->capleaves ? r->capleaves * 2 : 64;
-		struct extent_buffer **n = realloc(r->leaves, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "log leaves");
-		r->leaves = n;
-		r->capleaves = cap;
-	}
+	if (array_room(&r->leaves, r->nleaves, &r->capleaves, sizeof(*r->leaves), 64))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "log leaves");
 	r->leaves[r->nleaves++] = eb;
 	return 0;
 }
@@ -269,22 +264,17 @@ static int replay_xattr_deletes(struct replay *r, const struct btrfs_key *lk, u6
 	struct btrfs_fs_info *fs = r->fs;
 	for (;;) {
 		/* the first fs xattr of ino that the log does not hold */
-		struct btrfs_path path;
-		struct btrfs_key key = {ino, BTRFS_XATTR_ITEM_KEY, 0}, k;
-		int ret = btrfs_search_slot(fs, r->root, &key, &path, 0, 0);
-		if (ret < 0)
-			return ret;
+		struct btrfs_item_cursor cur;
+		struct btrfs_key key = {ino, BTRFS_XATTR_ITEM_KEY, 0};
 		char name[BTRFS_NAME_LEN + 1];
 		u16 nl = 0;
-		int found = 0;
-		for (;;) {
-			if ((ret = btrfs_path_next_item(fs, &path)))
-				break;
-			btrfs_item_key(path.nodes[0], path.slots[0], &k);
+		int found = 0, ret;
+		for (ret = btrfs_cursor_first(fs, r->root, &key, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+			const struct btrfs_key k = cur.key;
 			if (k.objectid != ino || k.type != BTRFS_XATTR_ITEM_KEY)
 				break;
-			const u8 *p = btrfs_item_ptr(path.nodes[0], path.slots[0]);
-			u32 size = btrfs_item_size_nr(path.nodes[0], path.slots[0]);
+			const u8 *p = cur.data;
+			u32 size = cur.size;
 			for (u32 off = 0; off < size && !found;) {
 				struct dir_entry e;
 				u32 n = btrfs_parse_dir_entry(p + off, size - off, &e);
@@ -313,7 +303,6 @@ static int replay_xattr_deletes(struct replay *r, const struct btrfs_key *lk, u6
 			}
 			if (found)
 				break;
-			path.slots[0]++;
 		}
 		if (ret < 0)
 			return ret;
@@ -522,28 +511,19 @@ struct ref_name {
 static int parse_refs(const struct btrfs_key *k, const u8 *p, u32 size, struct ref_name *out, int max, u64 *parent, int n_parent)
 {
 	int n = 0;
+	int ext = k->type != BTRFS_INODE_REF_KEY;
+	u32 head = ext ? BTRFS_INODE_EXTREF_SIZE : BTRFS_INODE_REF_SIZE;
 	for (u32 off = 0; off < size && n < max;) {
-		if (k->type == BTRFS_INODE_REF_KEY) {
-			if (off + BTRFS_INODE_REF_SIZE > size)
-				return -1;
-			u16 nl = btrfs_inode_ref_name_len(p + off);
-			if (off + BTRFS_INODE_REF_SIZE + nl > size || nl == 0 || nl > BTRFS_NAME_LEN)
-				return -1;
-			out[n] = (struct ref_name){btrfs_inode_ref_index(p + off), nl, p + off + BTRFS_INODE_REF_SIZE};
-			parent[n < n_parent ? n : 0] = k->offset;
-			n++;
-			off += BTRFS_INODE_REF_SIZE + nl;
-		} else {
-			if (off + BTRFS_INODE_EXTREF_SIZE > size)
-				return -1;
-			u16 nl = btrfs_inode_extref_name_len(p + off);
-			if (off + BTRFS_INODE_EXTREF_SIZE + nl > size || nl == 0 || nl > BTRFS_NAME_LEN)
-				return -1;
-			out[n] = (struct ref_name){btrfs_inode_extref_index(p + off), nl, p + off + BTRFS_INODE_EXTREF_SIZE};
-			parent[n < n_parent ? n : 0] = btrfs_inode_extref_parent(p + off);
-			n++;
-			off += BTRFS_INODE_EXTREF_SIZE + nl;
-		}
+		if (off + head > size)
+			return -1;
+		const u8 *r = p + off;
+		u16 nl = ext ? btrfs_inode_extref_name_len(r) : btrfs_inode_ref_name_len(r);
+		if (off + head + nl > size || nl == 0 || nl > BTRFS_NAME_LEN)
+			return -1;
+		out[n] = (struct ref_name){ext ? btrfs_inode_extref_index(r) : btrfs_inode_ref_index(r), nl, r + head};
+		parent[n < n_parent ? n : 0] = ext ? btrfs_inode_extref_parent(r) : k->offset;
+		n++;
+		off += head + nl;
 	}
 	return n;
 }

@@ -23,6 +23,7 @@
 #include "inode.h"
 #include "transaction.h"
 #include "volumes.h"
+#include "array.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,14 +74,8 @@ void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino)
 
 int btrfs_log_note_name_removed(struct btrfs_fs_info *fs, u64 dir, u64 name_hash)
 {
-	if (fs->nlog_deleted == fs->caplog_deleted) {
-		size_t cap = fs->caplog_deleted ? fs->caplog_deleted * 2 : 64;
-		struct btrfs_key *n = realloc(fs->log_deleted, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "removed names");
-		fs->log_deleted = n;
-		fs->caplog_deleted = cap;
-	}
+	if (array_room(&fs->log_deleted, fs->nlog_deleted, &fs->caplog_deleted, sizeof(*fs->log_deleted), 64))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "removed names");
 	fs->log_deleted[fs->nlog_deleted++] = (struct btrfs_key){dir, 0, name_hash};
 	return 0;
 }
@@ -277,14 +272,8 @@ static void lock_leaf(struct log_ctx *c, const struct extent_buffer *leaf)
 
 static int push_pending(struct log_ctx *c, u64 ino, int all)
 {
-	if (c->npending == c->cappending) {
-		size_t cap = c->cappending ? c->cappending * 2 : 64;
-		u64 *n = realloc(c->pending, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&c->fs->err, BLAB_ENOMEM, "inodes to log");
-		c->pending = n;
-		c->cappending = cap;
-	}
+	if (array_room(&c->pending, c->npending, &c->cappending, sizeof(*c->pending), 64))
+		return blab_fail(&c->fs->err, BLAB_ENOMEM, "inodes to log");
 	c->pending[c->npending++] = ino << 1 | (u64)(all != 0);
 	return 0;
 }
@@ -348,12 +337,9 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 	int ret = 0, more;
 	u8 *buf = c->buf;
 	for (more = btrfs_cursor_first(fs, c->root, &key, &cur); more == 0; more = btrfs_cursor_next(fs, &cur)) {
-		struct extent_buffer *leaf = cur.leaf;
-		k = cur.key;
-		if (k.objectid != ino)
+		if ((k = cur.key).objectid != ino)
 			break;
 		u32 size = cur.size;
-		const u8 *p = cur.data;
 		switch (k.type) {
 		case BTRFS_INODE_ITEM_KEY:
 		case BTRFS_INODE_REF_KEY:
@@ -363,15 +349,15 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		case BTRFS_EXTENT_DATA_KEY:
 			if (!all || !is_reg)
 				continue;
-			if (!full && btrfs_file_extent_generation(p) != trans)
+			if (!full && btrfs_file_extent_generation(cur.data) != trans)
 				continue;
 			break;
 		default:
 			continue; /* directory entries are logged by log_dir_items */
 		}
-		lock_leaf(c, leaf);
-		memcpy(buf, p, size);
-		u64 src = leaf->start;
+		lock_leaf(c, cur.leaf);
+		memcpy(buf, cur.data, size);
+		u64 src = cur.leaf->start;
 		if (k.type == BTRFS_INODE_ITEM_KEY && !all) {
 			/* "it exists": replay creates it if missing and leaves an existing one alone */
 			btrfs_set_inode_generation(buf, 0);

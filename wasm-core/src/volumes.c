@@ -1,22 +1,19 @@
 #include "volumes.h"
 #include "block-group.h"
 #include "ctree.h"
+#include "array.h"
 #include <stdlib.h>
+
+static int chunk_holds(const void *logical, const void *elem)
+{
+	u64 x = *(const u64 *)logical;
+	const struct btrfs_chunk_map *m = elem;
+	return x < m->logical ? -1 : x - m->logical >= m->length;
+}
 
 struct btrfs_chunk_map *btrfs_find_chunk(struct btrfs_fs_info *fs, u64 logical)
 {
-	size_t lo = 0, hi = fs->nchunks;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		struct btrfs_chunk_map *m = &fs->chunks[mid];
-		if (logical < m->logical)
-			hi = mid;
-		else if (logical >= m->logical + m->length)
-			lo = mid + 1;
-		else
-			return m;
-	}
-	return NULL;
+	return fs->nchunks ? bsearch(&logical, fs->chunks, fs->nchunks, sizeof(*fs->chunks), chunk_holds) : NULL;
 }
 
 int btrfs_add_chunk_map(struct btrfs_fs_info *fs, const struct btrfs_chunk_map *map)
@@ -28,14 +25,8 @@ int btrfs_add_chunk_map(struct btrfs_fs_info *fs, const struct btrfs_chunk_map *
 	    (i > 0 && fs->chunks[i - 1].logical + fs->chunks[i - 1].length > map->logical))
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "chunk at logical %llu len %llu overlaps another chunk",
 				 (unsigned long long)map->logical, (unsigned long long)map->length);
-	if (fs->nchunks == fs->capchunks) {
-		size_t cap = fs->capchunks ? fs->capchunks * 2 : 16;
-		struct btrfs_chunk_map *n = realloc(fs->chunks, cap * sizeof(*n));
-		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "chunk map");
-		fs->chunks = n;
-		fs->capchunks = cap;
-	}
+	if (array_room(&fs->chunks, fs->nchunks, &fs->capchunks, sizeof(*fs->chunks), 16))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "chunk map");
 	memmove(&fs->chunks[i + 1], &fs->chunks[i], (fs->nchunks - i) * sizeof(*map));
 	fs->chunks[i] = *map;
 	fs->nchunks++;

@@ -1,4 +1,5 @@
 #include "test.h"
+#include "../../src/check.h"
 #include "../../src/device.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -38,6 +39,16 @@ int test_copy_device(const struct blab_device *src, struct blab_device *dst)
 		ret = device_write(dst, off, pg, src->size - off < DEVICE_PAGE_SIZE ? (size_t)(src->size - off) : DEVICE_PAGE_SIZE);
 	}
 	return ret ? ret : more;
+}
+
+int test_check_problems(struct btrfs_fs_info *fs)
+{
+	struct strbuf out = {0};
+	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
+	if (errors)
+		printf("%s", out.s ? out.s : "");
+	sb_free(&out);
+	return errors;
 }
 
 static int by_name(const void *a, const void *b)

@@ -23,6 +23,10 @@ static inline uint64_t test_rand(uint64_t *s)
  * opening the image would see. 0 or a negative BLAB_E* code. */
 struct blab_device;
 int test_copy_device(const struct blab_device *src, struct blab_device *dst);
+/* The core's check of fs with data checksums: the number of problems, each
+ * printed. */
+struct btrfs_fs_info;
+int test_check_problems(struct btrfs_fs_info *fs);
 void test_register(const char *name, test_fn fn);
 extern int test_failed_now;
 void test_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

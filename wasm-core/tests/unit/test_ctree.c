@@ -311,12 +311,7 @@ TEST(ctree_grow_then_empty)
 	CHECK(btrfs_commit_transaction(fs) == 0);
 	CHECK_EQ_U64(btrfs_level(tree->node), 0);
 	CHECK_EQ_U64(btrfs_nritems(tree->node), 0);
-	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
-	if (errors)
-		printf("%s", out.s);
-	CHECK(errors == 0);
-	sb_free(&out);
+	CHECK_EQ_U64(test_check_problems(fs), 0);
 	btrfs_fs_free(fs);
 }
 
@@ -340,11 +335,6 @@ TEST(ctree_node_level_push_split_merge_are_reached)
 	CHECK(count[TRACE_MERGE][1] > 0);
 	CHECK(count[TRACE_ROOT_GROW][2] > 0);
 	CHECK(count[TRACE_PUSH][0] > 0 && count[TRACE_SPLIT][0] > 0 && count[TRACE_MERGE][0] > 0);
-	struct strbuf out = {0};
-	int errors = btrfs_check_fs(res.fs, &out, CHECK_DATA_CSUM);
-	if (errors)
-		printf("%s", out.s);
-	CHECK(errors == 0);
-	sb_free(&out);
+	CHECK_EQ_U64(test_check_problems(res.fs), 0);
 	btrfs_fs_free(res.fs);
 }

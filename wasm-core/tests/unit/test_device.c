@@ -15,6 +15,25 @@ static int zero(const u8 *p, size_t n)
 	return 1;
 }
 
+/* Whether iterating d gives exactly the pages want, in order, each passing
+ * page_ok (when given). */
+typedef int (*page_ok_fn)(const struct blab_device *d, u64 i, const u8 *pg);
+static int pages_are(const struct blab_device *d, const u64 *want, size_t nwant, page_ok_fn page_ok)
+{
+	size_t n = 0;
+	const u8 *pg;
+	int r;
+	for (u64 i = 0; (r = device_next_page(d, &i, &pg)) > 0; i++, n++) {
+		if (n >= nwant || i != want[n] || (page_ok && !page_ok(d, i, pg))) {
+			printf("  iteration gave page %llu (%zu of %zu wanted)\n", (unsigned long long)i, n, nwant);
+			return 0;
+		}
+	}
+	return r == 0 && n == nwant;
+}
+
+static int held(const struct blab_device *d, u64 i, const u8 *pg) { return pg == device_page(d, i); }
+
 TEST(device_sparse_pages_far_apart)
 {
 	struct blab_device d;
@@ -44,17 +63,8 @@ TEST(device_sparse_pages_far_apart)
 	CHECK_STR_CONTAINS(err.msg, "beyond the end of the device");
 	/* iteration: ascending, each written page once */
 	u64 want[] = {0, 3ULL << 14, 1ULL << 24, (1ULL << 24) + 1, 1ULL << 34, (size >> 16) - 1};
-	size_t n = 0;
+	CHECK(pages_are(&d, want, 6, held));
 	const u8 *pg;
-	int r;
-	for (u64 i = 0; (r = device_next_page(&d, &i, &pg)) > 0; i++) {
-		CHECK(n < 6);
-		CHECK_EQ_U64(i, want[n]);
-		CHECK(pg == device_page(&d, i));
-		n++;
-	}
-	CHECK(r == 0);
-	CHECK_EQ_U64(n, 6);
 	u64 from = (1ULL << 24) + 1;
 	CHECK(device_next_page(&d, &from, &pg) == 1);
 	CHECK_EQ_U64(from, (1ULL << 24) + 1);
@@ -122,6 +132,16 @@ static void fake_close(void *ctx)
 	((struct fake_src *)ctx)->closed++;
 }
 
+/* The lazy device's pages: the whole-page write, and the source's data */
+static int source_page_ok(const struct blab_device *d, u64 i, const u8 *pg)
+{
+	if (i == 100)
+		return pg[0] == 7;
+	if (i == 103)
+		return pg[9] == (103 * (u64)P + 9) % 251 + 1 && zero(pg + 10, P - 10);
+	return 1;
+}
+
 TEST(device_lazy_source)
 {
 	u64 size = 1ULL << 44; /* 16 TiB, data in pages 100..102 and the start of 103 */
@@ -156,24 +176,12 @@ TEST(device_lazy_source)
 	/* iteration: the written pages and the source's data pages, ascending,
 	 * the ones not held read into a scratch page and not kept */
 	u64 want[] = {100, 101, 102, 103, (1ULL << 40) >> 16};
-	size_t n = 0;
-	const u8 *pg;
-	int r;
-	for (u64 i = 0; (r = device_next_page(&d, &i, &pg)) > 0; i++) {
-		CHECK(n < 5);
-		CHECK_EQ_U64(i, want[n]);
-		if (i == 100)
-			CHECK(pg[0] == 7);
-		if (i == 103)
-			CHECK(pg[9] == (103 * (u64)P + 9) % 251 + 1 && zero(pg + 10, P - 10));
-		n++;
-	}
-	CHECK(r == 0);
-	CHECK_EQ_U64(n, 5);
+	CHECK(pages_are(&d, want, 5, source_page_ok));
 	CHECK_EQ_U64(device_pages_held(&d), 4);
 	/* a read error is a value, with the source's message */
 	s.bad_off = 103 * (u64)P + 5;
 	u64 i = 103;
+	const u8 *pg;
 	CHECK(device_next_page(&d, &i, &pg) == BLAB_EIO);
 	CHECK(device_read(&d, 103 * (u64)P, buf, 1) == BLAB_EIO);
 	CHECK(device_page(&d, 103) == NULL);

@@ -53,12 +53,7 @@ static int verify_all(struct btrfs_fs_info *fs, u64 *ino, u8 **model, u64 *size)
 		}
 	}
 	free(buf);
-	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
-	if (errors)
-		printf("%s", out.s);
-	sb_free(&out);
-	return errors == 0;
+	return test_check_problems(fs) == 0;
 }
 
 static int run_files(u32 nodesize, u64 seed, int ops)
@@ -193,11 +188,6 @@ TEST(namespace_operations_and_their_errors)
 	CHECK(btrfs_lookup_path(fs, fs->fs_root, "/a", &ino) == 0);
 	CHECK(btrfs_read_inode(fs, fs->fs_root, ino, &in) == 0);
 	CHECK_EQ_U64(in.size, 2 * 1); /* only "s" is left in /a */
-	struct strbuf out = {0};
-	int errors = btrfs_check_fs(fs, &out, CHECK_DATA_CSUM);
-	if (errors)
-		printf("%s", out.s);
-	CHECK(errors == 0);
-	sb_free(&out);
+	CHECK_EQ_U64(test_check_problems(fs), 0);
 	btrfs_fs_free(fs);
 }

@@ -96,39 +96,31 @@ static void write_block(struct btrfs_fs_info *fs, struct extent_buffer *eb)
 	CHECK(btrfs_write_logical(fs, eb->start, eb->data, eb->len) == 0);
 }
 
-TEST(tree_log_root_to_nowhere)
+/* Damage done to a crashed filesystem's log, each refused by replay. */
+static int root_to_nowhere(struct btrfs_fs_info *fs)
 {
-	struct btrfs_fs_info *fs = crashed();
-	CHECK(fs);
 	btrfs_set_super_log_root(fs->super, 60ULL << 30); /* in no chunk */
 	rewrite_super(fs);
-	CHECK_EQ_U64(btrfs_replay_log(fs, NULL), BLAB_ECORRUPT);
-	CHECK_STR_CONTAINS(fs->err.msg, "superblock log_root");
-	btrfs_fs_free(fs);
+	return 0;
 }
 
-TEST(tree_log_truncated_leaf)
+static int truncated_leaf(struct btrfs_fs_info *fs)
 {
-	struct btrfs_fs_info *fs = crashed();
-	CHECK(fs);
 	struct extent_buffer *leaf = log_leaf(fs);
-	CHECK(leaf);
+	if (!leaf)
+		return -1;
 	/* the leaf claims more items than it holds */
 	btrfs_set_header_nritems(leaf->data, 400);
 	write_block(fs, leaf);
 	btrfs_evict_eb(fs, leaf->start);
-	int ret = btrfs_replay_log(fs, NULL);
-	CHECK_EQ_U64(ret, BLAB_ECORRUPT);
-	CHECK_STR_CONTAINS(fs->err.msg, "log tree");
-	btrfs_fs_free(fs);
+	return 0;
 }
 
-TEST(tree_log_item_for_a_missing_inode)
+static int item_for_a_missing_inode(struct btrfs_fs_info *fs)
 {
-	struct btrfs_fs_info *fs = crashed();
-	CHECK(fs);
 	struct extent_buffer *leaf = log_leaf(fs);
-	CHECK(leaf);
+	if (!leaf)
+		return -1;
 	/* the new file's INODE_ITEM becomes a key replay does not read: its
 	 * ref and extent then point at an inode that exists nowhere */
 	int done = 0;
@@ -141,25 +133,40 @@ TEST(tree_log_item_for_a_missing_inode)
 			done = 1;
 		}
 	}
-	CHECK(done);
 	write_block(fs, leaf);
 	btrfs_evict_eb(fs, leaf->start);
-	int ret = btrfs_replay_log(fs, NULL);
-	CHECK_EQ_U64(ret, BLAB_ECORRUPT);
-	CHECK_STR_CONTAINS(fs->err.msg, "is in neither the log nor the filesystem");
-	btrfs_fs_free(fs);
+	return done ? 0 : -1;
 }
 
-TEST(tree_log_wrong_generation)
+static int wrong_generation(struct btrfs_fs_info *fs)
 {
-	struct btrfs_fs_info *fs = crashed();
-	CHECK(fs);
 	/* a log older than the last commit must not be replayed over it */
 	btrfs_set_super_generation(fs->super, btrfs_super_generation(fs->super) + 1);
 	rewrite_super(fs);
-	CHECK_EQ_U64(btrfs_replay_log(fs, NULL), BLAB_ECORRUPT);
-	CHECK_STR_CONTAINS(fs->err.msg, "a log of the transaction after the last commit");
-	btrfs_fs_free(fs);
+	return 0;
+}
+
+TEST(tree_log_damaged_logs_are_refused)
+{
+	static const struct {
+		const char *name;
+		int (*damage)(struct btrfs_fs_info *fs);
+		const char *msg;
+	} cases[] = {
+		{"log root in no chunk", root_to_nowhere, "superblock log_root"},
+		{"truncated leaf", truncated_leaf, "log tree"},
+		{"item for a missing inode", item_for_a_missing_inode, "is in neither the log nor the filesystem"},
+		{"log of a later generation", wrong_generation, "a log of the transaction after the last commit"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		printf("  case: %s\n", cases[i].name);
+		struct btrfs_fs_info *fs = crashed();
+		CHECK(fs);
+		CHECK(cases[i].damage(fs) == 0);
+		CHECK_EQ_U64(btrfs_replay_log(fs, NULL), BLAB_ECORRUPT);
+		CHECK_STR_CONTAINS(fs->err.msg, cases[i].msg);
+		btrfs_fs_free(fs);
+	}
 }
 
 TEST(tree_log_scenario_errors)
