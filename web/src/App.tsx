@@ -33,6 +33,8 @@ function writeUrl(lesson: string | null, step: number) {
   window.history.replaceState(null, '', `${window.location.pathname}?${q}`);
 }
 
+const URL_DELAY_MS = 250;
+
 const reducedMotion = typeof window !== 'undefined' && !!window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
 
 const noMarks = new Map();
@@ -52,7 +54,12 @@ export function App() {
   const [generation, setGeneration] = useState(0); // bumped when the core is restarted (a cancel, a failure)
   // each lesson's scenario text and last good run, kept across a restart: the lesson comes back as it was
   const lessonScripts = useRef(new Map<string, LessonScripts>());
-  useEffect(() => writeUrl(where.lesson, where.step), [where]);
+  // the address follows the step once stepping pauses: history.replaceState
+  // costs tens of milliseconds in Chromium, too much for every step of a scrub
+  useEffect(() => {
+    const t = setTimeout(() => writeUrl(where.lesson, where.step), URL_DELAY_MS);
+    return () => clearTimeout(t);
+  }, [where]);
 
   useEffect(() => {
     const c = new CoreClient();

@@ -1,4 +1,4 @@
-import { Fragment, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Fragment, memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
@@ -26,6 +26,31 @@ export interface LessonScripts {
 }
 
 const RUN = { seed: 1n, now: 1700000000n, trace: true };
+
+interface ScenarioEditorProps {
+  script: string;
+  rows: number;
+  error: string | null;
+  onChange: (text: string) => void;
+  onRun: (text: string) => void;
+  onReset: () => void;
+}
+
+/** The scenario's text, Run and Reset. Memoized: a step does not touch it
+ * (a script of 36,000 lines costs milliseconds to compare on every render). */
+const ScenarioEditor = memo(function ScenarioEditor({ script, rows, error, onChange, onRun, onReset }: ScenarioEditorProps) {
+  return (
+    <section className="panel" aria-labelledby="scenario-h">
+      <h3 id="scenario-h">Scenario</h3>
+      <textarea aria-label="Scenario script" value={script} rows={rows} spellCheck={false} onChange={(e) => onChange(e.target.value)} />
+      <div>
+        <button type="button" onClick={() => onRun(script)}>Run scenario</button>{' '}
+        <button type="button" onClick={onReset}>Reset</button>
+      </div>
+      {error && <p className="error" role="alert">{error}</p>}
+    </section>
+  );
+});
 
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts }: LessonViewProps) {
@@ -96,6 +121,17 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     };
   }, [core, steps, index, ranScript, treeName]);
 
+  const onStepRef = useRef(onStep);
+  onStepRef.current = onStep;
+  const runFromStart = useCallback((text: string) => {
+    onStepRef.current(0);
+    void run(text);
+  }, [run]);
+  const reset = useCallback(() => {
+    setScript(lesson.scenario);
+    runFromStart(lesson.scenario);
+  }, [lesson, runFromStart]);
+
   // Moving forward onto a step a question is about asks it first.
   const goTo = (i: number) => {
     // the questions are about the lesson's own scenario, not one the learner changed
@@ -129,16 +165,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         <div dangerouslySetInnerHTML={{ __html: renderMarkdown(lesson.text) }} />
       </div>
       <div className="lesson-lab">
-      <section className="panel" aria-labelledby="scenario-h">
-        <h3 id="scenario-h">Scenario</h3>
-        <textarea aria-label="Scenario script" value={script} rows={Math.min(14, lines.length + 1)} spellCheck={false}
-          onChange={(e) => setScript(e.target.value)} />
-        <div>
-          <button type="button" onClick={() => { onStep(0); void run(script); }}>Run scenario</button>{' '}
-          <button type="button" onClick={() => { setScript(lesson.scenario); onStep(0); void run(lesson.scenario); }}>Reset</button>
-        </div>
-        {error && <p className="error" role="alert">{error}</p>}
-      </section>
+      <ScenarioEditor script={script} rows={Math.min(14, lines.length + 1)} error={error} onChange={setScript} onRun={runFromStart}
+        onReset={reset} />
       {asking && (
         <section className="question panel" role="dialog" aria-labelledby="q-h">
           <h3 id="q-h">Predict: {asking.q.prompt}</h3>
