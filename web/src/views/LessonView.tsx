@@ -1,10 +1,11 @@
-import { Fragment, memo, useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Fragment, memo, useCallback, useEffect, useMemo, useReducer, useRef } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
-import { groupSteps, type Step } from '../model/steps';
-import type { Lesson, Question } from '../lessons';
+import { initLesson, lessonReduce, moveTo, stepIndex } from '../model/lessonStore';
+import { groupSteps } from '../model/steps';
+import type { Lesson } from '../lessons';
 import { Player } from './Player';
 import { lessonViews } from './registry';
 import { TreeExplorer } from './TreeExplorer';
@@ -52,104 +53,80 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, rows, error, onCha
   );
 });
 
-/** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. */
+/** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts }: LessonViewProps) {
-  const [script, setScript] = useState(scripts?.draft ?? lesson.scenario);
-  const [ranScript, setRanScript] = useState(scripts?.ran ?? lesson.scenario);
-  const kept = useRef(scripts); // what to come back to, read once at mount
-  const [steps, setSteps] = useState<Step[]>([]);
-  const [dump, setDump] = useState<TreeDump | null>(null);
-  const [dumpStep, setDumpStep] = useState(-1); // the step the shown dump is of
-  const [error, setError] = useState<string | null>(null);
-  const [treeName, setTreeName] = useState('fs');
-  const [answers, setAnswers] = useState<Record<number, number>>({});
-  const [asking, setAsking] = useState<{ q: Question; to: number } | null>(null);
+  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step }, initLesson);
+  const { draft, ran, steps, dump, dumpStep, error, treeName, answers, asking } = state;
   const cache = useRef(new Map<string, TreeDump>());
-  const lines = useMemo(() => ranScript.split('\n'), [ranScript]);
+  const lines = useMemo(() => ran.split('\n'), [ran]);
 
   const run = useCallback(async (text: string) => {
-    setError(null);
+    dispatch({ type: 'running' });
     try {
       const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
       cache.current.clear();
-      setRanScript(text);
-      setSteps(groupSteps(r.events, text.split('\n')));
+      dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n')) });
     } catch (e) {
       if (e instanceof CancelledError) return; // the page says so; what was shown stays until the lesson comes back
-      setSteps([]);
-      setDump(null);
-      setError((e as Error).message);
+      dispatch({ type: 'runFailed', message: (e as Error).message });
     }
   }, [core]);
 
+  // the lesson's scenario (or what the learner last ran, when it comes back after a restart) runs once, at mount
+  const firstRun = useRef(ran);
   useEffect(() => {
-    const back = kept.current;
-    setScript(back?.draft ?? lesson.scenario);
-    setAnswers({});
-    void run(back?.ran ?? lesson.scenario);
-  }, [lesson, run]);
+    void run(firstRun.current);
+  }, [run]);
 
   useEffect(() => {
-    onScripts?.({ draft: script, ran: ranScript });
-  }, [script, ranScript, onScripts]);
+    onScripts?.({ draft, ran });
+  }, [draft, ran, onScripts]);
 
-  const index = steps.length ? Math.min(step, steps.length - 1) : 0;
+  // the address bar follows the player
+  const onStepRef = useRef(onStep);
+  onStepRef.current = onStep;
+  useEffect(() => onStepRef.current(state.step), [state.step]);
+
+  const index = stepIndex(state);
   useEffect(() => {
     if (!steps.length) return;
     let live = true;
     const key = `${index}:${treeName}`;
     const have = cache.current.get(key);
     if (have) {
-      setDump(have);
-      setDumpStep(index);
+      dispatch({ type: 'dump', step: index, dump: have });
       return;
     }
     // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
     // the worker keeps the run: the state comes from its nearest checkpoint
-    core.call({ op: 'stateAt', script: ranScript, opts: RUN, line: steps[index]?.line ?? 0, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
+    core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.line ?? 0, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
       (d) => {
         cache.current.set(key, d);
-        if (live) {
-          setDump(d);
-          setDumpStep(index);
-        }
+        if (live) dispatch({ type: 'dump', step: index, dump: d });
       },
-      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message),
+      (e: Error) => live && !(e instanceof CancelledError) && dispatch({ type: 'failed', message: e.message }),
     );
     return () => {
       live = false;
     };
-  }, [core, steps, index, ranScript, treeName]);
+  }, [core, steps, index, ran, treeName]);
 
-  const onStepRef = useRef(onStep);
-  onStepRef.current = onStep;
+  const stateRef = useRef(state);
+  stateRef.current = state;
+  const goTo = useCallback((i: number) => dispatch(moveTo(stateRef.current, lesson.questions, stateRef.current.ran === lesson.scenario, i)), [lesson]);
   const runFromStart = useCallback((text: string) => {
-    onStepRef.current(0);
+    dispatch({ type: 'seek', step: 0 });
     void run(text);
   }, [run]);
+  const setDraft = useCallback((text: string) => dispatch({ type: 'edit', text }), []);
   const reset = useCallback(() => {
-    setScript(lesson.scenario);
+    dispatch({ type: 'edit', text: lesson.scenario });
     runFromStart(lesson.scenario);
   }, [lesson, runFromStart]);
 
-  // Moving forward onto a step a question is about asks it first.
-  const goTo = (i: number) => {
-    // the questions are about the lesson's own scenario, not one the learner changed
-    if (i > index && ranScript === lesson.scenario) {
-      const qi = lesson.questions.findIndex((q, n) => answers[n] === undefined && steps.slice(index + 1, i + 1).some((s) => s.line === q.beforeLine));
-      if (qi >= 0) {
-        const q = lesson.questions[qi];
-        const to = steps.findIndex((s, n) => n > index && s.line === q.beforeLine);
-        setAsking({ q, to });
-        return;
-      }
-    }
-    onStep(i);
-  };
-
   const views = useMemo(() => lessonViews(lesson), [lesson]);
-  const qIndex = asking ? lesson.questions.indexOf(asking.q) : -1;
-  const answered = qIndex >= 0 ? answers[qIndex] : undefined;
+  const q = asking ? lesson.questions[asking.question] : null;
+  const answered = asking ? answers[asking.question] : undefined;
   const marks = useMemo(() => {
     const tree = dump?.trees.find((t) => t.name === treeName);
     const all = marksFor(steps[index]?.events ?? []);
@@ -165,29 +142,29 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         <div dangerouslySetInnerHTML={{ __html: renderMarkdown(lesson.text) }} />
       </div>
       <div className="lesson-lab">
-      <ScenarioEditor script={script} rows={Math.min(14, lines.length + 1)} error={error} onChange={setScript} onRun={runFromStart}
+      <ScenarioEditor script={draft} rows={Math.min(14, lines.length + 1)} error={error} onChange={setDraft} onRun={runFromStart}
         onReset={reset} />
-      {asking && (
+      {asking && q && (
         <section className="question panel" role="dialog" aria-labelledby="q-h">
-          <h3 id="q-h">Predict: {asking.q.prompt}</h3>
+          <h3 id="q-h">Predict: {q.prompt}</h3>
           <div role="radiogroup" aria-label="Answers">
-            {asking.q.choices.map((c, i) => (
+            {q.choices.map((c, i) => (
               <button key={c} type="button" role="radio" aria-checked={answered === i} disabled={answered !== undefined}
-                className={answered === undefined ? '' : i === asking.q.answer ? 'right' : answered === i ? 'wrong' : ''}
-                onClick={() => setAnswers({ ...answers, [qIndex]: i })}>{c}</button>
+                className={answered === undefined ? '' : i === q.answer ? 'right' : answered === i ? 'wrong' : ''}
+                onClick={() => dispatch({ type: 'answer', question: asking.question, choice: i })}>{c}</button>
             ))}
           </div>
           {answered !== undefined && (
             <>
-              <p className="reveal" role="status">{answered === asking.q.answer ? 'Right. ' : 'Not quite. '}{asking.q.explain}</p>
-              <button type="button" onClick={() => { const to = asking.to; setAsking(null); onStep(to); }}>See it happen</button>
+              <p className="reveal" role="status">{answered === q.answer ? 'Right. ' : 'Not quite. '}{q.explain}</p>
+              <button type="button" onClick={() => dispatch({ type: 'asked' })}>See it happen</button>
             </>
           )}
         </section>
       )}
-      {steps.length > 0 && <Player steps={steps} index={index} onIndex={goTo} reducedMotion={reducedMotion} />}
-      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={setTreeName} reducedMotion={reducedMotion} stateKey={String(dumpStep)} />}
-      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ranScript, lesson, reducedMotion })}</Fragment>)}
+      {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion} />}
+      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={(name) => dispatch({ type: 'treeName', name })} reducedMotion={reducedMotion} stateKey={String(dumpStep)} />}
+      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch })}</Fragment>)}
       </div>
     </article>
   );

@@ -1,8 +1,9 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, type Dispatch } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
-import { crashPoints, replaySteps, type ReplayStep } from '../model/replay';
+import type { LessonAction, ReplayState } from '../model/lessonStore';
+import { crashPoints, replaySteps } from '../model/replay';
 import { describeEvent } from './sentences';
 import type { Mark } from './treeView';
 import { TreeExplorer } from './TreeExplorer';
@@ -12,68 +13,60 @@ export interface LogReplayViewProps {
   /** The scenario; the crash point cuts it after a line. */
   script: string;
   reducedMotion: boolean;
+  /** Its state, in the lesson's store. */
+  state: ReplayState;
+  dispatch: Dispatch<LessonAction>;
 }
 
 const RUN = { seed: 1n, now: 1700000000n, trace: true };
 const LOD = 24;
 
 /** The fs tree and the log tree side by side; a crash point the learner moves along the scenario, then the replay step by step, each action highlighted in both trees and labelled with its pass. */
-export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProps) {
+export function LogReplayView({ core, script, reducedMotion, state, dispatch }: LogReplayViewProps) {
   const lines = useMemo(() => script.replace(/\n*$/, '').split('\n').filter((l) => !/^\s*crash\s*$/.test(l)), [script]);
   const points = useMemo(() => crashPoints(lines), [lines]);
   // one run of the scenario, kept by the worker: a crash point is a checkpoint of it plus a power cut
   const runScript = useMemo(() => lines.join('\n') + '\n', [lines]);
-  const [at, setAt] = useState(() => points[points.length - 1] ?? lines.length);
-  const [data, setData] = useState<{ before: TreeDump; after: TreeDump; steps: ReplayStep[] } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [step, setStep] = useState(0);
-  const [fsAt, setFsAt] = useState<TreeDump | null>(null);
-  const [logTree, setLogTree] = useState('log');
-  const [fsTree, setFsTree] = useState('fs');
+  const { data, step, fsAt, fsAtStep, logTree, fsTree, error } = state;
+  const at = state.at ?? points[points.length - 1] ?? lines.length;
   const cache = useRef(new Map<number, TreeDump>());
-
-  useEffect(() => setAt(points[points.length - 1] ?? lines.length), [points, lines.length]);
 
   useEffect(() => {
     let live = true;
-    setError(null);
     core.call({ op: 'crashReplay', script: runScript, opts: RUN, line: at, maxLeafEntries: LOD }).then(
       (r) => {
         if (!live) return;
-        cache.current = new Map([[0, r.before]]);
         const steps = replaySteps(r.events);
-        cache.current.set(steps.length, r.after);
-        setData({ before: r.before, after: r.after, steps });
-        setStep(0);
-        setFsAt(r.before);
+        cache.current = new Map([[0, r.before], [steps.length, r.after]]);
+        dispatch({ type: 'replayRun', at, before: r.before, after: r.after, steps });
       },
-      (e: Error) => live && !(e instanceof CancelledError) && (setData(null), setError(e.message)),
+      (e: Error) => live && !(e instanceof CancelledError) && dispatch({ type: 'replayFailed', message: e.message }),
     );
     return () => {
       live = false;
     };
-  }, [core, runScript, at]);
+  }, [core, runScript, at, dispatch]);
 
   // the fs tree after `step` replay actions, from the core (the replay stops there)
   useEffect(() => {
-    if (!data) return;
+    if (!data || fsAtStep === step) return;
     const have = cache.current.get(step);
     if (have) {
-      setFsAt(have);
+      dispatch({ type: 'replayFs', step, dump: have });
       return;
     }
     let live = true;
     core.call({ op: 'replayStateAt', script: runScript, opts: RUN, line: at, steps: step, maxLeafEntries: LOD }).then(
       (d) => {
         cache.current.set(step, d);
-        if (live) setFsAt(d);
+        if (live) dispatch({ type: 'replayFs', step, dump: d });
       },
-      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message),
+      (e: Error) => live && !(e instanceof CancelledError) && dispatch({ type: 'replayError', message: e.message }),
     );
     return () => {
       live = false;
     };
-  }, [core, data, step, runScript, at]);
+  }, [core, data, step, fsAtStep, runScript, at, dispatch]);
 
   const cur = data && step > 0 ? data.steps[step - 1] : null;
   const logMarks = useMemo(() => {
@@ -105,7 +98,7 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
           <label>
             Crash after line <output aria-live="polite">{at}</output>
             <input type="range" aria-label="Crash point" min={points[0]} max={points[points.length - 1]} value={at}
-              onChange={(e) => setAt(Number(e.target.value))} />
+              onChange={(e) => dispatch({ type: 'crashAt', at: Number(e.target.value) })} />
           </label>
           <code className="crash-line" title="the last line that ran">{lines[at - 1]}</code>
         </div>
@@ -114,11 +107,11 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
       {data && (
         <>
           <div className="replay-steps" role="group" aria-label="Replay steps">
-            <button type="button" onClick={() => setStep(0)} disabled={step === 0}>Before replay</button>
-            <button type="button" aria-label="Previous replay step" onClick={() => setStep(Math.max(0, step - 1))} disabled={step === 0}>◀</button>
-            <input type="range" aria-label="Replay step" min={0} max={total} value={step} onChange={(e) => setStep(Number(e.target.value))} />
-            <button type="button" aria-label="Next replay step" onClick={() => setStep(Math.min(total, step + 1))} disabled={step >= total}>▶</button>
-            <button type="button" onClick={() => setStep(total)} disabled={step >= total}>After replay</button>
+            <button type="button" onClick={() => dispatch({ type: 'replayStep', step: 0 })} disabled={step === 0}>Before replay</button>
+            <button type="button" aria-label="Previous replay step" onClick={() => dispatch({ type: 'replayStep', step: step - 1 })} disabled={step === 0}>◀</button>
+            <input type="range" aria-label="Replay step" min={0} max={total} value={step} onChange={(e) => dispatch({ type: 'replayStep', step: Number(e.target.value) })} />
+            <button type="button" aria-label="Next replay step" onClick={() => dispatch({ type: 'replayStep', step: step + 1 })} disabled={step >= total}>▶</button>
+            <button type="button" onClick={() => dispatch({ type: 'replayStep', step: total })} disabled={step >= total}>After replay</button>
             <span className="step-count">{step} / {total}</span>
           </div>
           <p className="step-text" role="status" aria-live="polite">
@@ -129,11 +122,11 @@ export function LogReplayView({ core, script, reducedMotion }: LogReplayViewProp
           <div className="side-by-side">
             <div className="side" aria-label="The log, as the crash left it" role="region">
               <h4>Log tree (written by fsync)</h4>
-              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={setLogTree} reducedMotion={reducedMotion} />}
+              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={(name) => dispatch({ type: 'logTree', name })} reducedMotion={reducedMotion} />}
             </div>
             <div className="side" aria-label="The fs tree during replay" role="region">
               <h4>fs tree {step === 0 ? 'at the crash' : step >= total ? 'after replay (committed)' : `after ${step} replay action${step === 1 ? '' : 's'}`}</h4>
-              {fsAt && <TreeExplorer dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={setFsTree} reducedMotion={reducedMotion} />}
+              {fsAt && <TreeExplorer dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={(name) => dispatch({ type: 'fsTree', name })} reducedMotion={reducedMotion} />}
             </div>
           </div>
         </>

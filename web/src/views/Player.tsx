@@ -1,11 +1,17 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, type Dispatch } from 'react';
+import type { LessonAction } from '../model/lessonStore';
 import { nextStepWith, type Step } from '../model/steps';
 import type { TraceKind } from '../model/trace';
 
 export interface PlayerProps {
   steps: Step[];
   index: number;
+  playing: boolean;
+  speed: number;
+  /** Moving to a step (a question may come first). */
   onIndex: (i: number) => void;
+  /** Play, pause and speed go to the lesson's store. */
+  dispatch: Dispatch<LessonAction>;
   reducedMotion: boolean;
 }
 
@@ -17,23 +23,24 @@ function typingIn(t: EventTarget | null): boolean {
 }
 
 /** Step forward and back, play and pause at a speed, scrub, jump to the next event of a kind. */
-export function Player({ steps, index, onIndex, reducedMotion }: PlayerProps) {
-  const [playing, setPlaying] = useState(false);
-  const [speed, setSpeed] = useState(1);
+export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion }: PlayerProps) {
+  const setPlaying = (p: boolean) => dispatch({ type: 'play', playing: p });
   const last = steps.length - 1;
   const step = steps[index];
   const go = useRef(onIndex);
   go.current = onIndex;
+  const playingRef = useRef(playing);
+  playingRef.current = playing;
 
   useEffect(() => {
     if (!playing) return;
     if (index >= last) {
-      setPlaying(false);
+      dispatch({ type: 'play', playing: false });
       return;
     }
     const t = setTimeout(() => go.current(index + 1), reducedMotion ? 300 / speed : 1200 / speed);
     return () => clearTimeout(t);
-  }, [playing, index, last, speed, reducedMotion]);
+  }, [playing, index, last, speed, reducedMotion, dispatch]);
 
   useEffect(() => {
     const onKey = (ev: KeyboardEvent) => {
@@ -46,7 +53,7 @@ export function Player({ steps, index, onIndex, reducedMotion }: PlayerProps) {
         go.current(Math.max(0, index - 1));
       } else if (ev.key === ' ' && (ev.target as HTMLElement)?.tagName !== 'BUTTON') {
         ev.preventDefault();
-        setPlaying((p) => !p);
+        dispatch({ type: 'play', playing: !playingRef.current });
       }
     };
     window.addEventListener('keydown', onKey);
@@ -65,7 +72,7 @@ export function Player({ steps, index, onIndex, reducedMotion }: PlayerProps) {
         <button type="button" onClick={() => onIndex(last)} disabled={index >= last} aria-label="Last step">▶|</button>
         <label className="speed">
           Speed
-          <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))}>
+          <select value={speed} onChange={(e) => dispatch({ type: 'speed', speed: Number(e.target.value) })}>
             {[0.5, 1, 2, 4].map((s) => <option key={s} value={s}>{s}×</option>)}
           </select>
         </label>

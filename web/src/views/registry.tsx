@@ -2,23 +2,26 @@
 // explorer and the player are every lesson's; the others are drawn below
 // them, in the manifest's order. The timeline, space and locking views of
 // the lessons to come register here.
-import type { ReactElement } from 'react';
+import type { Dispatch, ReactElement } from 'react';
 import type { CoreClient } from '../core/client';
 import type { Lesson } from '../lessons';
+import type { LessonAction, ReplayState } from '../model/lessonStore';
 import { CompareView } from './CompareView';
 import { LogReplayView } from './LogReplayView';
 
-/** What a lesson's extra view is given: the core, the script last run, the lesson. */
+/** What a lesson's extra view is given: the core, the script last run, the lesson, and the lesson's store (its part of the state, and dispatch). */
 export interface LessonViewContext {
   core: CoreClient;
   script: string;
   lesson: Lesson;
   reducedMotion: boolean;
+  replay: ReplayState;
+  dispatch: Dispatch<LessonAction>;
 }
 
 export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | null> = {
   tree: null, // drawn by the lesson itself, with the player
-  replay: (c) => <LogReplayView core={c.core} script={c.script} reducedMotion={c.reducedMotion} />,
+  replay: (c) => <LogReplayView core={c.core} script={c.script} reducedMotion={c.reducedMotion} state={c.replay} dispatch={c.dispatch} />,
   compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed} />,
 };
 

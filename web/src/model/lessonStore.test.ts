@@ -1,0 +1,78 @@
+import { describe, expect, test } from 'vitest';
+import type { TreeDump } from './dump';
+import { initLesson, lessonReduce, moveTo, stepIndex, type LessonAction, type LessonState } from './lessonStore';
+import type { Step } from './steps';
+
+const step = (index: number, line: number): Step => ({ index, line, command: `line ${line}`, events: [], kinds: new Set(), sentence: '' });
+const steps = [step(0, 0), step(1, 1), step(2, 2), step(3, 4), step(4, 5)];
+const dump = (tag: string) => ({ trees: [], tag }) as unknown as TreeDump;
+const reduce = (s: LessonState, ...actions: LessonAction[]) => actions.reduce(lessonReduce, s);
+const ran = () => reduce(initLesson({ draft: 'x', ran: 'x', step: 0 }), { type: 'ran', script: 'x', steps });
+
+describe('the lesson store', () => {
+  test('the step on show is clamped to the steps there are; the URL step waits for the run', () => {
+    const s = initLesson({ draft: 'a', ran: 'a', step: 9 });
+    expect(stepIndex(s)).toBe(0);
+    expect(stepIndex(reduce(s, { type: 'ran', script: 'a', steps }))).toBe(4);
+  });
+
+  test('playing stops at the last step, and cannot start there', () => {
+    let s = reduce(ran(), { type: 'play', playing: true });
+    expect(s.playing).toBe(true);
+    s = reduce(s, { type: 'seek', step: 3 });
+    expect(s.playing).toBe(true);
+    s = reduce(s, { type: 'seek', step: 4 });
+    expect(s.playing).toBe(false);
+    expect(reduce(s, { type: 'play', playing: true }).playing).toBe(false);
+  });
+
+  test('a forward move past a question asks it first, once answered it moves on', () => {
+    const questions = [{ beforeLine: 4 }, { beforeLine: 2 }];
+    const s = ran();
+    // from 0 to 4 passes line 2 (question 1) and line 4 (question 0): the first in the lesson's order is asked
+    const ask = moveTo(s, questions, true, 4);
+    expect(ask).toEqual({ type: 'ask', question: 0, to: 3 });
+    let t = reduce(s, ask, { type: 'answer', question: 0, choice: 1 }, { type: 'answer', question: 0, choice: 2 });
+    expect(t.answers).toEqual({ 0: 1 }); // the first answer stands
+    t = reduce(t, { type: 'asked' });
+    expect([t.step, t.asking]).toEqual([3, null]);
+    // back, then forward again over line 4: answered, so no question; line 2 is behind
+    expect(moveTo(reduce(t, { type: 'seek', step: 2 }), questions, true, 4)).toEqual({ type: 'seek', step: 4 });
+    // a backward move never asks; a changed scenario never asks
+    expect(moveTo(t, questions, true, 1)).toEqual({ type: 'seek', step: 1 });
+    expect(moveTo(s, questions, false, 4)).toEqual({ type: 'seek', step: 4 });
+  });
+
+  test('asking pauses the player', () => {
+    const s = reduce(ran(), { type: 'play', playing: true }, { type: 'ask', question: 0, to: 3 });
+    expect(s.playing).toBe(false);
+  });
+
+  test('a failed run drops the steps and says why; the next run clears the error', () => {
+    let s = reduce(ran(), { type: 'runFailed', message: 'x:2: bad' });
+    expect([s.steps.length, s.error]).toEqual([0, 'x:2: bad']);
+    s = reduce(s, { type: 'running' });
+    expect(s.error).toBe(null);
+  });
+
+  test('the tree on show stays through a new run until its dump arrives', () => {
+    let s = reduce(ran(), { type: 'dump', step: 2, dump: dump('old') });
+    s = reduce(s, { type: 'ran', script: 'y', steps });
+    expect([s.dumpStep, (s.dump as unknown as { tag: string }).tag]).toEqual([2, 'old']);
+  });
+
+  test('replay: a run sets the state before replay; steps are clamped; a new script starts over, the same one keeps it', () => {
+    let s = reduce(ran(), { type: 'crashAt', at: 3 });
+    const rsteps = [{ action: {}, events: [] }, { action: {}, events: [] }] as never;
+    s = reduce(s, { type: 'replayRun', at: 3, before: dump('b'), after: dump('a'), steps: rsteps });
+    expect([s.replay.at, s.replay.step, s.replay.fsAtStep]).toEqual([3, 0, 0]);
+    expect(reduce(s, { type: 'replayStep', step: 9 }).replay.step).toBe(2);
+    expect(reduce(s, { type: 'replayStep', step: -1 }).replay.step).toBe(0);
+    s = reduce(s, { type: 'logTree', name: 'log root' });
+    expect(reduce(s, { type: 'ran', script: 'x', steps }).replay.data).not.toBe(null);
+    const fresh = reduce(s, { type: 'ran', script: 'z', steps }).replay;
+    expect([fresh.data, fresh.at, fresh.logTree]).toEqual([null, null, 'log root']);
+    const failed = reduce(s, { type: 'replayFailed', message: 'no' }).replay;
+    expect([failed.data, failed.fsAt, failed.error]).toEqual([null, null, 'no']);
+  });
+});

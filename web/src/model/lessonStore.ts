@@ -1,0 +1,163 @@
+// One store for a lesson on show: the scenario being edited and the one that
+// ran, the player (step, playing, speed), the tree on show, the questions,
+// and the crash-and-replay view's state. Views render it and dispatch
+// actions; this reducer is the only place it changes (pure, tested in
+// lessonStore.test.ts). The worker's answers arrive as actions too.
+import type { TreeDump } from './dump';
+import type { ReplayStep } from './replay';
+import type { Step } from './steps';
+
+export interface QuestionLike {
+  beforeLine: number;
+}
+
+export interface ReplayState {
+  /** The crash point: the last line that runs (null until the view knows its points). */
+  at: number | null;
+  /** The run cut at `at`: the image as the crash left it, after replay, and the replay's actions. */
+  data: { before: TreeDump; after: TreeDump; steps: ReplayStep[] } | null;
+  /** Replay actions done (0: before replay). */
+  step: number;
+  /** The fs tree after `step` actions, and the step it is of. */
+  fsAt: TreeDump | null;
+  fsAtStep: number;
+  logTree: string;
+  fsTree: string;
+  error: string | null;
+}
+
+export interface LessonState {
+  /** The scenario text in the editor. */
+  draft: string;
+  /** The last script that ran to its end (what the steps are of). */
+  ran: string;
+  steps: Step[];
+  /** The player: the step on show (clamped to the steps), playing, speed. */
+  step: number;
+  playing: boolean;
+  speed: number;
+  /** The tree on show and its dump at `dumpStep`. */
+  treeName: string;
+  dump: TreeDump | null;
+  dumpStep: number;
+  error: string | null;
+  /** Answers given, by question index; the question being asked and the step it leads to. */
+  answers: Record<number, number>;
+  asking: { question: number; to: number } | null;
+  replay: ReplayState;
+}
+
+export type LessonAction =
+  | { type: 'edit'; text: string }
+  | { type: 'ran'; script: string; steps: Step[] }
+  | { type: 'runFailed'; message: string }
+  | { type: 'failed'; message: string }
+  | { type: 'running' }
+  | { type: 'seek'; step: number }
+  | { type: 'ask'; question: number; to: number }
+  | { type: 'answer'; question: number; choice: number }
+  | { type: 'asked' } // "see it happen": the question closes and the player moves on
+  | { type: 'play'; playing: boolean }
+  | { type: 'speed'; speed: number }
+  | { type: 'treeName'; name: string }
+  | { type: 'dump'; step: number; dump: TreeDump }
+  | { type: 'crashAt'; at: number }
+  | { type: 'replayRun'; at: number; before: TreeDump; after: TreeDump; steps: ReplayStep[] }
+  | { type: 'replayFailed'; message: string }
+  | { type: 'replayStep'; step: number }
+  | { type: 'replayFs'; step: number; dump: TreeDump }
+  | { type: 'replayError'; message: string }
+  | { type: 'logTree'; name: string }
+  | { type: 'fsTree'; name: string };
+
+export const initialReplay: ReplayState = { at: null, data: null, step: 0, fsAt: null, fsAtStep: -1, logTree: 'log', fsTree: 'fs', error: null };
+
+export function initLesson(init: { draft: string; ran: string; step: number }): LessonState {
+  return {
+    draft: init.draft, ran: init.ran, steps: [], step: Math.max(0, init.step), playing: false, speed: 1,
+    treeName: 'fs', dump: null, dumpStep: -1, error: null, answers: {}, asking: null, replay: initialReplay,
+  };
+}
+
+/** The step on show: the state's step, within the steps there are. */
+export function stepIndex(s: LessonState): number {
+  return s.steps.length ? Math.min(s.step, s.steps.length - 1) : 0;
+}
+
+function replay(s: LessonState, r: Partial<ReplayState>): LessonState {
+  return { ...s, replay: { ...s.replay, ...r } };
+}
+
+export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
+  switch (a.type) {
+    case 'edit':
+      return { ...s, draft: a.text };
+    case 'ran':
+      // a new run: its steps; the tree on show stays until the new run's dump
+      // arrives, and the replay view starts over (its crash points are the new script's)
+      return { ...s, ran: a.script, steps: a.steps, error: null,
+        replay: a.script === s.ran ? s.replay : { ...initialReplay, logTree: s.replay.logTree, fsTree: s.replay.fsTree } };
+    case 'runFailed':
+      return { ...s, steps: [], dump: null, dumpStep: -1, playing: false, error: a.message };
+    case 'failed':
+      return { ...s, error: a.message };
+    case 'running':
+      return s.error === null ? s : { ...s, error: null };
+    case 'seek': {
+      const step = Math.max(0, a.step);
+      const last = s.steps.length - 1;
+      return { ...s, step, playing: s.playing && step < last };
+    }
+    case 'ask':
+      return { ...s, asking: { question: a.question, to: a.to }, playing: false };
+    case 'answer':
+      return s.answers[a.question] !== undefined ? s : { ...s, answers: { ...s.answers, [a.question]: a.choice } };
+    case 'asked':
+      return s.asking ? { ...s, step: s.asking.to, asking: null } : s;
+    case 'play':
+      return { ...s, playing: a.playing && stepIndex(s) < s.steps.length - 1 };
+    case 'speed':
+      return { ...s, speed: a.speed };
+    case 'treeName':
+      return { ...s, treeName: a.name };
+    case 'dump':
+      return { ...s, dump: a.dump, dumpStep: a.step };
+    case 'crashAt':
+      return replay(s, { at: a.at });
+    case 'replayRun':
+      return replay(s, { at: a.at, data: { before: a.before, after: a.after, steps: a.steps }, step: 0, fsAt: a.before, fsAtStep: 0, error: null });
+    case 'replayFailed':
+      return replay(s, { data: null, fsAt: null, fsAtStep: -1, error: a.message });
+    case 'replayStep': {
+      const total = s.replay.data?.steps.length ?? 0;
+      return replay(s, { step: Math.max(0, Math.min(total, a.step)) });
+    }
+    case 'replayFs':
+      return replay(s, { fsAt: a.dump, fsAtStep: a.step });
+    case 'replayError':
+      return replay(s, { error: a.message });
+    case 'logTree':
+      return replay(s, { logTree: a.name });
+    case 'fsTree':
+      return replay(s, { fsTree: a.name });
+  }
+}
+
+/**
+ * Moving the player from step `from` to `to`: a forward move past a step a
+ * question is about asks the first unanswered such question first (only on
+ * the lesson's own scenario: the questions are about it). The action to
+ * dispatch.
+ */
+export function moveTo(s: LessonState, questions: QuestionLike[], ownScenario: boolean, to: number): LessonAction {
+  const from = stepIndex(s);
+  if (to > from && ownScenario) {
+    const passed = s.steps.slice(from + 1, to + 1);
+    const qi = questions.findIndex((q, n) => s.answers[n] === undefined && passed.some((st) => st.line === q.beforeLine));
+    if (qi >= 0) {
+      const line = questions[qi].beforeLine;
+      return { type: 'ask', question: qi, to: s.steps.findIndex((st, n) => n > from && st.line === line) };
+    }
+  }
+  return { type: 'seek', step: to };
+}
