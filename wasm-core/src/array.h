@@ -24,4 +24,18 @@ static inline int array_room(void *arrp, size_t n, size_t *cap, size_t size, siz
 	*cap = c;
 	return 0;
 }
+
+/* A copy of the array a (n used of cap), for a clone: NULL when a is NULL
+ * or *ret is already an error; on ENOMEM NULL with *ret set. */
+static inline void *array_dup(const void *a, size_t n, size_t cap, size_t size, int *ret)
+{
+	if (!a || *ret)
+		return NULL;
+	void *d = malloc((cap ? cap : 1) * size);
+	if (d)
+		memcpy(d, a, n * size);
+	else
+		*ret = BLAB_ENOMEM;
+	return d;
+}
 #endif

@@ -2,6 +2,7 @@
 #include "ctree.h"
 #include "volumes.h"
 #include "array.h"
+#include "extent-tree.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,18 +226,19 @@ static int cmp_range(const void *a, const void *b)
 
 int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, struct free_range **out, size_t *n)
 {
-	size_t cap = bg->nfree + 1, k = 0;
-	for (size_t i = 0; i < fs->npinned; i++)
-		if (fs->pinned[i].start >= bg->start && fs->pinned[i].start < bg->start + bg->length)
+	size_t cap = bg->nfree + 1, k = 0, npinned;
+	const struct free_range *pinned = btrfs_pinned_ranges(fs, &npinned);
+	for (size_t i = 0; i < npinned; i++)
+		if (pinned[i].start >= bg->start && pinned[i].start < bg->start + bg->length)
 			cap++;
 	struct free_range *r = malloc(cap * sizeof(*r));
 	if (!r)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "free space");
 	for (size_t i = 0; i < bg->nfree; i++)
 		r[k++] = bg->free[i];
-	for (size_t i = 0; i < fs->npinned; i++)
-		if (fs->pinned[i].start >= bg->start && fs->pinned[i].start < bg->start + bg->length)
-			r[k++] = fs->pinned[i];
+	for (size_t i = 0; i < npinned; i++)
+		if (pinned[i].start >= bg->start && pinned[i].start < bg->start + bg->length)
+			r[k++] = pinned[i];
 	qsort(r, k, sizeof(*r), cmp_range);
 	size_t m = 0;
 	for (size_t i = 0; i < k; i++) {

@@ -231,6 +231,21 @@ u64 scenario_session_units_run(const struct scenario_session *s)
 	return s->units_run;
 }
 
+/* Counts each block's bytes once across checkpoints (clones share them). */
+struct count_blocks {
+	struct u64map *seen;
+	u64 *blocks;
+};
+
+static int count_block(void *ctx, const struct extent_buffer *eb)
+{
+	struct count_blocks *c = ctx;
+	u64 key = (u64)(uintptr_t)eb->data;
+	if (!u64map_get(c->seen, key) && u64map_put(c->seen, key))
+		(*c->blocks)++;
+	return 0;
+}
+
 void scenario_session_stats(const struct scenario_session *s, struct session_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -250,10 +265,8 @@ void scenario_session_stats(const struct scenario_session *s, struct session_sta
 				st->pages++;
 		}
 		tables += device_table_bytes(&fs->dev);
-		for (size_t h = 0; h < EB_HASH_SIZE; h++)
-			for (const struct extent_buffer *eb = fs->eb_hash[h]; eb; eb = eb->hnext)
-				if (!u64map_get(&seen, (u64)(uintptr_t)eb->data) && u64map_put(&seen, (u64)(uintptr_t)eb->data))
-					st->blocks++;
+		struct count_blocks cb = {&seen, &st->blocks};
+		btrfs_for_each_cached_eb(fs, count_block, &cb);
 	}
 	u64map_free(&seen);
 	u64 nodesize = s->ncps ? scenario_fs(s->cps[0].run)->nodesize : 0;

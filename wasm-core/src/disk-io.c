@@ -6,6 +6,7 @@
 #include "extent-tree.h"
 #include "volumes.h"
 #include "delayed-ref.h"
+#include "array.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -174,6 +175,16 @@ struct extent_buffer *btrfs_read_tree_block(struct btrfs_fs_info *fs, u64 bytenr
 bad:
 	btrfs_evict_eb(fs, bytenr); /* leave nothing half-valid in the cache */
 	return NULL;
+}
+
+int btrfs_for_each_cached_eb(const struct btrfs_fs_info *fs, int (*fn)(void *ctx, const struct extent_buffer *eb),
+			     void *ctx)
+{
+	int ret = 0;
+	for (size_t h = 0; h < EB_HASH_SIZE && !ret; h++)
+		for (const struct extent_buffer *eb = fs->eb_hash[h]; eb && !ret; eb = eb->hnext)
+			ret = fn(ctx, eb);
+	return ret;
 }
 
 void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr)
@@ -374,8 +385,10 @@ struct btrfs_fs_info *btrfs_fs_alloc(void)
 	struct btrfs_fs_info *fs = calloc(1, sizeof(*fs));
 	if (fs) {
 		fs->trace.enabled = 1;
-		u64map_init(&fs->log_inodes, sizeof(struct btrfs_log_inode_state));
-		u64map_init(&fs->log_csums, sizeof(u64));
+		if (btrfs_log_init(fs) || btrfs_pinned_init(fs)) {
+			btrfs_fs_free(fs);
+			return NULL;
+		}
 	}
 	return fs;
 }
@@ -427,8 +440,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 	free(fs->chunks);
 	btrfs_free_delayed_refs(fs);
 	btrfs_log_free(fs);
-	free(fs->pinned);
-	free(fs->evict);
+	btrfs_pinned_free(fs);
 	trace_free(&fs->trace);
 	device_free(&fs->dev);
 	free(fs);
@@ -452,7 +464,7 @@ static int is_root_node(const struct btrfs_fs_info *src, const struct extent_buf
 	for (size_t i = 0; i < src->nroots; i++)
 		if (src->roots[i]->node == eb)
 			return 1;
-	return (src->log_tree && src->log_tree->node == eb) || (src->log_root_tree && src->log_root_tree->node == eb);
+	return btrfs_log_is_root_node(src, eb);
 }
 
 /* Shares src's changed blocks and tree tops with fs, chain for chain in the
@@ -477,18 +489,6 @@ static int share_blocks(struct btrfs_fs_info *fs, const struct btrfs_fs_info *sr
 	return 0;
 }
 
-static void *dup_array(const void *a, size_t n, size_t cap, size_t size, int *ret)
-{
-	if (!a || *ret)
-		return NULL;
-	void *d = malloc((cap ? cap : 1) * size);
-	if (d)
-		memcpy(d, a, n * size);
-	else
-		*ret = BLAB_ENOMEM;
-	return d;
-}
-
 struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct blab_err *err)
 {
 	if (src->dev.io || !src->dev.table) {
@@ -511,7 +511,6 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	fs->generation = src->generation;
 	fs->trans_running = src->trans_running;
 	fs->bg_loaded = src->bg_loaded;
-	fs->dir_logging = src->dir_logging;
 	fs->now = src->now;
 	fs->trace.enabled = 0;
 	int ret = device_clone(&src->dev, &fs->dev);
@@ -520,7 +519,7 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	/* an array of src's and its length and capacity (none after a failure) */
 #define DUP_VEC(a, n, cap)                                                                 \
 	do {                                                                               \
-		fs->a = dup_array(src->a, src->n, src->cap, sizeof(*fs->a), &ret);          \
+		fs->a = array_dup(src->a, src->n, src->cap, sizeof(*fs->a), &ret);          \
 		fs->n = fs->a ? src->n : 0;                                                \
 		fs->cap = fs->a ? src->cap : 0;                                            \
 	} while (0)
@@ -530,7 +529,7 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 		for (size_t i = 0; i < fs->nbgs; i++)
 			fs->bgs[i].free = NULL;
 		for (size_t i = 0; i < fs->nbgs && !ret; i++)
-			fs->bgs[i].free = dup_array(src->bgs[i].free, src->bgs[i].nfree, src->bgs[i].capfree,
+			fs->bgs[i].free = array_dup(src->bgs[i].free, src->bgs[i].nfree, src->bgs[i].capfree,
 						    sizeof(struct free_range), &ret);
 	}
 	for (size_t i = 0; i < src->nroots && !ret; i++) {
@@ -552,8 +551,8 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	}
 	if (!ret)
 		ret = btrfs_clone_delayed_refs(fs, src);
-	DUP_VEC(pinned, npinned, cappinned);
-	DUP_VEC(evict, nevict, capevict);
+	if (!ret)
+		ret = btrfs_pinned_clone(fs, src);
 #undef DUP_VEC
 	if (!ret)
 		ret = btrfs_log_clone(fs, src);

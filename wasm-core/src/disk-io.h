@@ -17,6 +17,10 @@ void btrfs_free_eb(struct extent_buffer *eb);
 int btrfs_eb_unshare(struct btrfs_fs_info *fs, struct extent_buffer *eb);
 /* Adds to fs's cache a buffer sharing src's bytes (and dirty state). NULL on ENOMEM. */
 struct extent_buffer *btrfs_share_eb(struct btrfs_fs_info *fs, const struct extent_buffer *src);
+/* Calls fn(ctx, eb) for every cached block until fn returns nonzero (that
+ * value is returned); 0 at the end. The cache must not change meanwhile. */
+int btrfs_for_each_cached_eb(const struct btrfs_fs_info *fs, int (*fn)(void *ctx, const struct extent_buffer *eb),
+			     void *ctx);
 /* Drops a freed block from the cache. */
 void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr);
 /* Reads and verifies the tree block at bytenr: checksum, bytenr, fsid,

@@ -1,4 +1,4 @@
-#include "extent-tree.h"
+#include "extent-tree-int.h"
 #include "delayed-ref.h"
 #include "block-group.h"
 #include "crc32c.h"
@@ -7,6 +7,7 @@
 #include "file-item.h"
 #include "volumes.h"
 #include "array.h"
+#include "tree-log.h"
 #include <stdlib.h>
 
 /* Allocation policy: the first free range, in block group order, that
@@ -48,10 +49,47 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 	return want;
 }
 
+int btrfs_pinned_init(struct btrfs_fs_info *fs)
+{
+	return (fs->pinned = calloc(1, sizeof(*fs->pinned))) ? 0 : BLAB_ENOMEM;
+}
+
+void btrfs_pinned_free(struct btrfs_fs_info *fs)
+{
+	if (fs->pinned) {
+		free(fs->pinned->ranges);
+		free(fs->pinned->evict);
+		free(fs->pinned);
+		fs->pinned = NULL;
+	}
+}
+
+int btrfs_pinned_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
+{
+	const struct btrfs_pinned_extents *s = src->pinned;
+	struct btrfs_pinned_extents *d = dst->pinned;
+	int ret = 0;
+	if ((d->ranges = array_dup(s->ranges, s->n, s->cap, sizeof(*s->ranges), &ret))) {
+		d->n = s->n;
+		d->cap = s->cap;
+	}
+	if ((d->evict = array_dup(s->evict, s->nevict, s->capevict, sizeof(*s->evict), &ret))) {
+		d->nevict = s->nevict;
+		d->capevict = s->capevict;
+	}
+	return ret ? blab_fail(&dst->err, ret, "pinned extents") : 0;
+}
+
+const struct free_range *btrfs_pinned_ranges(const struct btrfs_fs_info *fs, size_t *n)
+{
+	*n = fs->pinned->n;
+	return fs->pinned->ranges;
+}
+
 /* Room for one more entry in the list of extents unpinned after commit. */
 static int pinned_room(struct btrfs_fs_info *fs)
 {
-	if (array_room(&fs->pinned, fs->npinned, &fs->cappinned, sizeof(*fs->pinned), 64))
+	if (array_room(&fs->pinned->ranges, fs->pinned->n, &fs->pinned->cap, sizeof(*fs->pinned->ranges), 64))
 		return blab_fail(&fs->err, BLAB_ENOMEM, "pinned extents");
 	return 0;
 }
@@ -61,15 +99,15 @@ static int pin(struct btrfs_fs_info *fs, u64 start, u64 len)
 	int ret = pinned_room(fs);
 	if (ret)
 		return ret;
-	fs->pinned[fs->npinned++] = (struct free_range){start, len};
+	fs->pinned->ranges[fs->pinned->n++] = (struct free_range){start, len};
 	return btrfs_pin_range(fs, start, len);
 }
 
 static int queue_evict(struct btrfs_fs_info *fs, u64 bytenr)
 {
-	if (array_room(&fs->evict, fs->nevict, &fs->capevict, sizeof(*fs->evict), 64))
+	if (array_room(&fs->pinned->evict, fs->pinned->nevict, &fs->pinned->capevict, sizeof(*fs->pinned->evict), 64))
 		return blab_fail(&fs->err, BLAB_ENOMEM, "evict list");
-	fs->evict[fs->nevict++] = bytenr;
+	fs->pinned->evict[fs->pinned->nevict++] = bytenr;
 	return 0;
 }
 
@@ -82,11 +120,11 @@ static int eb_in_use(const struct btrfs_fs_info *fs, const struct extent_buffer 
 {
 	if (eb->dirty)
 		return 1;
-	for (size_t i = 0; i < fs->nevict; i++)
-		if (fs->evict[i] == eb->start)
+	for (size_t i = 0; i < fs->pinned->nevict; i++)
+		if (fs->pinned->evict[i] == eb->start)
 			return 1;
 	if (fs->tree_root->node == eb || fs->chunk_root->node == eb ||
-	    (fs->log_tree && fs->log_tree->node == eb) || (fs->log_root_tree && fs->log_root_tree->node == eb))
+	    btrfs_log_is_root_node(fs, eb))
 		return 1;
 	for (size_t i = 0; i < fs->nroots; i++)
 		if (fs->roots[i]->node == eb)
@@ -175,15 +213,15 @@ int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)
 	if (!ret)
 		ret = btrfs_pin_free_range(fs, start, len);
 	if (!ret)
-		fs->pinned[fs->npinned++] = (struct free_range){start, len};
+		fs->pinned->ranges[fs->pinned->n++] = (struct free_range){start, len};
 	return ret;
 }
 
 int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)
 {
-	for (size_t i = fs->npinned; i-- > 0;) {
-		if (fs->pinned[i].start == start && fs->pinned[i].len == len) {
-			fs->pinned[i] = fs->pinned[--fs->npinned];
+	for (size_t i = fs->pinned->n; i-- > 0;) {
+		if (fs->pinned->ranges[i].start == start && fs->pinned->ranges[i].len == len) {
+			fs->pinned->ranges[i] = fs->pinned->ranges[--fs->pinned->n];
 			btrfs_claim_pinned_range(fs, start, len);
 			return 1;
 		}
@@ -393,10 +431,10 @@ int btrfs_run_delayed_refs(struct btrfs_fs_info *fs)
 
 void btrfs_unpin_extents(struct btrfs_fs_info *fs)
 {
-	for (size_t i = 0; i < fs->npinned; i++)
-		btrfs_unpin_range(fs, fs->pinned[i].start, fs->pinned[i].len);
-	fs->npinned = 0;
-	for (size_t i = 0; i < fs->nevict; i++)
-		btrfs_evict_eb(fs, fs->evict[i]);
-	fs->nevict = 0;
+	for (size_t i = 0; i < fs->pinned->n; i++)
+		btrfs_unpin_range(fs, fs->pinned->ranges[i].start, fs->pinned->ranges[i].len);
+	fs->pinned->n = 0;
+	for (size_t i = 0; i < fs->pinned->nevict; i++)
+		btrfs_evict_eb(fs, fs->pinned->evict[i]);
+	fs->pinned->nevict = 0;
 }

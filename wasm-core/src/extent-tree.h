@@ -39,4 +39,12 @@ void btrfs_unpin_extents(struct btrfs_fs_info *fs);
 int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out);
 /* Default chunk size for a new chunk of type on this device. */
 u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type);
+/* The extents freed in the running transaction, free again after commit
+ * (and the tree blocks the cache drops then): made with the fs, cloned and
+ * freed with it. init/clone: 0 or BLAB_ENOMEM. */
+int btrfs_pinned_init(struct btrfs_fs_info *fs);
+void btrfs_pinned_free(struct btrfs_fs_info *fs);
+int btrfs_pinned_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src);
+/* The pinned ranges (n of them), read-only. */
+const struct free_range *btrfs_pinned_ranges(const struct btrfs_fs_info *fs, size_t *n);
 #endif

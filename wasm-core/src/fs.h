@@ -59,13 +59,6 @@ struct btrfs_root {
 	struct u64map dir_index;       /* directory inode -> next DIR_INDEX offset */
 };
 
-/* Per-inode logging state (the kernel keeps it in the in-memory inode). */
-struct btrfs_log_inode_state {
-	u64 logged_trans;      /* transaction in which the inode was last logged */
-	u64 last_unlink_trans; /* files: renamed or lost a link; dirs: lost a name to a rename */
-	u64 full_sync_trans;   /* truncated (needs all its extents and holes logged) */
-};
-
 #define BLAB_MAX_ROOTS 64
 #define EB_HASH_SIZE 4096
 
@@ -90,22 +83,13 @@ struct btrfs_fs_info {
 		*fst_root, *uuid_root, *data_reloc_root;
 
 	struct u64map delayed_refs; /* bytenr -> struct delayed_ref_head (delayed-ref.h) */
-	struct free_range *pinned;  /* freed extents: free again after commit */
-	size_t npinned, cappinned;
-	u64 *evict;                 /* freed tree blocks to drop from the cache after commit */
-	size_t nevict, capevict;
+	struct btrfs_pinned_extents *pinned; /* freed until commit: extent-tree.c's (extent-tree-int.h) */
 	int bg_loaded;              /* block groups and their free space are known */
 
-	/* the log (tree-log.c): trees of the running transaction, not in fs->roots */
-	struct btrfs_root *log_root_tree, *log_tree;
-	struct u64map log_inodes; /* ino -> struct btrfs_log_inode_state */
-	struct u64map log_csums;  /* disk extents whose checksums are logged */
-	int dir_logging;          /* enum btrfs_dir_logging */
-	struct btrfs_key *log_deleted; /* (dir, 0, name hash) of names removed in this transaction */
-	size_t nlog_deleted, caplog_deleted;
+	struct btrfs_log_state *log; /* the log's trees and logged inodes: tree-log.c's (tree-log-int.h) */
 	u8 committed_super[BTRFS_SUPER_INFO_SIZE]; /* the superblock on disk */
 
-	struct extent_buffer *eb_hash[EB_HASH_SIZE];
+	struct extent_buffer *eb_hash[EB_HASH_SIZE]; /* disk-io.c's block cache (btrfs_find_eb, btrfs_for_each_cached_eb) */
 	struct blab_trace trace;
 	struct blab_err err;
 	u64 now; /* seconds, for inode times */

@@ -2,6 +2,7 @@
 #include "tree-checker.h"
 #include "ctree.h"
 #include "disk-io.h"
+#include "tree-log.h"
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -836,9 +837,8 @@ int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 
 	/* a pending log (in memory while a transaction runs, or on disk after a
 	 * crash): the log root tree and the subvolume's log tree */
 	struct extent_buffer *logs[2] = {NULL, NULL};
-	if (fs->log_root_tree && fs->log_tree) {
-		logs[0] = fs->log_root_tree->node;
-		logs[1] = fs->log_tree->node;
+	if (btrfs_log_roots(fs, &logs[0], &logs[1])) {
+		/* in memory */
 	} else if (btrfs_super_log_root(fs->super)) {
 		logs[0] = btrfs_read_tree_block(fs, btrfs_super_log_root(fs->super), btrfs_super_log_root_level(fs->super),
 						BTRFS_TREE_LOG_OBJECTID);

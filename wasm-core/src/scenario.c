@@ -8,6 +8,7 @@
 #include "mkfs.h"
 #include "print-tree.h"
 #include "transaction.h"
+#include "tree-log.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -308,9 +309,9 @@ static int run_line(struct scenario_run *r, struct line *l)
 		if ((ret = want_args(r, l, 1, 1, "set dir_logging=index-only|legacy")))
 			return ret;
 		if (!strcmp(l->argv[1], "dir_logging=index-only"))
-			fs->dir_logging = BTRFS_DIR_LOGGING_INDEX_ONLY;
+			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_INDEX_ONLY);
 		else if (!strcmp(l->argv[1], "dir_logging=legacy"))
-			fs->dir_logging = BTRFS_DIR_LOGGING_LEGACY;
+			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_LEGACY);
 		else
 			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only or dir_logging=legacy", l->argv[1]);
 		return 0;
@@ -744,7 +745,7 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		firstk = 0;
 	}
 	sb_printf(&out, "},\"crashed\":%s,\"dir_logging\":\"%s\",\"fsyncs\":[", r->crashed ? "true" : "false",
-		  fs->dir_logging == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");
+		  btrfs_dir_logging(fs) == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");
 	static const char *const why[] = {"logged", "full commit: new chunk", "full commit: directory lost a name to a rename",
 					  "full commit: file renamed or unlinked", "nothing to log"};
 	for (int i = 0; i < r->nfsyncs; i++) {

@@ -130,13 +130,15 @@ static int needs_another_pass(struct btrfs_fs_info *fs)
 	return 0;
 }
 
+static int is_dirty(void *ctx, const struct extent_buffer *eb) { return eb->dirty; }
+
 static int any_dirty(const struct btrfs_fs_info *fs)
 {
-	for (size_t h = 0; h < EB_HASH_SIZE; h++)
-		for (const struct extent_buffer *eb = fs->eb_hash[h]; eb; eb = eb->hnext)
-			if (eb->dirty)
-				return 1;
-	return fs->npinned != 0;
+	if (btrfs_for_each_cached_eb(fs, is_dirty, NULL))
+		return 1;
+	size_t n;
+	btrfs_pinned_ranges(fs, &n);
+	return n != 0;
 }
 
 int btrfs_commit_transaction(struct btrfs_fs_info *fs)
@@ -144,7 +146,7 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 	int ret;
 	if (!fs->trans_running)
 		return 0;
-	if (!fs->log_tree && !needs_another_pass(fs) && !any_dirty(fs)) {
+	if (!btrfs_log_running(fs) && !needs_another_pass(fs) && !any_dirty(fs)) {
 		/* nothing changed: there is no transaction to commit (a superblock of
 		 * a new generation over the same roots would not mount) */
 		fs->generation--;

@@ -24,7 +24,7 @@
 #include "file.h"
 #include "inode.h"
 #include "transaction.h"
-#include "tree-log.h"
+#include "tree-log-int.h"
 #include "tree-checker.h"
 #include "array.h"
 #include <stdio.h>

@@ -13,7 +13,7 @@
  *  - A new inode's new parent directories are logged so that they exist.
  *  - index-only mode copies DIR_INDEX keys; legacy copies DIR_ITEM keys as
  *    well, and walks new entries in DIR_ITEM (name hash) order. */
-#include "tree-log.h"
+#include "tree-log-int.h"
 #include "tree-checker.h"
 #include "block-group.h"
 #include "ctree.h"
@@ -45,7 +45,7 @@ struct log_ctx {
 
 static struct btrfs_log_inode_state *inode_state(struct btrfs_fs_info *fs, u64 ino)
 {
-	struct btrfs_log_inode_state *s = u64map_put(&fs->log_inodes, ino);
+	struct btrfs_log_inode_state *s = u64map_put(&fs->log->inodes, ino);
 	if (!s)
 		blab_fail(&fs->err, BLAB_ENOMEM, "log state");
 	return s;
@@ -74,9 +74,9 @@ void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino)
 
 int btrfs_log_note_name_removed(struct btrfs_fs_info *fs, u64 dir, u64 name_hash)
 {
-	if (array_room(&fs->log_deleted, fs->nlog_deleted, &fs->caplog_deleted, sizeof(*fs->log_deleted), 64))
+	if (array_room(&fs->log->deleted, fs->log->ndeleted, &fs->log->capdeleted, sizeof(*fs->log->deleted), 64))
 		return blab_fail(&fs->err, BLAB_ENOMEM, "removed names");
-	fs->log_deleted[fs->nlog_deleted++] = (struct btrfs_key){dir, 0, name_hash};
+	fs->log->deleted[fs->log->ndeleted++] = (struct btrfs_key){dir, 0, name_hash};
 	return 0;
 }
 
@@ -110,14 +110,14 @@ static struct btrfs_root *new_log_root(struct btrfs_fs_info *fs)
 
 static int start_log(struct btrfs_fs_info *fs)
 {
-	if (fs->log_tree)
+	if (fs->log->tree)
 		return 0;
-	if (!(fs->log_root_tree = new_log_root(fs)))
+	if (!(fs->log->root_tree = new_log_root(fs)))
 		return fs->err.code;
-	if (!(fs->log_tree = new_log_root(fs)))
+	if (!(fs->log->tree = new_log_root(fs)))
 		return fs->err.code;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_START, .tree = fs->fs_root->objectid,
-					  .bytenr = fs->log_tree->node->start, .a = fs->log_root_tree->node->start,
+					  .bytenr = fs->log->tree->node->start, .a = fs->log->root_tree->node->start,
 					  .b = fs->generation});
 	return 0;
 }
@@ -157,51 +157,93 @@ static void free_root(struct btrfs_root *r)
 int btrfs_drop_log(struct btrfs_fs_info *fs)
 {
 	int ret = 0;
-	struct btrfs_root *rs[2] = {fs->log_tree, fs->log_root_tree};
+	struct btrfs_root *rs[2] = {fs->log->tree, fs->log->root_tree};
 	for (int i = 0; i < 2; i++)
 		if (rs[i] && rs[i]->node && !ret)
 			ret = walk_blocks(fs, rs[i]->node, free_log_block, NULL);
-	free_root(fs->log_tree);
-	free_root(fs->log_root_tree);
-	fs->log_tree = fs->log_root_tree = NULL;
-	u64map_clear(&fs->log_inodes);
-	u64map_clear(&fs->log_csums);
-	fs->nlog_deleted = 0;
+	free_root(fs->log->tree);
+	free_root(fs->log->root_tree);
+	fs->log->tree = fs->log->root_tree = NULL;
+	u64map_clear(&fs->log->inodes);
+	u64map_clear(&fs->log->csums);
+	fs->log->ndeleted = 0;
 	btrfs_set_super_log_root(fs->super, 0);
 	btrfs_set_super_log_root_level(fs->super, 0);
 	return ret;
 }
 
+int btrfs_log_init(struct btrfs_fs_info *fs)
+{
+	if (!(fs->log = calloc(1, sizeof(*fs->log))))
+		return BLAB_ENOMEM;
+	u64map_init(&fs->log->inodes, sizeof(struct btrfs_log_inode_state));
+	u64map_init(&fs->log->csums, sizeof(u64));
+	return 0;
+}
+
+int btrfs_log_running(const struct btrfs_fs_info *fs)
+{
+	return fs->log->tree != NULL;
+}
+
+int btrfs_log_is_root_node(const struct btrfs_fs_info *fs, const struct extent_buffer *eb)
+{
+	const struct btrfs_log_state *l = fs->log;
+	return (l->tree && l->tree->node == eb) || (l->root_tree && l->root_tree->node == eb);
+}
+
+int btrfs_log_roots(const struct btrfs_fs_info *fs, struct extent_buffer **root_tree, struct extent_buffer **tree)
+{
+	if (!fs->log->root_tree || !fs->log->tree)
+		return 0;
+	*root_tree = fs->log->root_tree->node;
+	*tree = fs->log->tree->node;
+	return 1;
+}
+
+int btrfs_dir_logging(const struct btrfs_fs_info *fs)
+{
+	return fs->log->dir_logging;
+}
+
+void btrfs_set_dir_logging(struct btrfs_fs_info *fs, int mode)
+{
+	fs->log->dir_logging = mode;
+}
+
 int btrfs_log_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
 {
-	if ((src->log_tree && !(dst->log_tree = btrfs_clone_root(dst, src->log_tree))) ||
-	    (src->log_root_tree && !(dst->log_root_tree = btrfs_clone_root(dst, src->log_root_tree))))
+	dst->log->dir_logging = src->log->dir_logging;
+	if ((src->log->tree && !(dst->log->tree = btrfs_clone_root(dst, src->log->tree))) ||
+	    (src->log->root_tree && !(dst->log->root_tree = btrfs_clone_root(dst, src->log->root_tree))))
 		return dst->err.code;
-	u64map_free(&dst->log_inodes);
-	u64map_free(&dst->log_csums);
-	if (u64map_clone(&dst->log_inodes, &src->log_inodes) || u64map_clone(&dst->log_csums, &src->log_csums))
+	u64map_free(&dst->log->inodes);
+	u64map_free(&dst->log->csums);
+	if (u64map_clone(&dst->log->inodes, &src->log->inodes) || u64map_clone(&dst->log->csums, &src->log->csums))
 		return blab_fail(&dst->err, BLAB_ENOMEM, "the log's inodes");
-	if (src->log_deleted) {
-		size_t cap = src->caplog_deleted ? src->caplog_deleted : 1;
-		if (!(dst->log_deleted = malloc(cap * sizeof(*dst->log_deleted))))
+	if (src->log->deleted) {
+		size_t cap = src->log->capdeleted ? src->log->capdeleted : 1;
+		if (!(dst->log->deleted = malloc(cap * sizeof(*dst->log->deleted))))
 			return blab_fail(&dst->err, BLAB_ENOMEM, "the log's deleted names");
-		memcpy(dst->log_deleted, src->log_deleted, src->nlog_deleted * sizeof(*dst->log_deleted));
-		dst->nlog_deleted = src->nlog_deleted;
-		dst->caplog_deleted = cap;
+		memcpy(dst->log->deleted, src->log->deleted, src->log->ndeleted * sizeof(*dst->log->deleted));
+		dst->log->ndeleted = src->log->ndeleted;
+		dst->log->capdeleted = cap;
 	}
 	return 0;
 }
 
 void btrfs_log_free(struct btrfs_fs_info *fs)
 {
-	free_root(fs->log_tree);
-	free_root(fs->log_root_tree);
-	fs->log_tree = fs->log_root_tree = NULL;
-	u64map_free(&fs->log_inodes);
-	u64map_free(&fs->log_csums);
-	free(fs->log_deleted);
-	fs->log_deleted = NULL;
-	fs->nlog_deleted = fs->caplog_deleted = 0;
+	if (!fs->log)
+		return;
+	free_root(fs->log->tree);
+	free_root(fs->log->root_tree);
+	fs->log->tree = fs->log->root_tree = NULL;
+	u64map_free(&fs->log->inodes);
+	u64map_free(&fs->log->csums);
+	free(fs->log->deleted);
+	free(fs->log);
+	fs->log = NULL;
 }
 
 /* ---- copying items ---- */
@@ -282,10 +324,10 @@ static int push_pending(struct log_ctx *c, u64 ino, int all)
 static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 {
 	struct btrfs_fs_info *fs = c->fs;
-	u64 *done = u64map_get(&fs->log_csums, bytenr); /* disk extents whose checksums are in the log */
+	u64 *done = u64map_get(&fs->log->csums, bytenr); /* disk extents whose checksums are in the log */
 	if (done)
 		return 0;
-	if (!(done = u64map_put(&fs->log_csums, bytenr)))
+	if (!(done = u64map_put(&fs->log->csums, bytenr)))
 		return blab_fail(&fs->err, BLAB_ENOMEM, "logged checksums");
 	*done = len;
 	u32 ss = fs->sectorsize;
@@ -491,10 +533,10 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 	if (more < 0)
 		ret = more;
 	if (!ret && hashed) {
-		if (fs->nlog_deleted) /* qsort(NULL, 0) is undefined */
-			qsort(fs->log_deleted, fs->nlog_deleted, sizeof(*fs->log_deleted), cmp_key);
-		for (size_t i = 0; i < fs->nlog_deleted && !ret; i++) {
-			const struct btrfs_key *d = &fs->log_deleted[i];
+		if (fs->log->ndeleted) /* qsort(NULL, 0) is undefined */
+			qsort(fs->log->deleted, fs->log->ndeleted, sizeof(*fs->log->deleted), cmp_key);
+		for (size_t i = 0; i < fs->log->ndeleted && !ret; i++) {
+			const struct btrfs_key *d = &fs->log->deleted[i];
 			if (d->objectid == dir && !(i && d->objectid == d[-1].objectid && d->offset == d[-1].offset))
 				ret = insert_range(c, dir, range_type, d->offset, d->offset);
 		}
@@ -538,7 +580,7 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 		return fs->err.code;
 	s->logged_trans = fs->generation;
 	if (is_dir && all) {
-		int legacy = fs->dir_logging == BTRFS_DIR_LOGGING_LEGACY;
+		int legacy = fs->log->dir_logging == BTRFS_DIR_LOGGING_LEGACY;
 		if (legacy && (ret = log_dir_items(c, ino, BTRFS_DIR_ITEM_KEY, 1)))
 			return ret;
 		if ((ret = log_dir_items(c, ino, BTRFS_DIR_INDEX_KEY, !legacy)))
@@ -607,14 +649,14 @@ static int sync_log(struct log_ctx *c)
 	struct btrfs_key k = {BTRFS_TREE_LOG_OBJECTID, BTRFS_ROOT_ITEM_KEY, c->root->objectid};
 	u8 *p;
 	u32 sz;
-	int ret = btrfs_lookup_item(fs, fs->log_root_tree, &k, &p, &sz, 1);
+	int ret = btrfs_lookup_item(fs, fs->log->root_tree, &k, &p, &sz, 1);
 	if (ret == 0)
 		memcpy(p, ri, sz < sizeof(ri) ? sz : sizeof(ri));
 	else if (ret == BLAB_ENOENT)
-		ret = btrfs_insert_item(fs, fs->log_root_tree, &k, ri, sizeof(ri));
+		ret = btrfs_insert_item(fs, fs->log->root_tree, &k, ri, sizeof(ri));
 	if (ret)
 		return ret;
-	struct btrfs_root *rs[2] = {c->log, fs->log_root_tree};
+	struct btrfs_root *rs[2] = {c->log, fs->log->root_tree};
 	for (int i = 0; i < 2; i++) {
 		struct extent_buffer *eb = rs[i]->node;
 		if ((ret = walk_blocks(fs, eb, write_log_block, c->st)))
@@ -622,10 +664,10 @@ static int sync_log(struct log_ctx *c)
 	}
 	u8 sb[BTRFS_SUPER_INFO_SIZE];
 	memcpy(sb, fs->committed_super, sizeof(sb));
-	btrfs_set_super_log_root(sb, fs->log_root_tree->node->start);
-	btrfs_set_super_log_root_level(sb, (u8)btrfs_level(fs->log_root_tree->node));
+	btrfs_set_super_log_root(sb, fs->log->root_tree->node->start);
+	btrfs_set_super_log_root_level(sb, (u8)btrfs_level(fs->log->root_tree->node));
 	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_SYNC, .tree = BTRFS_TREE_LOG_OBJECTID,
-					  .bytenr = fs->log_root_tree->node->start, .a = c->log->node->start,
+					  .bytenr = fs->log->root_tree->node->start, .a = c->log->node->start,
 					  .b = fs->generation});
 	return btrfs_write_super_buf(fs, sb);
 }
@@ -696,7 +738,7 @@ int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 		return 0;
 	if ((ret = start_log(fs)))
 		return ret;
-	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log_tree, .st = st, .buf = malloc(fs->nodesize)};
+	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log->tree, .st = st, .buf = malloc(fs->nodesize)};
 	if (!c.buf)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "log copy");
 	ret = log_inode(&c, ino, 1);
@@ -716,7 +758,7 @@ int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 		ret = sync_log(&c);
 	if (ret)
 		return ret;
-	struct extent_buffer *lr = fs->log_tree->node;
+	struct extent_buffer *lr = fs->log->tree->node;
 	st->level = (u64)btrfs_level(lr);
 	walk_blocks(fs, lr, tree_shape, st);
 	st->cost = modelled_cost(st);

@@ -114,8 +114,19 @@ int btrfs_replay_log(struct btrfs_fs_info *fs, struct btrfs_replay_stats *st);
 /* Frees the log trees' blocks (at commit: the committed state no longer
  * needs them) and clears log_root in the in-memory superblock. */
 int btrfs_drop_log(struct btrfs_fs_info *fs);
-/* Teardown. */
+/* The log's state: made with the fs (btrfs_fs_alloc; 0 or BLAB_ENOMEM),
+ * freed with it. */
+int btrfs_log_init(struct btrfs_fs_info *fs);
 void btrfs_log_free(struct btrfs_fs_info *fs);
+/* Whether the running transaction has a log. */
+int btrfs_log_running(const struct btrfs_fs_info *fs);
+/* Whether eb is the top block of a log tree. */
+int btrfs_log_is_root_node(const struct btrfs_fs_info *fs, const struct extent_buffer *eb);
+/* The log's two top blocks (log root tree, subvolume log): 1, or 0 with no log. */
+int btrfs_log_roots(const struct btrfs_fs_info *fs, struct extent_buffer **root_tree, struct extent_buffer **tree);
+/* How fsync logs directories (enum btrfs_dir_logging; a scenario's `set dir_logging=`). */
+int btrfs_dir_logging(const struct btrfs_fs_info *fs);
+void btrfs_set_dir_logging(struct btrfs_fs_info *fs, int mode);
 /* dst's log state (trees, logged inodes, deleted names) becomes a copy of
  * src's, for btrfs_fs_clone: the trees' blocks must be in dst's cache. 0 or
  * BLAB_ENOMEM. */

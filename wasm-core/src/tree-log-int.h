@@ -1,0 +1,24 @@
+/* tree-log-int.h — the log's state in memory, private to tree-log.c and
+ * tree-log-replay.c (the kernel keeps these in btrfs_fs_info, btrfs_root
+ * and the in-memory inode). Every other module sees only the pointer in
+ * struct btrfs_fs_info and the functions of tree-log.h. */
+#ifndef BTRFSLAB_TREE_LOG_INT_H
+#define BTRFSLAB_TREE_LOG_INT_H
+#include "tree-log.h"
+
+/* Per-inode logging state. */
+struct btrfs_log_inode_state {
+	u64 logged_trans;      /* transaction in which the inode was last logged */
+	u64 last_unlink_trans; /* files: renamed or lost a link; dirs: lost a name to a rename */
+	u64 full_sync_trans;   /* truncated (needs all its extents and holes logged) */
+};
+
+struct btrfs_log_state {
+	struct btrfs_root *root_tree, *tree; /* trees of the running transaction, not in fs->roots */
+	struct u64map inodes;                /* ino -> struct btrfs_log_inode_state */
+	struct u64map csums;                 /* disk extents whose checksums are logged */
+	int dir_logging;                     /* enum btrfs_dir_logging */
+	struct btrfs_key *deleted;           /* (dir, 0, name hash) of names removed in this transaction */
+	size_t ndeleted, capdeleted;
+};
+#endif
