@@ -1,8 +1,9 @@
 // Kernel oracle helpers: loop devices and mounts that this process creates,
 // always torn down (also on a crash or a signal), and btrfs-progs calls.
 // Nothing here touches a device it did not create.
+import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -100,6 +101,33 @@ export async function withMount(img, fn, { readOnly = false, options = [] } = {}
 export function btrfsCheck(img, extra = []) {
   const r = spawnSync('btrfs', ['check', ...extra, img], { encoding: 'utf8' });
   return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
+}
+
+/** What snapshot.py sees of a mounted tree: every path with its type, size, links, contents' hash, xattrs. */
+export const snapshotOf = (mnt) => JSON.parse(execFileSync('python3', [SNAP, mnt], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+
+/**
+ * A crashed image replayed both ways: the kernel mounts one copy (replaying
+ * its log), `btrfslab replay` writes another. Both must pass `btrfs check`
+ * and show the same tree; returns the kernel's. where names the case in
+ * failures. The copies are removed, img is left.
+ */
+export async function replayBothWays(img, where) {
+  const kimg = `${img}-kernel.img`, oimg = `${img}-ours.img`;
+  try {
+    copyFileSync(img, kimg);
+    execFileSync(CLI, ['replay', img, '-o', oimg], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const theirs = await withMount(kimg, snapshotOf);
+    const ours = await withMount(oimg, snapshotOf, { readOnly: true });
+    const ck = btrfsCheck(kimg, ['--check-data-csum']);
+    assert.ok(ck.ok, `${where}: btrfs check of the kernel's replay failed:\n${ck.output}`);
+    const co = btrfsCheck(oimg, ['--check-data-csum']);
+    assert.ok(co.ok, `${where}: btrfs check of btrfslab's replay failed:\n${co.output}`);
+    assert.deepEqual(ours, theirs, `${where}: btrfslab's replay differs from the kernel's`);
+    return theirs;
+  } finally {
+    for (const f of [kimg, oimg]) rmSync(f, { force: true });
+  }
 }
 
 /** The header and item lines of a dump-tree listing, for diffing. */

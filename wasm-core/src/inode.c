@@ -524,13 +524,23 @@ static int lookup_child(struct btrfs_fs_info *fs, struct btrfs_root *root, const
 	return ret;
 }
 
+/* 0 when directory ino (at path) is empty, else ENOTEMPTY naming path, or an error. */
+static int empty_dir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const char *path)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, root, ino, &in);
+	if (!ret && in.size)
+		ret = blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", path);
+	return ret;
+}
+
 /* unlink (rmdir 0) or rmdir (rmdir 1) of path. */
 static int remove_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, int rmdir)
 {
 	u64 dir, ino;
 	const char *name;
 	u16 len;
-	int d;
+	int d = 0;
 	int ret = lookup_child(fs, root, path, &dir, &name, &len, &ino, &d);
 	if (ret)
 		return ret;
@@ -538,13 +548,8 @@ static int remove_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const 
 		return blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory (use rmdir)", path);
 	if (!d && rmdir)
 		return blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory", path);
-	if (rmdir) {
-		struct btrfs_inode in;
-		if ((ret = btrfs_read_inode(fs, root, ino, &in)))
-			return ret;
-		if (in.size)
-			return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", path);
-	}
+	if (rmdir && (ret = empty_dir(fs, root, ino, path)))
+		return ret;
 	return drop_link(fs, root, dir, ino, name, len);
 }
 
@@ -588,7 +593,7 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	u64 sdir, sino, ddir, dino;
 	const char *sname, *dname;
 	u16 slen, dlen;
-	int sd, ret = lookup_child(fs, root, from, &sdir, &sname, &slen, &sino, &sd);
+	int sd = 0, ret = lookup_child(fs, root, from, &sdir, &sname, &slen, &sino, &sd);
 	if (ret)
 		return ret;
 	if ((ret = resolve_parent(fs, root, to, &ddir, &dname, &dlen)))
@@ -612,13 +617,8 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 			return blab_fail(&fs->err, BLAB_ENOTDIR, "%s: not a directory (cannot replace it with directory %s)", to, from);
 		if (!sd && dd)
 			return blab_fail(&fs->err, BLAB_EISDIR, "%s: is a directory (cannot replace it with %s)", to, from);
-		if (dd) {
-			struct btrfs_inode t;
-			if ((ret = btrfs_read_inode(fs, root, dino, &t)))
-				return ret;
-			if (t.size)
-				return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: directory not empty", to);
-		}
+		if (dd && (ret = empty_dir(fs, root, dino, to)))
+			return ret;
 		if ((ret = drop_link(fs, root, ddir, dino, dname, dlen)))
 			return ret;
 	}
