@@ -1,8 +1,12 @@
 // Lesson 1 as a learner uses it: run the scenario, answer the questions
-// before the steps they ask about, step forward and back (exactly), scrub,
+// before the steps they ask about (keyboard and mouse, shuffled choices with
+// feedback for each), step forward and back (exactly), scrub,
 // use the keyboard, reopen a step from the address bar, switch trees,
 // export the diagram; screenshots of the views compared with the baselines.
 import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { choiceOrder, questionKey, type Question } from '../web/src/model/questions';
 
 test.use({ viewport: { width: 1400, height: 950 } });
 
@@ -21,31 +25,77 @@ async function viewState(page: Page) {
   return { blocks, sentence: await page.getByTestId('sentence').textContent(), step: await page.getByRole('slider', { name: 'Step' }).inputValue() };
 }
 
-async function answer(page: Page, choice: RegExp) {
+const LESSON1 = '01-cow-btree';
+const QUESTIONS = JSON.parse(readFileSync(fileURLToPath(new URL(`../lessons/${LESSON1}/questions.json`, import.meta.url)), 'utf8')) as Question[];
+
+/** Answers the open question with the first choice shown, by keyboard, and moves on. */
+async function answerAny(page: Page) {
   const dialog = page.getByRole('dialog');
-  await expect(dialog).toBeVisible();
-  await dialog.getByRole('radio', { name: choice }).click();
-  await expect(dialog.getByRole('status')).toContainText(/Right\.|Not quite\./);
-  await dialog.getByRole('button', { name: 'See it happen' }).click();
+  await expect(dialog.getByRole('radio').first()).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(dialog.getByRole('button', { name: 'See it happen' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(dialog).toHaveCount(0);
 }
 
-test('step through lesson 1, answering before each reveal', async ({ page }) => {
+test('step through lesson 1, answering before each reveal, by keyboard and by mouse', async ({ page }) => {
   await openLesson(page);
   await expect(page.getByRole('heading', { name: 'The copy-on-write B-tree' })).toBeVisible();
   const forward = page.getByRole('button', { name: 'Step forward' });
-  for (let i = 0; i < 3; i++) await forward.click();
-  await expect(page.getByTestId('sentence')).toContainText('Line 5, commit');
-  await forward.click(); // onto "create /docs/note_13": a question first
-  await answer(page, /copied to a new block first/);
-  await expect(page.getByTestId('sentence')).toContainText('Line 6, create /docs/note_13');
-  await expect(page.getByTestId('sentence')).toContainText('copied on write');
+  const dialog = page.getByRole('dialog');
+  await forward.click(); // onto "mkdir /docs", the first copy-on-write: asked about first
+  await expect(dialog).toBeVisible();
+  await expect(page.getByTestId('sentence')).toContainText('Before the first command');
+  // the choices in their fixed shuffled order, the first focused
+  const q = QUESTIONS[0];
+  const order = choiceOrder(questionKey(LESSON1, 0), q.choices.length);
+  expect(await dialog.getByRole('radio').allTextContents()).toEqual(order.map((i) => q.choices[i].text));
+  await expect(dialog.getByRole('radio').first()).toBeFocused();
+  // the arrow keys move to the right answer, Enter chooses it
+  const right = order.indexOf(q.answer);
+  for (let k = 0; k < right; k++) await page.keyboard.press('ArrowDown');
+  await expect(dialog.getByRole('radio').nth(right)).toBeFocused();
+  await expect(page.getByRole('slider', { name: 'Step' })).toHaveValue('0'); // the arrows stayed in the question
+  await page.keyboard.press('Enter');
+  await expect(dialog.getByRole('status')).toContainText('Right.');
+  const chosen = dialog.getByRole('radio', { checked: true });
+  await expect(chosen).toContainText('✓');
+  await expect(chosen).toContainText('your answer');
+  await expect(chosen).toContainText(`Right: ${q.choices[q.answer].why}`);
+  await expect(dialog.getByText(/^Wrong: /)).toHaveCount(q.choices.length - 1); // each other choice says why not
+  await expect(dialog.getByRole('button', { name: 'See it happen' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(dialog).toHaveCount(0);
+  await expect(page.getByTestId('sentence')).toContainText('Line 3, mkdir /docs');
+  await expect(page.getByTestId('sentence')).toContainText(/COW leaf \d+ → \d+ in the fs tree/);
   await expect(page.getByTestId('tree-canvas').locator('g.block[data-mark="cow"]').first()).toBeVisible();
+  await expect(forward).toBeFocused(); // back to the player
+  // by mouse, a wrong answer: marked, and explained
   await forward.click();
-  await answer(page, /The create fails/); // a wrong answer is explained too
-  await expect(page.getByTestId('sentence')).toContainText('Line 7');
-  await expect(page.getByTestId('sentence')).toContainText(/split|push/);
+  await dialog.getByRole('radio', { name: /fails with ENOSPC/ }).click();
+  await expect(dialog.getByRole('status')).toContainText('Not quite.');
+  const wrong = dialog.getByRole('radio', { checked: true });
+  await expect(wrong).toContainText('✗');
+  await expect(wrong).toContainText('your answer');
+  await expect(wrong).toContainText('Not this: ENOSPC means the device is full');
+  await expect(dialog.getByRole('radio', { name: /It splits in two/ })).toContainText('✓');
+  await expect(dialog.getByRole('radio', { name: /It splits in two/ })).toContainText('The answer: ');
+  await dialog.getByRole('button', { name: 'See it happen' }).click();
+  await expect(page.getByTestId('sentence')).toContainText('Line 4');
+  await expect(page.getByTestId('sentence')).toContainText(/split/);
   expect(await page.getByTestId('tree-canvas').locator('g.block').count()).toBeGreaterThan(2);
-  await expect(page).toHaveURL(/step=5/);
+  await expect(page).toHaveURL(/step=2/);
+});
+
+test('a question left open closes when the learner runs a scenario', async ({ page }) => {
+  await openLesson(page);
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  await expect(page.getByRole('dialog')).toBeVisible();
+  await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=64M\nmkdir /mine\n');
+  await page.getByRole('button', { name: 'Run scenario' }).click();
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Step forward' }).click(); // the learner's own script: no questions
+  await expect(page.getByTestId('sentence')).toContainText('Line 2, mkdir /mine');
 });
 
 test('stepping back is exact: back then forward shows the same view', async ({ page }) => {
@@ -63,15 +113,20 @@ test('scrub, keyboard, jumps, and the address bar', async ({ page }) => {
   await expect(page.getByRole('slider', { name: 'Step' })).toHaveValue('2');
   await page.getByRole('slider', { name: 'Step' }).fill('1');
   await expect(page.getByTestId('sentence')).toContainText('Line 3, mkdir /docs');
-  await page.locator('body').press('ArrowRight');
+  await page.locator('body').press('ArrowRight'); // onto line 4: its question first
+  await answerAny(page);
   await expect(page.getByRole('slider', { name: 'Step' })).toHaveValue('2');
-  await page.locator('body').press('ArrowLeft');
-  await page.locator('body').press('ArrowLeft');
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowLeft');
   await expect(page.getByRole('slider', { name: 'Step' })).toHaveValue('0');
+  await page.getByRole('button', { name: 'Next commit' }).click(); // past line 3: its question first, then its step
+  await answerAny(page);
+  await expect(page.getByRole('slider', { name: 'Step' })).toHaveValue('1');
   await page.getByRole('button', { name: 'Next commit' }).click();
   await expect(page.getByTestId('sentence')).toContainText('Commit: generation 2 is on disk');
   const here = await viewState(page);
-  // a link reopens the same view
+  // a link reopens the same view (the address bar follows the player once it pauses: wait for it)
+  await expect(page).toHaveURL(new RegExp(`step=${here.step}(&|$)`));
   await page.reload();
   await expect(page.getByRole('slider', { name: 'Step' })).toHaveValue(here.step);
   expect(await viewState(page)).toEqual(here);

@@ -29,7 +29,7 @@ test('fsync writes a log tree: the player shows it and the explorer lists it', a
   // the first fsync is asked about first
   const dialog = page.getByRole('dialog');
   await expect(dialog).toBeVisible();
-  await dialog.getByRole('radio', { name: /log tree with the file's inode item/ }).click();
+  await dialog.getByRole('radio', { name: /small log tree with this file's items/ }).click();
   await expect(dialog.getByRole('status')).toContainText('Right.');
   await dialog.getByRole('button', { name: 'See it happen' }).click();
   await expect(page.getByTestId('sentence')).toContainText('fsync /docs/report');

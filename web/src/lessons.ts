@@ -1,13 +1,9 @@
 // Lessons, authored in lessons/NN-name/ as lesson.md, scenario.txt,
 // questions.json and lesson.json (the manifest: the views the lesson shows
 // and its seed's published table), bundled at build time.
-export interface Question {
-  beforeLine: number;
-  prompt: string;
-  choices: string[];
-  answer: number;
-  explain: string;
-}
+import type { Question } from './model/questions';
+
+export type { Question };
 
 /** A row of a seed's published table: dir fsync times before and after the change. */
 export interface SeedRow {

@@ -75,4 +75,12 @@ describe('the lesson store', () => {
     const failed = reduce(s, { type: 'replayFailed', message: 'no' }).replay;
     expect([failed.data, failed.fsAt, failed.error]).toEqual([null, null, 'no']);
   });
+
+  test("a question left open closes when a scenario runs (the learner's own, or the lesson's again)", () => {
+    const s = reduce(ran(), { type: 'ask', question: 0, to: 3 });
+    expect(s.asking).not.toBe(null);
+    const after = reduce(s, { type: 'ran', script: 'mine', steps });
+    expect([after.asking, after.step]).toEqual([null, 0]);
+    expect(reduce(s, { type: 'ran', script: 'x', steps }).asking).toBe(null);
+  });
 });

@@ -94,8 +94,9 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
       return { ...s, draft: a.text };
     case 'ran':
       // a new run: its steps; the tree on show stays until the new run's dump
-      // arrives, and the replay view starts over (its crash points are the new script's)
-      return { ...s, ran: a.script, steps: a.steps, error: null,
+      // arrives, and the replay view starts over (its crash points are the new
+      // script's); a question left open closes (it was about the old run)
+      return { ...s, ran: a.script, steps: a.steps, error: null, asking: null,
         replay: a.script === s.ran ? s.replay : { ...initialReplay, logTree: s.replay.logTree, fsTree: s.replay.fsTree } };
     case 'runFailed':
       return { ...s, steps: [], dump: null, dumpStep: -1, playing: false, error: a.message };

@@ -136,7 +136,7 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
       <h4>The seed's experiment</h4>
       <p>{seed.experiment}. The kernel's times are the seed's; ours are the modelled cost of the same work in the core.</p>
       <table className="metrics seed-table" aria-label="The seed's table and the model">
-        <thead><tr><th>N / D</th><th>seed: create</th><th>model: create</th><th>seed: delete</th><th>model: delete</th><th /></tr></thead>
+        <thead><tr><th>N / D</th><th>seed: create</th><th>model: create</th><th>seed: delete</th><th>model: delete</th><th>run</th></tr></thead>
         <tbody>
           {table.map((r) => {
             const m = seedRows[r.n];

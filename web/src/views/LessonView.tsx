@@ -1,4 +1,4 @@
-import { Fragment, memo, useCallback, useEffect, useMemo, useReducer, useRef } from 'react';
+import { Fragment, memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
@@ -6,7 +6,9 @@ import { marksFor } from '../model/marks';
 import { initLesson, lessonReduce, moveTo, stepIndex } from '../model/lessonStore';
 import { groupSteps } from '../model/steps';
 import type { Lesson } from '../lessons';
+import { questionKey } from '../model/questions';
 import { Player } from './Player';
+import { QuestionPanel } from './QuestionPanel';
 import { lessonViews } from './registry';
 import { TreeExplorer } from './TreeExplorer';
 
@@ -124,6 +126,23 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     runFromStart(lesson.scenario);
   }, [lesson, runFromStart]);
 
+  // focus goes to a question when it opens (QuestionPanel) and back where it was, or to the player, when it closes
+  const lab = useRef<HTMLDivElement>(null);
+  const focusBefore = useRef<Element | null>(null);
+  const open = asking !== null;
+  useLayoutEffect(() => { // before QuestionPanel's own effect takes focus
+    if (open) {
+      focusBefore.current = document.activeElement;
+      return;
+    }
+    const back = focusBefore.current;
+    focusBefore.current = null;
+    if (!back) return;
+    const to = back instanceof HTMLElement && back.isConnected && !(back as HTMLButtonElement).disabled && back !== document.body
+      ? back : lab.current?.querySelector<HTMLElement>('.player button[aria-label="Step forward"]:not([disabled]), .player button:not([disabled])');
+    to?.focus();
+  }, [open]);
+
   const views = useMemo(() => lessonViews(lesson), [lesson]);
   const q = asking ? lesson.questions[asking.question] : null;
   const answered = asking ? answers[asking.question] : undefined;
@@ -137,30 +156,16 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
 
   return (
     <article className="lesson" aria-labelledby="lesson-title">
-      <div className="lesson-text">
+      <div className="lesson-text" role="region" aria-labelledby="lesson-title" tabIndex={0 /* it scrolls on its own: keyboard users scroll it too */}>
         <h2 id="lesson-title">{lesson.title}</h2>
         <div dangerouslySetInnerHTML={{ __html: renderMarkdown(lesson.text) }} />
       </div>
-      <div className="lesson-lab">
+      <div className="lesson-lab" ref={lab}>
       <ScenarioEditor script={draft} rows={Math.min(14, lines.length + 1)} error={error} onChange={setDraft} onRun={runFromStart}
         onReset={reset} />
       {asking && q && (
-        <section className="question panel" role="dialog" aria-labelledby="q-h">
-          <h3 id="q-h">Predict: {q.prompt}</h3>
-          <div role="radiogroup" aria-label="Answers">
-            {q.choices.map((c, i) => (
-              <button key={c} type="button" role="radio" aria-checked={answered === i} disabled={answered !== undefined}
-                className={answered === undefined ? '' : i === q.answer ? 'right' : answered === i ? 'wrong' : ''}
-                onClick={() => dispatch({ type: 'answer', question: asking.question, choice: i })}>{c}</button>
-            ))}
-          </div>
-          {answered !== undefined && (
-            <>
-              <p className="reveal" role="status">{answered === q.answer ? 'Right. ' : 'Not quite. '}{q.explain}</p>
-              <button type="button" onClick={() => dispatch({ type: 'asked' })}>See it happen</button>
-            </>
-          )}
-        </section>
+        <QuestionPanel question={q} shuffleKey={questionKey(lesson.id, asking.question)} answered={answered}
+          onAnswer={(choice) => dispatch({ type: 'answer', question: asking.question, choice })} onDone={() => dispatch({ type: 'asked' })} />
       )}
       {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion} />}
       {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={(name) => dispatch({ type: 'treeName', name })} reducedMotion={reducedMotion} stateKey={String(dumpStep)} />}

@@ -122,11 +122,11 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
           <div className="side-by-side">
             <div className="side" aria-label="The log, as the crash left it" role="region">
               <h4>Log tree (written by fsync)</h4>
-              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={(name) => dispatch({ type: 'logTree', name })} reducedMotion={reducedMotion} />}
+              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={(name) => dispatch({ type: 'logTree', name })} reducedMotion={reducedMotion} label="Tree explorer: the log" />}
             </div>
             <div className="side" aria-label="The fs tree during replay" role="region">
               <h4>fs tree {step === 0 ? 'at the crash' : step >= total ? 'after replay (committed)' : `after ${step} replay action${step === 1 ? '' : 's'}`}</h4>
-              {fsAt && <TreeExplorer dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={(name) => dispatch({ type: 'fsTree', name })} reducedMotion={reducedMotion} />}
+              {fsAt && <TreeExplorer dump={fsAt} marks={fsMarks} treeName={fsTree} onTreeName={(name) => dispatch({ type: 'fsTree', name })} reducedMotion={reducedMotion} label="Tree explorer: the fs tree during replay" />}
             </div>
           </div>
         </>

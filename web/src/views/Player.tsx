@@ -45,6 +45,7 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
   useEffect(() => {
     const onKey = (ev: KeyboardEvent) => {
       if (typingIn(ev.target) || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+      if ((ev.target as HTMLElement | null)?.closest?.('[role="dialog"]')) return; // a question's own keys
       if (ev.key === 'ArrowRight') {
         ev.preventDefault();
         go.current(Math.min(last, index + 1));

@@ -13,7 +13,11 @@ export interface TreeExplorerProps {
   reducedMotion: boolean;
   /** Which state the dump is of (a step), set on the canvas once drawn, for tests and benchmarks. */
   stateKey?: string;
+  /** The explorer's name as a landmark: unique on the page (default "Tree explorer"). */
+  label?: string;
 }
+
+const EXPLORER = 'Tree explorer';
 
 function download(name: string, blob: Blob) {
   const a = document.createElement('a');
@@ -47,7 +51,7 @@ function standaloneSvg(svg: SVGSVGElement): string {
   return new XMLSerializer().serializeToString(clone);
 }
 
-export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion, stateKey }: TreeExplorerProps) {
+export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion, stateKey, label = EXPLORER }: TreeExplorerProps) {
   const ref = useRef<HTMLDivElement>(null);
   const view = useRef<ReturnType<typeof createTreeView> | null>(null);
   // blocks the learner toggled; in a large tree every level-1 node starts folded and a toggle unfolds it
@@ -104,7 +108,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
   };
 
   return (
-    <section className="explorer" aria-label="Tree explorer">
+    <section className="explorer" aria-label={label}>
       <div className="explorer-bar">
         <label>
           Tree
@@ -119,7 +123,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
       </div>
       <div className="tree-canvas" ref={ref} data-testid="tree-canvas" />
       {selected && (
-        <div className="item-detail" role="region" aria-label="Item">
+        <div className="item-detail" role="region" aria-label={label === EXPLORER ? 'Item' : `Item, ${label}`}>
           <h4>{selected.block.level ? 'Key pointer' : 'Item'} {selected.item.slot} of {selected.block.level ? `node ${selected.block.bytenr}` : `leaf ${selected.block.bytenr}`}</h4>
           {selected.item.kind === 'ptr' && <code>key ({selected.item.key.text})</code>}
           {selected.item.kind === 'item' ? (

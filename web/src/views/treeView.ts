@@ -56,8 +56,27 @@ function keyText(e: LeafItem | KeyPtr | undefined): string {
   return e ? `(${e.key.text})` : '';
 }
 
+/** The text drawn in a block, part by part. */
+function blockText(d: NodeDatum) {
+  const b = d.block;
+  return {
+    title: `${b.level ? `node L${b.level}` : 'leaf'} ${b.bytenr}`,
+    keys: keyText(b.entries[0]),
+    keys2: b.nritems > 1 ? `… ${keyText(b.entries[b.entries.length - 1])}` : `gen ${b.generation}`,
+    count: b.entries.length > MAX_ITEMS_DRAWN ? `${b.entries.length} ${b.level ? 'pointers' : 'items'}` : '',
+    hidden: d.hiddenChildren ? `+${d.hiddenChildren} hidden` : '',
+  };
+}
+
+/** The drawn text in document order (title, keys, the item count, the hidden count). */
+function shownText(d: NodeDatum): string[] {
+  const t = blockText(d);
+  return [t.title, t.keys, t.keys2, t.count, t.hidden].filter(Boolean);
+}
+
 export function createTreeView(opts: TreeViewOptions) {
-  const svg = select(opts.el).append('svg').attr('class', 'tree-svg').attr('role', 'img');
+  // a group, not an image: its blocks are buttons (an image's content is not interactive)
+  const svg = select(opts.el).append('svg').attr('class', 'tree-svg').attr('role', 'group');
   const viewport = svg.append('g').attr('class', 'viewport');
   const linkLayer = viewport.append('g').attr('class', 'links');
   const nodeLayer = viewport.append('g').attr('class', 'nodes');
@@ -128,9 +147,10 @@ export function createTreeView(opts: TreeViewOptions) {
     all
       .attr('data-bytenr', (d) => d.data.block.bytenr.toString())
       .attr('data-mark', (d) => props.marks.get(d.data.block.bytenr.toString()) ?? null)
+      // the name starts with the text drawn in the block, in its order (what a speech-input user says), then the facts only its tooltip shows
       .attr('aria-label', (d) => {
         const b = d.data.block;
-        return `${b.level ? `node level ${b.level}` : 'leaf'} ${b.bytenr}, ${b.nritems} ${b.level ? 'pointers' : 'items'}, generation ${b.generation}`;
+        return `${shownText(d.data).join(' ')}: ${b.nritems} ${b.level ? 'pointers' : 'items'}, ${b.free} bytes free, generation ${b.generation}`;
       })
       .attr('aria-expanded', (d) => (d.data.block.level ? String(!d.data.hiddenChildren) : null));
     all
@@ -138,13 +158,10 @@ export function createTreeView(opts: TreeViewOptions) {
       .duration(ms)
       .style('opacity', 1)
       .attr('transform', (d) => `translate(${d.x - BLOCK_W / 2},${d.y})`);
-    all.select('text.title').text((d) => `${d.data.block.level ? `node L${d.data.block.level}` : 'leaf'} ${d.data.block.bytenr}`);
-    all.select('text.keys').text((d) => keyText(d.data.block.entries[0]));
-    all.select('text.keys2').text((d) => {
-      const b = d.data.block;
-      return b.nritems > 1 ? `… ${keyText(b.entries[b.entries.length - 1])}` : `gen ${b.generation}`;
-    });
-    all.select('text.hidden-count').text((d) => (d.data.hiddenChildren ? `+${d.data.hiddenChildren} hidden` : ''));
+    all.select('text.title').text((d) => blockText(d.data).title);
+    all.select('text.keys').text((d) => blockText(d.data).keys);
+    all.select('text.keys2').text((d) => blockText(d.data).keys2);
+    all.select('text.hidden-count').text((d) => blockText(d.data).hidden);
     all.each(function (d) {
       drawItems(select(this).select<SVGGElement>('g.items'), d.data.block, opts);
     });
@@ -197,7 +214,7 @@ function drawItems(g: Selection<SVGGElement, unknown, null, undefined>, b: Block
       .attr('width', w).attr('height', 12)
       .on('click', () => opts.onSelectItem(b, b.entries[0]));
     g.selectAll('text.count').data([n]).join('text').attr('class', 'count').attr('x', w / 2).attr('y', 10)
-      .attr('text-anchor', 'middle').text(`${n} ${b.level ? 'pointers' : 'items'}`);
+      .attr('text-anchor', 'middle').text(`${n} ${b.level ? 'pointers' : 'items'}`); // as blockText's count
     return;
   }
   g.selectAll('text.count').remove();

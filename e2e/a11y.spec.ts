@@ -1,0 +1,78 @@
+// axe-core over every view, at desktop and phone width, with a question
+// open and an item selected: no violations. axe runs in the page (its
+// source injected), with the WCAG 2.x A and AA rules and best practices.
+import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  help: string;
+  nodes: { target: string[]; failureSummary?: string }[];
+}
+
+/** The violations axe finds on the page as it is, one line each (rule, help, where). */
+async function violations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource });
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, o: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
+    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return r.violations;
+  });
+  return found.flatMap((v) => v.nodes.map((n) => `${v.id}: ${v.help} at ${n.target.join(' ')}`));
+}
+
+async function settle(page: Page) {
+  await expect(page.getByTestId('sentence').first()).not.toBeEmpty();
+  await expect(page.getByTestId('tree-canvas').first().locator('g.block').first()).toBeVisible();
+  await page.waitForTimeout(150); // transitions (reduced motion: short) end
+}
+
+const SIZES = [
+  { name: 'desktop', width: 1440, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+];
+
+for (const size of SIZES) {
+  test.describe(`no accessibility violations at ${size.name} width`, () => {
+    test.use({ viewport: { width: size.width, height: size.height } });
+    test.beforeEach(async ({ page }) => {
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+    });
+
+    test('lesson 1: the tree, a question open, an item selected', async ({ page }) => {
+      await page.goto('./?lesson=01-cow-btree');
+      await settle(page);
+      expect(await violations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Step forward' }).click();
+      await expect(page.getByRole('dialog')).toBeVisible();
+      expect(await violations(page)).toEqual([]);
+      await page.keyboard.press('Enter');
+      await expect(page.getByRole('dialog').getByRole('status')).toBeVisible();
+      expect(await violations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'See it happen' }).click();
+      await settle(page);
+      await page.getByTestId('tree-canvas').locator('rect.item').first().click();
+      await expect(page.getByRole('region', { name: 'Item' })).toBeVisible();
+      expect(await violations(page)).toEqual([]);
+    });
+
+    test('lesson 2: replay and compare views', async ({ page }) => {
+      await page.goto('./?lesson=02-fsync-log-tree&step=6');
+      await settle(page);
+      await expect(page.getByRole('region', { name: /replay/i }).first()).toBeVisible();
+      expect(await violations(page)).toEqual([]);
+    });
+
+    test('the image playground, with an image made', async ({ page }) => {
+      await page.goto('./?view=playground');
+      await expect(page.getByRole('status').first()).not.toHaveText(/Loading the core/);
+      expect(await violations(page)).toEqual([]);
+      await page.getByRole('button', { name: 'Format' }).click();
+      await expect(page.getByTestId('tree-canvas').locator('g.block')).toHaveCount(1);
+      expect(await violations(page)).toEqual([]);
+    });
+  });
+}
