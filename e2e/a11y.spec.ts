@@ -57,6 +57,13 @@ for (const size of SIZES) {
       await page.getByTestId('tree-canvas').locator('rect.item').first().click();
       await expect(page.getByRole('region', { name: 'Item' })).toBeVisible();
       expect(await violations(page)).toEqual([]);
+      // an event inside a line: a COW's copy with the committed block faded behind it
+      await page.goto('./?lesson=01-cow-btree&step=4');
+      await settle(page);
+      await page.getByRole('button', { name: 'Next event' }).click();
+      await page.getByRole('button', { name: 'Next event' }).click();
+      await expect(page.getByTestId('tree-canvas').locator('g.ghost').first()).toBeVisible();
+      expect(await violations(page)).toEqual([]);
     });
 
     test('lesson 2: replay and compare views', async ({ page }) => {

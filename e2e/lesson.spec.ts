@@ -98,6 +98,60 @@ test('a question left open closes when the learner runs a scenario', async ({ pa
   await expect(page.getByTestId('sentence')).toContainText('Line 2, mkdir /mine');
 });
 
+test('event by event inside a line: a search path, an item landing in its slot, a split and the pointer its parent gains; the replaced blocks stay until the commit', async ({ page }) => {
+  await openLesson(page);
+  await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=64M\nmkdir /d\ncommit\ncreate /d/f{1..14}\ncommit\n');
+  await page.getByRole('button', { name: 'Run scenario' }).click();
+  await expect(page.getByTestId('sentence')).toContainText('Before the first command');
+  const canvas = page.getByTestId('tree-canvas');
+  const sentence = page.getByTestId('sentence');
+  await page.getByRole('slider', { name: 'Step' }).fill('2'); // line 3, the commit
+  await expect(sentence).toContainText('Line 3, commit');
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur()); // the slider keeps its own arrow keys
+  // Shift and the right arrow: the first event of line 4
+  await page.keyboard.press('Shift+ArrowRight');
+  await expect(sentence).toContainText(/^Line 4, create \/d\/f\{1\.\.14\}, event 1 of \d+: /);
+  await expect(canvas).toHaveAttribute('data-state', '3.0');
+  let moment = 0;
+  const next = async () => {
+    await page.keyboard.press('Shift+ArrowRight');
+    moment++;
+    await expect(canvas).toHaveAttribute('data-state', `3.${moment}`); // drawn: the state right after that event
+    return (await sentence.textContent()) ?? '';
+  };
+  // the first COW: the committed leaf stays on disk, drawn faded behind its copy
+  let text = await sentence.textContent() ?? '';
+  while (!/: COW leaf/.test(text) && moment < 20) text = await next();
+  expect(text).toMatch(/COW leaf (\d+) → (\d+) in the fs tree/);
+  const [, from, to] = /COW leaf (\d+) → (\d+)/.exec(text)!;
+  await expect(canvas.locator(`g.block[data-bytenr="${to}"][data-mark="cow"] text.badge`)).toHaveText('COW');
+  await expect(canvas.locator(`g.ghost[data-bytenr="${from}"]`)).toContainText(`on disk, generation 2: leaf ${from}`);
+  // an item lands in its slot, after the search that found the slot
+  while (!/: Insert item/.test(text) && moment < 40) text = await next();
+  const [, leaf, slot] = /into leaf (\d+) of the fs tree at slot (\d+)/.exec(text)!;
+  await expect(canvas.locator(`g.block[data-bytenr="${leaf}"] rect.item.focus`)).toHaveCount(1);
+  expect(await canvas.locator(`g.block[data-bytenr="${leaf}"] rect.item`).nth(Number(slot)).getAttribute('class')).toContain('focus');
+  // the split, and the parent's new pointer
+  while (!/: Split leaf/.test(text) && moment < 200) text = await next();
+  const [, left, right] = /Split leaf (\d+) of the fs tree: items from slot \d+ move to new leaf (\d+)/.exec(text)!;
+  await expect(canvas.locator(`g.block[data-bytenr="${left}"]`)).toHaveAttribute('data-mark', 'split');
+  await expect(canvas.locator(`g.block[data-bytenr="${right}"]`)).toHaveAttribute('data-mark', 'new');
+  await expect(canvas.locator('g.block text.badge', { hasText: '+1 pointer' })).toHaveCount(1);
+  const at = await viewState(page);
+  // one event back, and forward again: the same view (the button does what Shift+arrow does)
+  await page.getByRole('button', { name: 'Previous event' }).click();
+  await expect(canvas).toHaveAttribute('data-state', `3.${moment - 1}`);
+  await expect(sentence).not.toContainText('Split');
+  await page.getByRole('button', { name: 'Next event' }).click();
+  await expect(canvas).toHaveAttribute('data-state', `3.${moment}`);
+  expect(await viewState(page)).toEqual(at);
+  // the commit drops the replaced blocks
+  await expect(canvas.locator('g.ghost').first()).toBeVisible();
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  await expect(sentence).toContainText('Line 5, commit');
+  await expect(canvas.locator('g.ghost')).toHaveCount(0);
+});
+
 test('stepping back is exact: back then forward shows the same view', async ({ page }) => {
   await openLesson(page, '&step=3');
   const before = await viewState(page);

@@ -72,6 +72,16 @@ export function renderTraceTypes(schema) {
   }
   L[L.length - 1] += ';';
   L.push('');
+  L.push("/** Key type names as dump-tree prints them (the core's table). */");
+  L.push('export const KEY_TYPE_NAMES: Readonly<Record<number, string>> = {');
+  for (const [t, n] of Object.entries(schema.keyTypes ?? {})) L.push(`  ${t}: ${q(n)},`);
+  L.push('};');
+  L.push('');
+  L.push("/** Objectids dump-tree prints by name, by their decimal value (the core's table). */");
+  L.push('export const OBJECTID_NAMES: Readonly<Record<string, string>> = {');
+  for (const [id, n] of Object.entries(schema.objectids ?? {})) L.push(`  '${id}': ${q(n)},`);
+  L.push('};');
+  L.push('');
   return L.join('\n');
 }
 

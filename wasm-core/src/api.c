@@ -182,6 +182,18 @@ static const char *out_done(void)
 	return out.oom ? NULL : out.s;
 }
 
+const char *blab_session_dump_at_event(int h, u64 seq, u64 tree_id, int max_leaf_entries)
+{
+	struct scenario_session *s = session_of(h);
+	if (!s)
+		return NULL;
+	out.len = 0;
+	out.oom = 0;
+	if (scenario_session_dump_at_event(s, seq, tree_id, max_leaf_entries, &out, &last_err))
+		return NULL;
+	return out_done();
+}
+
 const char *blab_session_stats_json(int h)
 {
 	struct scenario_session *s = session_of(h);
@@ -192,9 +204,9 @@ const char *blab_session_stats_json(int h)
 	out.len = 0;
 	out.oom = 0;
 	sb_printf(&out,
-		  "{\"units\":%llu,\"lines\":%d,\"checkpoints\":%llu,\"every\":%llu,\"pages\":%llu,\"blocks\":%llu,"
+		  "{\"units\":%llu,\"commandEvents\":%llu,\"lines\":%d,\"checkpoints\":%llu,\"every\":%llu,\"pages\":%llu,\"blocks\":%llu,"
 		  "\"bytes\":%llu,\"run_ms\":%.3f,\"units_run\":%llu}%c",
-		  (unsigned long long)st.units, st.lines, (unsigned long long)st.checkpoints, (unsigned long long)st.every,
+		  (unsigned long long)st.units, (unsigned long long)st.command_events, st.lines, (unsigned long long)st.checkpoints, (unsigned long long)st.every,
 		  (unsigned long long)st.pages, (unsigned long long)st.blocks, (unsigned long long)st.bytes, st.run_ms,
 		  (unsigned long long)scenario_session_units_run(s), 0);
 	return out.oom ? NULL : out.s;

@@ -42,6 +42,12 @@ int blab_session_seek(int h, int line);
 /* A crash point: a new handle holding the state after `line`, then a power
  * cut (its log, if one was synced, pending), its trace on for a replay. */
 int blab_session_crash(int h, int line);
+/* The tree tree_id (0: every tree) of session h right after the run's
+ * event seq (its trace's numbering), in the middle of a command, as
+ * blab_dump_json_tree writes it: the state the player shows when stepping
+ * event by event. NULL with blab_last_error for the final commit's events
+ * or a seq past the trace. */
+const char *blab_session_dump_at_event(int h, u64 seq, u64 tree_id, int max_leaf_entries);
 /* The session's checkpoints as JSON: units, lines, checkpoints, every,
  * pages, blocks, bytes (their memory), run_ms, units_run (by seeks). */
 const char *blab_session_stats_json(int h);

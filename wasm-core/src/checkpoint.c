@@ -2,11 +2,14 @@
 #include "disk-io.h"
 #include "u64map.h"
 #include "array.h"
+#include "print-tree.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
 struct checkpoint {
 	u64 unit;                /* units run before it */
+	u64 events;              /* events emitted before it (the seq of the next) */
 	struct scenario_run *run;
 };
 
@@ -23,6 +26,7 @@ struct scenario_session {
 	} *marks;
 	size_t nmarks, capmarks;
 	u64 units;               /* of the whole run */
+	u64 command_events;      /* events of its commands: the final commit's come after */
 	u64 every;
 	u64 budget;              /* bytes the checkpoints may hold (about) */
 	struct scenario_run *cursor; /* the last seek's run, or NULL */
@@ -44,7 +48,7 @@ static int add_checkpoint(struct scenario_session *s, const struct scenario_run 
 	struct scenario_run *c = scenario_clone(run, err);
 	if (!c)
 		return err->code;
-	s->cps[s->ncps++] = (struct checkpoint){.unit = scenario_units(run), .run = c};
+	s->cps[s->ncps++] = (struct checkpoint){.unit = scenario_units(run), .events = scenario_fs(run)->trace.next_seq, .run = c};
 	return 0;
 }
 
@@ -119,6 +123,7 @@ int scenario_session_new(const char *text, size_t len, const char *name, const s
 		return ret;
 	}
 	s->units = scenario_units(run);
+	s->command_events = scenario_fs(run)->trace.next_seq;
 	if ((ret = scenario_end(run, &s->result, err))) {
 		scenario_session_free(s);
 		return ret;
@@ -226,6 +231,72 @@ int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs
 	return 0;
 }
 
+/* What a run stopped at an event captures. */
+struct event_capture {
+	u64 seq;
+	u64 tree_id;
+	int max_leaf_entries;
+	struct strbuf *out;
+	int done;
+	int ret;
+	struct blab_err err;
+};
+
+static void capture_at_event(void *ctx, struct blab_trace *t, const struct trace_event *e)
+{
+	struct event_capture *c = ctx;
+	if (e->seq != c->seq)
+		return;
+	/* the trace is the filesystem's own (a power cut moves it to the next mount's) */
+	struct btrfs_fs_info *fs = (struct btrfs_fs_info *)((char *)t - offsetof(struct btrfs_fs_info, trace));
+	t->hook = NULL;
+	c->done = 1;
+	c->ret = btrfs_dump_tree_json_opts(fs, c->out, c->tree_id, c->max_leaf_entries);
+	if (c->ret)
+		c->err = fs->err;
+}
+
+int scenario_session_dump_at_event(struct scenario_session *s, u64 seq, u64 tree_id, int max_leaf_entries,
+				   struct strbuf *out, struct blab_err *err)
+{
+	/* the last checkpoint before the event */
+	size_t lo = 0, hi = s->ncps;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (s->cps[mid].events <= seq)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!s->ncps || s->cps[lo].events > seq)
+		return blab_fail(err, BLAB_EINVAL, "event %llu: before the first checkpoint", (unsigned long long)seq);
+	if (seq >= s->command_events)
+		return blab_fail(err, BLAB_EINVAL, "event %llu: not in a command of the script (the final commit, or past the end)",
+				 (unsigned long long)seq);
+	struct scenario_run *run = scenario_clone(s->cps[lo].run, err);
+	if (!run)
+		return err->code;
+	struct event_capture c = {.seq = seq, .tree_id = tree_id, .max_leaf_entries = max_leaf_entries, .out = out};
+	/* the copy counts its events from the checkpoint's, keeping none */
+	struct blab_trace *t = &scenario_fs(run)->trace;
+	t->enabled = 1;
+	t->count_only = 1;
+	t->next_seq = s->cps[lo].events;
+	t->hook = capture_at_event;
+	t->hook_ctx = &c;
+	int ret = 0;
+	while (!c.done && (ret = scenario_step(run)) > 0)
+		s->units_run++;
+	scenario_abort(run);
+	if (c.done) {
+		if (c.ret)
+			*err = c.err;
+		return c.ret;
+	}
+	return blab_fail(err, ret < 0 ? ret : BLAB_EINVAL, "event %llu: not in a command of the script (%s)",
+			 (unsigned long long)seq, ret < 0 ? "the run from a checkpoint failed" : "the final commit, or past the end");
+}
+
 u64 scenario_session_units_run(const struct scenario_session *s)
 {
 	return s->units_run;
@@ -250,6 +321,7 @@ void scenario_session_stats(const struct scenario_session *s, struct session_sta
 {
 	memset(st, 0, sizeof(*st));
 	st->units = s->units;
+	st->command_events = s->command_events;
 	st->lines = s->result.lines;
 	st->checkpoints = s->ncps;
 	st->every = s->every;

@@ -15,6 +15,8 @@
 #define BTRFSLAB_CHECKPOINT_H
 #include "scenario.h"
 
+struct strbuf;
+
 #define CHECKPOINT_EVERY 256 /* units between checkpoints, at first */
 /* What checkpoints may hold: past it, every other one is dropped and the
  * spacing doubles (so a seek's work stays bounded by the spacing, and the
@@ -25,6 +27,7 @@ struct scenario_session;
 
 struct session_stats {
 	u64 units;        /* units of the whole run */
+	u64 command_events; /* events of the run's commands (the final commit's follow) */
 	int lines;        /* lines of the script */
 	u64 checkpoints;
 	u64 every;        /* units between checkpoints now (doubled when thinned out) */
@@ -56,6 +59,15 @@ int scenario_session_copy(struct scenario_session *s, int line, struct btrfs_fs_
  * device (pages shared) opened as the next mount opens it, a filesystem of
  * the caller's own with its trace on and empty (for the replay). */
 int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err);
+/* The tree tree_id (0: every tree) as dump-json writes it (leaves cut to
+ * max_leaf_entries, 0: whole), right after event seq of the run's trace was
+ * emitted: in the middle of a command, between a split and the insert it
+ * made room for, or after a COW and before the item lands. The run from the
+ * checkpoint before the event, its events counted, stops there (the rest of
+ * that unit runs, and the copy is dropped). Events of the final commit are
+ * not in a command: an error, as is a seq past the trace. Appends to out. */
+int scenario_session_dump_at_event(struct scenario_session *s, u64 seq, u64 tree_id, int max_leaf_entries,
+				   struct strbuf *out, struct blab_err *err);
 /* Units done by the seeks so far (for the bench: a seek's cost). */
 u64 scenario_session_units_run(const struct scenario_session *s);
 void scenario_session_stats(const struct scenario_session *s, struct session_stats *st);

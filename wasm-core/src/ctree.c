@@ -113,7 +113,7 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 		root->node = n;
 	}
 	fs_trace(fs, (struct trace_event){.kind = TRACE_COW, .tree = root->objectid, .bytenr = eb->start, .a = n->start,
-					  .level = level, .b = fs->generation});
+					  .level = level, .b = fs->generation, .c = btrfs_header_generation(eb->data)});
 	int ret = btrfs_free_tree_block(fs, root, eb);
 	if (ret)
 		return ret;

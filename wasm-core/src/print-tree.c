@@ -97,6 +97,15 @@ static const struct {
 	{BTRFS_MULTIPLE_OBJECTIDS, "MULTIPLE"},
 };
 
+int btrfs_objectid_name_at(size_t i, u64 *id, const char **name)
+{
+	if (i >= sizeof(objectid_names) / sizeof(objectid_names[0]))
+		return 0;
+	*id = objectid_names[i].id;
+	*name = objectid_names[i].name;
+	return 1;
+}
+
 static void format_objectid(u64 id, u8 type, char *buf, size_t n)
 {
 	if (type == BTRFS_UUID_KEY_SUBVOL || type == BTRFS_UUID_KEY_RECEIVED_SUBVOL) {

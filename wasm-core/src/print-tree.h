@@ -20,6 +20,9 @@ void sb_json_string(struct strbuf *b, const char *s, size_t n);
 
 /* Names as dump-tree prints them. */
 const char *btrfs_key_type_name(u8 type, char *buf, size_t n);
+/* The i-th objectid dump-tree prints by name (ROOT_TREE, TREE_LOG, ...):
+ * 1 with *id and *name set, 0 past the last. */
+int btrfs_objectid_name_at(size_t i, u64 *id, const char **name);
 void btrfs_format_key(const struct btrfs_key *k, char *buf, size_t n);
 
 /* The whole dump of dump-tree; tree_id 0 means every tree, else one tree. */

@@ -49,8 +49,9 @@ enum btrfs_lock_mode {
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(generation, U64, a))                    \
 	EV(BLOCK_FREE, "block_free", "A tree block is freed (reusable after the commit).",                          \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr))                                                               \
-	EV(COW, "cow", "A tree block is copied before it changes.",                                                  \
-	   F(tree, U64, tree) F(from, U64, bytenr) F(to, U64, a) F(level, INT, level) F(generation, U64, b))       \
+	EV(COW, "cow", "A tree block is copied before it changes (the original, of generation fromGeneration, stays on disk until the commit).", \
+	   F(tree, U64, tree) F(from, U64, bytenr) F(to, U64, a) F(level, INT, level) F(generation, U64, b)       \
+	   F(fromGeneration, U64, c))                                                                                \
 	EV(SEARCH, "search", "A search descends through one block, choosing a slot.",                               \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(slot, INT, slot) F(key, KEY, key)      \
 	   F(found, BOOL, a))                                                                                        \

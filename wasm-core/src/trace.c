@@ -76,13 +76,15 @@ int trace_emit(struct blab_trace *t, const struct trace_event *e)
 		return 0;
 	if (e->kind >= 0 && e->kind < TRACE_KIND_COUNT)
 		t->counts[e->kind]++;
+	struct trace_event ev = *e;
+	ev.seq = t->next_seq++;
+	if (t->hook)
+		t->hook(t->hook_ctx, t, &ev);
 	if (t->count_only)
 		return 0;
 	if (array_room(&t->ev, t->len, &t->cap, sizeof(*t->ev), 256))
 		return BLAB_ENOMEM;
-	t->ev[t->len] = *e;
-	t->ev[t->len].seq = t->len;
-	t->len++;
+	t->ev[t->len++] = ev;
 	return 0;
 }
 
@@ -91,6 +93,7 @@ void trace_free(struct blab_trace *t)
 	free(t->ev);
 	t->ev = NULL;
 	t->len = t->cap = 0;
+	t->next_seq = 0;
 }
 
 /* ---- JSON of one event: a writer per field type ---- */
@@ -221,6 +224,22 @@ const char *trace_schema_json(void)
 #define SCHEMA_ENUM(type, schema_name) schema_enum(&b, &first, schema_name, &type);
 	TRACE_ENUMS(SCHEMA_ENUM)
 #undef SCHEMA_ENUM
+	/* the names keys are printed with (dump-tree's), for the page's sentences */
+	sb_printf(&b, "},\"keyTypes\":{");
+	first = 1;
+	for (int t = 0; t < 256; t++) {
+		char buf[24];
+		const char *n = btrfs_key_type_name((u8)t, buf, sizeof(buf));
+		if (n == buf)
+			continue; /* not a known type */
+		sb_printf(&b, "%s\"%d\":\"%s\"", first ? "" : ",", t, n);
+		first = 0;
+	}
+	sb_printf(&b, "},\"objectids\":{");
+	u64 id;
+	const char *name;
+	for (size_t i = 0; btrfs_objectid_name_at(i, &id, &name); i++)
+		sb_printf(&b, "%s\"%llu\":\"%s\"", i ? "," : "", (unsigned long long)id, name);
 	sb_printf(&b, "}}");
 	if (b.oom) {
 		sb_free(&b);

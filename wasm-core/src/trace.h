@@ -26,18 +26,27 @@ struct trace_event {
 	struct btrfs_key key;
 };
 
+struct blab_trace;
+/* Called with each event as it is emitted (its seq set), before the next
+ * change: the core's state is the state right after the event. */
+typedef void (*trace_hook_fn)(void *ctx, struct blab_trace *t, const struct trace_event *e);
+
 struct blab_trace {
 	struct trace_event *ev;
 	size_t len, cap;
 	int enabled;     /* events are counted (and kept unless count_only) */
 	int count_only;  /* keep the counts, not the events (metrics of big runs) */
+	u64 next_seq;    /* the seq the next event gets (events emitted so far, kept or not) */
+	trace_hook_fn hook; /* NULL, or called with each event */
+	void *hook_ctx;
 	unsigned long long counts[TRACE_KIND_COUNT];
 };
 
 /* Name of a kind as it appears in JSON ("cow", "split", ...). */
 const char *trace_kind_name(enum trace_kind k);
-/* Appends e (seq is assigned). Returns 0 or BLAB_ENOMEM. A disabled or NULL
- * trace accepts and drops events. */
+/* Appends e (seq is assigned: next_seq) and calls the hook, if any.
+ * Returns 0 or BLAB_ENOMEM. A disabled or NULL trace accepts and drops
+ * events (they get no seq). */
 int trace_emit(struct blab_trace *t, const struct trace_event *e);
 void trace_free(struct blab_trace *t);
 /* Writes event e as one JSON object (no newline) into buf: seq, kind and

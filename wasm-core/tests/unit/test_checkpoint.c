@@ -223,3 +223,86 @@ TEST(checkpoint_random_scripts)
 		}
 	}
 }
+
+/* Whether dump-json text holds a block at bytenr. */
+static int dump_has_block(const struct strbuf *d, u64 bytenr)
+{
+	char pat[48];
+	snprintf(pat, sizeof(pat), "{\"bytenr\":\"%llu\"", (unsigned long long)bytenr);
+	return d->s && strstr(d->s, pat) != NULL;
+}
+
+/* Stepping event by event: the state right after each event of a command.
+ * At a command's `op` event it is the state after the line before (what a
+ * seek gives); right after a COW the copy is in its tree, after a split both
+ * halves are; the final commit's events are not in a command and say so. */
+TEST(checkpoint_state_at_event)
+{
+	const char *script = "mkfs nodesize=4K size=64M\n"
+			     "mkdir /docs\n"
+			     "create /docs/n{1..30}\n"
+			     "commit\n"
+			     "write /docs/n1 0 9000 3\n"
+			     "fsync /docs/n1\n"
+			     "unlink /docs/n{2..25}\n"
+			     "create /docs/after\n";
+	struct scenario_options o = {.seed = 3, .now = 1700000000, .trace = 1};
+	for (u64 every = 1; every <= 16; every *= 4) {
+		struct scenario_session *s;
+		struct blab_err err = {0};
+		CHECK(scenario_session_new(script, strlen(script), "t", &o, every, &s, &err) == 0);
+		const struct blab_trace *t = &scenario_session_result(s)->fs->trace;
+		CHECK(t->len > 100);
+		int prev_line = 0, cows = 0, splits = 0;
+		u64 last_op = 0;
+		struct session_stats st;
+		scenario_session_stats(s, &st);
+		CHECK(st.command_events > 100 && st.command_events < t->len);
+		for (size_t i = 0; i < st.command_events; i++) {
+			const struct trace_event *e = &t->ev[i];
+			int wanted = e->kind == TRACE_OP || e->kind == TRACE_COW || e->kind == TRACE_SPLIT;
+			if (!wanted)
+				continue;
+			struct strbuf d = {0}, ref = {0};
+			err = (struct blab_err){0};
+			u64 tree = e->kind == TRACE_OP ? 0 : e->tree;
+			if (scenario_session_dump_at_event(s, e->seq, tree, 0, &d, &err)) {
+				test_fail_at(__FILE__, __LINE__, "event %llu (%s): %s", (unsigned long long)e->seq,
+					     trace_kind_name(e->kind), err.msg);
+			} else if (e->kind == TRACE_OP) {
+				struct btrfs_fs_info *at;
+				CHECK(scenario_session_seek(s, prev_line, &at, &err) == 0);
+				CHECK(btrfs_dump_tree_json(at, &ref) == 0);
+				if (d.len != ref.len || memcmp(d.s, ref.s, d.len))
+					test_fail_at(__FILE__, __LINE__, "line %d's op event (every %llu): not the state after line %d",
+						     e->slot, (unsigned long long)every, prev_line);
+				prev_line = e->slot;
+				last_op = e->seq;
+			} else if (e->kind == TRACE_COW) {
+				cows++;
+				if (!dump_has_block(&d, e->a))
+					test_fail_at(__FILE__, __LINE__, "COW %llu -> %llu: the copy is not in tree %llu",
+						     (unsigned long long)e->bytenr, (unsigned long long)e->a, (unsigned long long)e->tree);
+			} else {
+				splits++;
+				if (!dump_has_block(&d, e->bytenr) || !dump_has_block(&d, e->a))
+					test_fail_at(__FILE__, __LINE__, "split %llu | %llu: not both in the tree",
+						     (unsigned long long)e->bytenr, (unsigned long long)e->a);
+			}
+			sb_free(&d);
+			sb_free(&ref);
+			if (test_failed_now)
+				break;
+		}
+		CHECK(cows > 5 && splits > 0 && last_op > 0);
+		/* the final commit's last event is past every command */
+		struct strbuf d = {0};
+		err = (struct blab_err){0};
+		CHECK(scenario_session_dump_at_event(s, t->ev[t->len - 1].seq, 0, 0, &d, &err) == BLAB_EINVAL);
+		CHECK_STR_CONTAINS(err.msg, "not in a command of the script");
+		sb_free(&d);
+		scenario_session_free(s);
+		if (test_failed_now)
+			return;
+	}
+}

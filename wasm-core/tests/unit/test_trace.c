@@ -9,10 +9,10 @@
 TEST(trace_json_named_fields)
 {
 	char buf[TRACE_JSON_MAX];
-	struct trace_event e = {.kind = TRACE_COW, .seq = 3, .tree = 5, .bytenr = 100, .a = 200, .b = 9, .level = 1};
+	struct trace_event e = {.kind = TRACE_COW, .seq = 3, .tree = 5, .bytenr = 100, .a = 200, .b = 9, .c = 8, .level = 1};
 	CHECK(trace_event_json(&e, buf, sizeof(buf)) == (int)strlen(buf));
 	CHECK(!strcmp(buf, "{\"seq\":3,\"kind\":\"cow\",\"tree\":\"5\",\"from\":\"100\",\"to\":\"200\",\"level\":1,"
-			   "\"generation\":\"9\"}"));
+			   "\"generation\":\"9\",\"fromGeneration\":\"8\"}"));
 	struct trace_event l = {.kind = TRACE_LOCK_ACQUIRE, .tree = 2, .bytenr = 30408704, .level = 0, .slot = 3,
 				.a = BTRFS_LOCK_WRITE, .b = 1500};
 	trace_event_json(&l, buf, sizeof(buf));

@@ -12,6 +12,7 @@ export type Request =
   // a script's run is kept in the worker (core/sessions.ts): these reach any of its lines from a checkpoint
   | { op: 'traceRun'; script: string; opts: RunOptions }
   | { op: 'stateAt'; script: string; opts: RunOptions; line: number; tree: bigint; maxLeafEntries: number }
+  | { op: 'stateAtEvent'; script: string; opts: RunOptions; seq: number; tree: bigint; maxLeafEntries: number }
   | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; maxLeafEntries: number }
   | { op: 'replayStateAt'; script: string; opts: RunOptions; line: number; steps: number; maxLeafEntries: number }
   | { op: 'sessionStats'; script: string; opts: RunOptions }
@@ -29,9 +30,12 @@ export interface Results {
   open: { handle: Handle; size: bigint };
   run: { handle: Handle; size: bigint };
   metrics: ScenarioMetrics;
-  traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics };
+  /** The run's trace; events from commandEvents on are its final commit's. */
+  traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics; commandEvents: number };
   /** The trees after the script's line `line` (0: after mkfs), without the final commit. */
   stateAt: TreeDump;
+  /** The trees right after the run's event seq, in the middle of a command. */
+  stateAtEvent: TreeDump;
   /** A crash after line `line`: the trees before replay (fs and log), the replay's events, the fs tree after. */
   crashReplay: { before: TreeDump; events: TraceEvent[]; after: TreeDump };
   /** The fs tree after `steps` replay actions of a crash after line `line`. */

@@ -68,6 +68,29 @@ describe('a session steps as the script prefix runs', () => {
   });
 });
 
+describe('event by event: the state right after an event', () => {
+  test("lesson 1: at each line's op event, the state after the line before; after the last command, the final commit's events refuse", () => {
+    // lesson 1 ends with its own commit: a change after it gives the final commit work
+    const script = `${readFileSync(`${root}lessons/01-cow-btree/scenario.txt`, 'utf8')}create /docs/late\n`;
+    const h = core.session(script, RUN, 4);
+    try {
+      const events = core.trace(h);
+      const { commandEvents } = core.sessionStats(h);
+      expect(commandEvents).toBeGreaterThan(0);
+      expect(commandEvents).toBeLessThan(events.length);
+      let prevLine = 0;
+      for (const e of events) {
+        if (e.kind !== 'op') continue;
+        expect(core.dumpAtEvent(h, e.seq, 5n, 24), `line ${e.line}`).toEqual(core.dumpTree(core.seek(h, prevLine), 5n, 24));
+        prevLine = e.line;
+      }
+      expect(() => core.dumpAtEvent(h, events.length - 1, 5n)).toThrow(/not in a command of the script/);
+    } finally {
+      core.close(h);
+    }
+  });
+});
+
 describe('a crash point is a checkpoint plus a power cut', () => {
   const script = readFileSync(`${root}lessons/02-fsync-log-tree/scenario.txt`, 'utf8');
   const lines = script.replace(/\n*$/, '').split('\n').filter((l) => !/^\s*crash\s*$/.test(l));

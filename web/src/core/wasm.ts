@@ -18,6 +18,7 @@ export interface EmscriptenCore {
   _blab_last_error(): number;
   _blab_dump_json(h: number): number;
   _blab_dump_json_tree(h: number, tree: bigint, maxLeafEntries: number): number;
+  _blab_session_dump_at_event(h: number, seq: bigint, tree: bigint, maxLeafEntries: number): number;
   _blab_trace_json(h: number): number;
   _blab_trace_schema_json(): number;
   _blab_image_size(h: number): bigint;
@@ -64,6 +65,8 @@ export interface RunOptions {
 /** A session's checkpoints (wasm-core/src/checkpoint.h). */
 export interface SessionStats {
   units: number;
+  /** Events of the script's commands: the final commit's come after (their seq is at least this). */
+  commandEvents: number;
   lines: number;
   checkpoints: number;
   /** Units between checkpoints (doubled each time they outgrew their memory budget). */
@@ -261,6 +264,11 @@ export class Core {
   /** One tree in full, the others listed; leaves of more than maxLeafEntries items give their first and last only. */
   dumpTree(h: Handle, tree: bigint, maxLeafEntries = 0): TreeDump {
     return parseTreeDump(this.string(this.m._blab_dump_json_tree(h, tree, maxLeafEntries)));
+  }
+
+  /** Session h's tree right after its trace's event seq (mid-command), as dumpTree gives it. */
+  dumpAtEvent(h: Handle, seq: number, tree: bigint, maxLeafEntries = 0): TreeDump {
+    return parseTreeDump(this.string(this.m._blab_session_dump_at_event(h, BigInt(seq), tree, maxLeafEntries)));
   }
 
   trace(h: Handle): TraceEvent[] {

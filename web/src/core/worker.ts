@@ -30,10 +30,12 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return core.metrics(req.handle);
     case 'traceRun': {
       const h = sessions(core).get(req.script, req.opts);
-      return { events: core.trace(h), metrics: core.metrics(h) };
+      return { events: core.trace(h), metrics: core.metrics(h), commandEvents: core.sessionStats(h).commandEvents };
     }
     case 'stateAt':
       return core.dumpTree(core.seek(sessions(core).get(req.script, req.opts), req.line), req.tree, req.maxLeafEntries);
+    case 'stateAtEvent':
+      return core.dumpAtEvent(sessions(core).get(req.script, req.opts), req.seq, req.tree, req.maxLeafEntries);
     case 'crashReplay': {
       const h = core.crash(sessions(core).get(req.script, req.opts), req.line);
       try {

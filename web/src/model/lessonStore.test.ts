@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { TreeDump } from './dump';
-import { initLesson, lessonReduce, moveTo, stepIndex, type LessonAction, type LessonState } from './lessonStore';
+import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex, type LessonAction, type LessonState } from './lessonStore';
 import type { Step } from './steps';
 
 const step = (index: number, line: number): Step => ({ index, line, command: `line ${line}`, events: [], kinds: new Set(), sentence: '' });
@@ -82,5 +82,33 @@ describe('the lesson store', () => {
     const after = reduce(s, { type: 'ran', script: 'mine', steps });
     expect([after.asking, after.step]).toEqual([null, 0]);
     expect(reduce(s, { type: 'ran', script: 'x', steps }).asking).toBe(null);
+  });
+
+  test('event by event: moments of a step, then its end; over a boundary the next first moment (a question first) or the previous end', () => {
+    const counts = [0, 2, 0, 3, 1];
+    const at = (i: number) => counts[i];
+    const ev = (s: LessonState, dir: 1 | -1, questions: { beforeLine: number }[] = []) => moveByEvent(s, questions, true, dir, at);
+    let s = reduce(ran(), { type: 'seek', step: 0 });
+    expect(ev(s, 1)).toEqual({ type: 'moment', step: 1, moment: 0 });
+    s = reduce(s, ev(s, 1));
+    s = reduce(s, ev(s, 1));
+    expect([s.step, s.moment]).toEqual([1, 1]);
+    s = reduce(s, ev(s, 1));
+    expect([s.step, s.moment]).toEqual([1, null]); // the step's end
+    expect(ev(s, 1)).toEqual({ type: 'moment', step: 2, moment: null }); // a step with no moments: its end
+    expect(ev(s, 1, [{ beforeLine: 2 }])).toEqual({ type: 'ask', question: 0, to: 2 });
+    // back: the last moment of the step, then the ones before, then the previous step's end
+    expect(ev(s, -1)).toEqual({ type: 'moment', step: 1, moment: 1 });
+    s = reduce(s, { type: 'moment', step: 1, moment: 0 });
+    expect(ev(s, -1)).toEqual({ type: 'moment', step: 0, moment: null });
+    // a seek or another tree goes back to a step's end
+    expect(reduce(s, { type: 'seek', step: 3 }).moment).toBe(null);
+    expect(reduce(s, { type: 'treeName', name: 'extent' }).moment).toBe(null);
+    // at the last step's end, forward stays; back reaches its moments
+    s = reduce(s, { type: 'seek', step: 4 });
+    expect(ev(s, 1)).toEqual({ type: 'moment', step: 4, moment: null });
+    s = reduce(s, ev(s, -1));
+    expect([s.step, s.moment]).toEqual([4, 0]);
+    expect(ev(s, 1)).toEqual({ type: 'moment', step: 4, moment: null });
   });
 });

@@ -32,14 +32,19 @@ export interface LessonState {
   /** The last script that ran to its end (what the steps are of). */
   ran: string;
   steps: Step[];
+  /** Events of the run's commands (the final commit's come after: not steppable). */
+  commandEvents: number;
   /** The player: the step on show (clamped to the steps), playing, speed. */
   step: number;
+  /** Event-level stepping: the moment of the step on show (model/moments.ts), or null for the step's end. */
+  moment: number | null;
   playing: boolean;
   speed: number;
-  /** The tree on show and its dump at `dumpStep`. */
+  /** The tree on show and its dump at `dumpStep` (and `dumpMoment`). */
   treeName: string;
   dump: TreeDump | null;
   dumpStep: number;
+  dumpMoment: number | null;
   error: string | null;
   /** Answers given, by question index; the question being asked and the step it leads to. */
   answers: Record<number, number>;
@@ -49,18 +54,19 @@ export interface LessonState {
 
 export type LessonAction =
   | { type: 'edit'; text: string }
-  | { type: 'ran'; script: string; steps: Step[] }
+  | { type: 'ran'; script: string; steps: Step[]; commandEvents?: number }
   | { type: 'runFailed'; message: string }
   | { type: 'failed'; message: string }
   | { type: 'running' }
   | { type: 'seek'; step: number }
+  | { type: 'moment'; step: number; moment: number | null }
   | { type: 'ask'; question: number; to: number }
   | { type: 'answer'; question: number; choice: number }
   | { type: 'asked' } // "see it happen": the question closes and the player moves on
   | { type: 'play'; playing: boolean }
   | { type: 'speed'; speed: number }
   | { type: 'treeName'; name: string }
-  | { type: 'dump'; step: number; dump: TreeDump }
+  | { type: 'dump'; step: number; moment?: number | null; dump: TreeDump }
   | { type: 'crashAt'; at: number }
   | { type: 'replayRun'; at: number; before: TreeDump; after: TreeDump; steps: ReplayStep[] }
   | { type: 'replayFailed'; message: string }
@@ -74,8 +80,8 @@ export const initialReplay: ReplayState = { at: null, data: null, step: 0, fsAt:
 
 export function initLesson(init: { draft: string; ran: string; step: number }): LessonState {
   return {
-    draft: init.draft, ran: init.ran, steps: [], step: Math.max(0, init.step), playing: false, speed: 1,
-    treeName: 'fs', dump: null, dumpStep: -1, error: null, answers: {}, asking: null, replay: initialReplay,
+    draft: init.draft, ran: init.ran, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, playing: false, speed: 1,
+    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, error: null, answers: {}, asking: null, replay: initialReplay,
   };
 }
 
@@ -96,7 +102,7 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
       // a new run: its steps; the tree on show stays until the new run's dump
       // arrives, and the replay view starts over (its crash points are the new
       // script's); a question left open closes (it was about the old run)
-      return { ...s, ran: a.script, steps: a.steps, error: null, asking: null,
+      return { ...s, ran: a.script, steps: a.steps, commandEvents: a.commandEvents ?? Infinity, moment: null, error: null, asking: null,
         replay: a.script === s.ran ? s.replay : { ...initialReplay, logTree: s.replay.logTree, fsTree: s.replay.fsTree } };
     case 'runFailed':
       return { ...s, steps: [], dump: null, dumpStep: -1, playing: false, error: a.message };
@@ -107,22 +113,24 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
     case 'seek': {
       const step = Math.max(0, a.step);
       const last = s.steps.length - 1;
-      return { ...s, step, playing: s.playing && step < last };
+      return { ...s, step, moment: null, playing: s.playing && step < last };
     }
+    case 'moment':
+      return { ...s, step: Math.max(0, a.step), moment: a.moment, playing: false };
     case 'ask':
       return { ...s, asking: { question: a.question, to: a.to }, playing: false };
     case 'answer':
       return s.answers[a.question] !== undefined ? s : { ...s, answers: { ...s.answers, [a.question]: a.choice } };
     case 'asked':
-      return s.asking ? { ...s, step: s.asking.to, asking: null } : s;
+      return s.asking ? { ...s, step: s.asking.to, moment: null, asking: null } : s;
     case 'play':
       return { ...s, playing: a.playing && stepIndex(s) < s.steps.length - 1 };
     case 'speed':
       return { ...s, speed: a.speed };
     case 'treeName':
-      return { ...s, treeName: a.name };
+      return { ...s, treeName: a.name, moment: null }; // moments are the tree's own
     case 'dump':
-      return { ...s, dump: a.dump, dumpStep: a.step };
+      return { ...s, dump: a.dump, dumpStep: a.step, dumpMoment: a.moment ?? null };
     case 'crashAt':
       return replay(s, { at: a.at });
     case 'replayRun':
@@ -161,4 +169,27 @@ export function moveTo(s: LessonState, questions: QuestionLike[], ownScenario: b
     }
   }
   return { type: 'seek', step: to };
+}
+
+/**
+ * Stepping event by event (Shift and the arrow keys): the next or previous
+ * moment of the step on show, its end after its last moment, and over a
+ * step boundary the neighbour step's first moment (forward, a question
+ * first, as moveTo asks) or its end (back). momentsAt gives a step's number
+ * of moments in the tree on show.
+ */
+export function moveByEvent(s: LessonState, questions: QuestionLike[], ownScenario: boolean, dir: 1 | -1, momentsAt: (step: number) => number): LessonAction {
+  const from = stepIndex(s);
+  const n = momentsAt(from);
+  const m = s.moment === null || s.moment >= n ? null : s.moment;
+  if (dir > 0) {
+    if (m !== null) return { type: 'moment', step: from, moment: m + 1 < n ? m + 1 : null };
+    if (from >= s.steps.length - 1) return { type: 'moment', step: from, moment: null };
+    const ask = moveTo(s, questions, ownScenario, from + 1);
+    if (ask.type === 'ask') return ask;
+    return { type: 'moment', step: from + 1, moment: momentsAt(from + 1) ? 0 : null };
+  }
+  if (m !== null && m > 0) return { type: 'moment', step: from, moment: m - 1 };
+  if (m === null && n > 0) return { type: 'moment', step: from, moment: n - 1 };
+  return { type: 'moment', step: Math.max(0, from - 1), moment: null };
 }

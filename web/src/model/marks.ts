@@ -6,7 +6,7 @@ export function marksFor(events: TraceEvent[]): Map<string, Mark> {
   const m = new Map<string, Mark>();
   const set = (b: bigint, k: Mark) => {
     const key = b.toString();
-    const rank: Record<Mark, number> = { touched: 0, freed: 1, new: 2, split: 3, cow: 4 };
+    const rank: Record<Mark, number> = { path: 0, touched: 1, freed: 2, new: 3, split: 4, cow: 5 };
     const cur = m.get(key);
     if (!cur || rank[k] > rank[cur]) m.set(key, k);
   };

@@ -43,12 +43,12 @@ describe('tree dump', () => {
 describe('trace', () => {
   test('becomes typed events by the schema: u64 as bigint, keys, booleans, enum names', () => {
     const ev = parseTrace(JSON.stringify([
-      { seq: 0, kind: 'cow', tree: '5', from: '100', to: '200', level: 0, generation: '9' },
+      { seq: 0, kind: 'cow', tree: '5', from: '100', to: '200', level: 0, generation: '9', fromGeneration: '8' },
       { seq: 1, kind: 'search', tree: '5', bytenr: '100', level: 0, slot: 2, key: ['256', 1, '0'], found: true },
       { seq: 2, kind: 'commit', generation: '9', rootBytenr: '18446744073709551615' },
       { seq: 3, kind: 'replay', tree: '5', pass: 'dir index', action: 'link add', key: ['257', 96, '2'], a: '256', b: '257', c: '2' },
     ]));
-    expect(ev[0]).toEqual({ seq: 0, kind: 'cow', tree: 5n, from: 100n, to: 200n, level: 0, generation: 9n });
+    expect(ev[0]).toEqual({ seq: 0, kind: 'cow', tree: 5n, from: 100n, to: 200n, level: 0, generation: 9n, fromGeneration: 8n });
     expect(ev[1]).toMatchObject({ kind: 'search', found: true, key: [256n, 1, 0n] });
     expect(ev[2]).toMatchObject({ kind: 'commit', rootBytenr: 18446744073709551615n });
     expect(ev[3]).toMatchObject({ kind: 'replay', pass: 'dir index', action: 'link add', c: 2n });

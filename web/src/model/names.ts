@@ -1,4 +1,5 @@
 // Names a learner reads: trees by objectid, blocks by level.
+import { KEY_TYPE_NAMES, OBJECTID_NAMES, type Key } from './trace-schema.gen';
 
 const TREE_NAMES: Record<string, string> = {
   '1': 'root tree', '2': 'extent tree', '3': 'chunk tree', '4': 'device tree', '5': 'fs tree', '7': 'csum tree',
@@ -12,4 +13,22 @@ export function treeName(id: bigint): string {
 /** "leaf" or "node (level N)". */
 export function blockWhat(level: number): string {
   return level === 0 ? 'leaf' : `node (level ${level})`;
+}
+
+/** A trace event's key as dump-tree prints keys, e.g. "257 DIR_INDEX 3" (the core's
+ * name tables: print-tree.c's format_objectid and key types, via the trace schema). */
+export function keyText([objectid, type, offset]: Key): string {
+  const typeName = KEY_TYPE_NAMES[type] ?? `UNKNOWN.${type}`;
+  const UUID_SUBVOL = 251, UUID_RECEIVED = 252;
+  if (type === UUID_SUBVOL || type === UUID_RECEIVED) return `0x${objectid.toString(16).padStart(16, '0')} ${typeName} 0x${offset.toString(16).padStart(16, '0')}`;
+  const numeric = type === 204 /* DEV_EXTENT */ || (type >= 168 && type <= 192) /* extent tree items, block groups */ || (type >= 198 && type <= 200) /* free space */;
+  let obj: string;
+  if (numeric) obj = objectid.toString();
+  else if (objectid === 1n && type === 216 /* DEV_ITEM */) obj = 'DEV_ITEMS';
+  else if (objectid === 256n && type === 228 /* CHUNK_ITEM */) obj = 'FIRST_CHUNK_TREE';
+  else if (objectid === 0n && type === 249 /* PERSISTENT_ITEM */) obj = 'DEV_STATS';
+  else if (objectid === 0xffffffffffffffffn) obj = '-1';
+  else obj = OBJECTID_NAMES[objectid.toString()] ?? objectid.toString();
+  const off = type >= 242 && type <= 246 /* qgroup items */ ? `${offset >> 48n}/${offset & ((1n << 48n) - 1n)}` : offset.toString();
+  return `${obj} ${typeName} ${off}`;
 }

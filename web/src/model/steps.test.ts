@@ -9,7 +9,7 @@ const base = { seq: 0, tree: 5n };
 const events: TraceEvent[] = [
   { ...base, kind: 'block_alloc', bytenr: 100n, level: 0, generation: 1n },
   { ...base, kind: 'op', line: 3 },
-  { ...base, kind: 'cow', from: 100n, to: 200n, level: 0, generation: 2n },
+  { ...base, kind: 'cow', from: 100n, to: 200n, level: 0, generation: 2n, fromGeneration: 1n },
   { ...base, kind: 'item_insert', bytenr: 200n, slot: 1, key: [257n, 1, 0n], size: 160 },
   { ...base, kind: 'op', line: 4 },
   { ...base, kind: 'split', left: 200n, right: 300n, level: 0, slot: 20 },

@@ -27,7 +27,7 @@ export const TRACE_SCHEMA = {
   chunk_alloc: { doc: 'A chunk is allocated: logical range mapped to the device.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['physical', 'u64']] },
   block_alloc: { doc: 'A tree block is allocated (level < 0: a data extent, generation holding its length).', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['generation', 'u64']] },
   block_free: { doc: 'A tree block is freed (reusable after the commit).', fields: [['tree', 'u64'], ['bytenr', 'u64']] },
-  cow: { doc: 'A tree block is copied before it changes.', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64']] },
+  cow: { doc: 'A tree block is copied before it changes (the original, of generation fromGeneration, stays on disk until the commit).', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64'], ['fromGeneration', 'u64']] },
   search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
   item_insert: { doc: 'An item is inserted into a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']] },
   item_delete: { doc: 'An item is deleted from a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key']] },
@@ -62,7 +62,7 @@ export type TraceEvent =
   | { seq: number; kind: 'chunk_alloc'; logical: bigint; length: bigint; type: bigint; physical: bigint }
   | { seq: number; kind: 'block_alloc'; tree: bigint; bytenr: bigint; level: number; generation: bigint }
   | { seq: number; kind: 'block_free'; tree: bigint; bytenr: bigint }
-  | { seq: number; kind: 'cow'; tree: bigint; from: bigint; to: bigint; level: number; generation: bigint }
+  | { seq: number; kind: 'cow'; tree: bigint; from: bigint; to: bigint; level: number; generation: bigint; fromGeneration: bigint }
   | { seq: number; kind: 'search'; tree: bigint; bytenr: bigint; level: number; slot: number; key: Key; found: boolean }
   | { seq: number; kind: 'item_insert'; tree: bigint; bytenr: bigint; slot: number; key: Key; size: number }
   | { seq: number; kind: 'item_delete'; tree: bigint; bytenr: bigint; slot: number; key: Key }
@@ -86,3 +86,73 @@ export type TraceEvent =
   | { seq: number; kind: 'lock_acquire'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; waitNs: bigint }
   | { seq: number; kind: 'lock_release'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode }
   | { seq: number; kind: 'task_switch'; from: number; to: number; atNs: bigint };
+
+/** Key type names as dump-tree prints them (the core's table). */
+export const KEY_TYPE_NAMES: Readonly<Record<number, string>> = {
+  1: 'INODE_ITEM',
+  12: 'INODE_REF',
+  13: 'INODE_EXTREF',
+  24: 'XATTR_ITEM',
+  36: 'VERITY_DESC_ITEM',
+  37: 'VERITY_MERKLE_ITEM',
+  48: 'ORPHAN_ITEM',
+  60: 'DIR_LOG_ITEM',
+  72: 'DIR_LOG_INDEX',
+  84: 'DIR_ITEM',
+  96: 'DIR_INDEX',
+  108: 'EXTENT_DATA',
+  128: 'EXTENT_CSUM',
+  132: 'ROOT_ITEM',
+  144: 'ROOT_BACKREF',
+  156: 'ROOT_REF',
+  168: 'EXTENT_ITEM',
+  169: 'METADATA_ITEM',
+  172: 'EXTENT_OWNER_REF',
+  176: 'TREE_BLOCK_REF',
+  178: 'EXTENT_DATA_REF',
+  182: 'SHARED_BLOCK_REF',
+  184: 'SHARED_DATA_REF',
+  192: 'BLOCK_GROUP_ITEM',
+  198: 'FREE_SPACE_INFO',
+  199: 'FREE_SPACE_EXTENT',
+  200: 'FREE_SPACE_BITMAP',
+  204: 'DEV_EXTENT',
+  216: 'DEV_ITEM',
+  228: 'CHUNK_ITEM',
+  230: 'RAID_STRIPE',
+  240: 'QGROUP_STATUS',
+  242: 'QGROUP_INFO',
+  244: 'QGROUP_LIMIT',
+  246: 'QGROUP_RELATION',
+  248: 'TEMPORARY_ITEM',
+  249: 'PERSISTENT_ITEM',
+  250: 'DEV_REPLACE',
+  251: 'UUID_KEY_SUBVOL',
+  252: 'UUID_KEY_RECEIVED_SUBVOL',
+  253: 'STRING_ITEM',
+};
+
+/** Objectids dump-tree prints by name, by their decimal value (the core's table). */
+export const OBJECTID_NAMES: Readonly<Record<string, string>> = {
+  '1': 'ROOT_TREE',
+  '2': 'EXTENT_TREE',
+  '3': 'CHUNK_TREE',
+  '4': 'DEV_TREE',
+  '5': 'FS_TREE',
+  '6': 'ROOT_TREE_DIR',
+  '7': 'CSUM_TREE',
+  '8': 'QUOTA_TREE',
+  '9': 'UUID_TREE',
+  '10': 'FREE_SPACE_TREE',
+  '11': 'BLOCK_GROUP_TREE',
+  '18446744073709551612': 'BALANCE',
+  '18446744073709551611': 'ORPHAN',
+  '18446744073709551610': 'TREE_LOG',
+  '18446744073709551609': 'LOG_FIXUP',
+  '18446744073709551608': 'TREE_RELOC',
+  '18446744073709551607': 'DATA_RELOC_TREE',
+  '18446744073709551606': 'EXTENT_CSUM',
+  '18446744073709551605': 'FREE_SPACE',
+  '18446744073709551604': 'FREE_INO',
+  '18446744073709551361': 'MULTIPLE',
+};

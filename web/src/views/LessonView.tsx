@@ -3,7 +3,9 @@ import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { marksFor } from '../model/marks';
-import { initLesson, lessonReduce, moveTo, stepIndex } from '../model/lessonStore';
+import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex } from '../model/lessonStore';
+import { ghostsAt } from '../model/ghosts';
+import { momentLabels, momentsOf } from '../model/moments';
 import { groupSteps } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
@@ -58,7 +60,7 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, rows, error, onCha
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts }: LessonViewProps) {
   const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step }, initLesson);
-  const { draft, ran, steps, dump, dumpStep, error, treeName, answers, asking } = state;
+  const { draft, ran, steps, dump, dumpStep, dumpMoment, error, treeName, answers, asking, commandEvents } = state;
   const cache = useRef(new Map<string, TreeDump>());
   const lines = useMemo(() => ran.split('\n'), [ran]);
 
@@ -67,7 +69,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     try {
       const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
       cache.current.clear();
-      dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n')) });
+      dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n')), commandEvents: r.commandEvents });
     } catch (e) {
       if (e instanceof CancelledError) return; // the page says so; what was shown stays until the lesson comes back
       dispatch({ type: 'runFailed', message: (e as Error).message });
@@ -90,32 +92,44 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   useEffect(() => onStepRef.current(state.step), [state.step]);
 
   const index = stepIndex(state);
+  const treeId = TREE_IDS[treeName] ?? 5n;
+  // event-level stepping: the moments of the step on show, in the tree on show
+  // (none before the first command: mkfs runs before the session's first checkpoint)
+  const momentsAt = useCallback((i: number) => (i > 0 ? momentsOf(steps[i]?.events ?? [], treeId, commandEvents) : []), [steps, treeId, commandEvents]);
+  const moments = useMemo(() => momentsAt(index), [momentsAt, index]);
+  const momentIndex = state.moment !== null && state.moment < moments.length ? state.moment : null;
+  const moment = momentIndex === null ? null : moments[momentIndex];
   useEffect(() => {
     if (!steps.length) return;
     let live = true;
-    const key = `${index}:${treeName}`;
+    const key = moment ? `e${moment.seq}:${treeName}` : `${index}:${treeName}`;
     const have = cache.current.get(key);
     if (have) {
-      dispatch({ type: 'dump', step: index, dump: have });
+      dispatch({ type: 'dump', step: index, moment: momentIndex, dump: have });
       return;
     }
     // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
-    // the worker keeps the run: the state comes from its nearest checkpoint
-    core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.line ?? 0, tree: TREE_IDS[treeName] ?? 5n, maxLeafEntries: 24 }).then(
+    // the worker keeps the run: the state comes from its nearest checkpoint (for a moment, the run stops at its event)
+    const req = moment
+      ? core.call({ op: 'stateAtEvent', script: ran, opts: RUN, seq: moment.seq, tree: treeId, maxLeafEntries: 24 })
+      : core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.line ?? 0, tree: treeId, maxLeafEntries: 24 });
+    req.then(
       (d) => {
         cache.current.set(key, d);
-        if (live) dispatch({ type: 'dump', step: index, dump: d });
+        if (live) dispatch({ type: 'dump', step: index, moment: momentIndex, dump: d });
       },
       (e: Error) => live && !(e instanceof CancelledError) && dispatch({ type: 'failed', message: e.message }),
     );
     return () => {
       live = false;
     };
-  }, [core, steps, index, ran, treeName]);
+  }, [core, steps, index, ran, treeName, treeId, moment, momentIndex]);
 
   const stateRef = useRef(state);
   stateRef.current = state;
   const goTo = useCallback((i: number) => dispatch(moveTo(stateRef.current, lesson.questions, stateRef.current.ran === lesson.scenario, i)), [lesson]);
+  const byEvent = useCallback((dir: 1 | -1) => dispatch(moveByEvent(stateRef.current, lesson.questions, stateRef.current.ran === lesson.scenario, dir, (i) => momentsAt(i).length)),
+    [lesson, momentsAt]);
   const runFromStart = useCallback((text: string) => {
     dispatch({ type: 'seek', step: 0 });
     void run(text);
@@ -146,13 +160,20 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   const views = useMemo(() => lessonViews(lesson), [lesson]);
   const q = asking ? lesson.questions[asking.question] : null;
   const answered = asking ? answers[asking.question] : undefined;
+  // the committed blocks COW replaced since the last commit, on disk still (drawn behind their copies); shown with the dump they belong to
+  const ghosts = useMemo(() => (dump && dumpStep === index ? ghostsAt(steps, index, treeId, dumpMoment === null ? null : moments[dumpMoment]?.seq ?? null) : []),
+    [dump, dumpStep, dumpMoment, steps, index, treeId, moments]);
+  // the marks of the moment on show, or of the whole step
+  const momentView = useMemo(() => (moment ? momentLabels(moment, dump, treeName) : null), [moment, dump, treeName]);
+  const focusItem = useMemo(() => (moment?.item ? { bytenr: moment.item.bytenr.toString(), slot: moment.item.slot } : null), [moment]);
   const marks = useMemo(() => {
+    if (momentView) return momentView.marks;
     const tree = dump?.trees.find((t) => t.name === treeName);
     const all = marksFor(steps[index]?.events ?? []);
     if (!tree) return all;
     const own = new Set(tree.blocks.map((b) => b.bytenr.toString()));
     return new Map([...all].filter(([b]) => own.has(b)));
-  }, [dump, steps, index, treeName]);
+  }, [dump, steps, index, treeName, momentView]);
 
   return (
     <article className="lesson" aria-labelledby="lesson-title">
@@ -167,8 +188,9 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         <QuestionPanel question={q} shuffleKey={questionKey(lesson.id, asking.question)} answered={answered}
           onAnswer={(choice) => dispatch({ type: 'answer', question: asking.question, choice })} onDone={() => dispatch({ type: 'asked' })} />
       )}
-      {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion} />}
-      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={(name) => dispatch({ type: 'treeName', name })} reducedMotion={reducedMotion} stateKey={String(dumpStep)} />}
+      {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion}
+        moment={moment && momentIndex !== null ? { index: momentIndex, count: moments.length, sentence: moment.sentence } : null} onEvent={byEvent} />}
+      {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={(name) => dispatch({ type: 'treeName', name })} reducedMotion={reducedMotion} stateKey={dumpMoment === null ? String(dumpStep) : `${dumpStep}.${dumpMoment}`} labels={momentView?.labels} focusItem={focusItem} ghosts={ghosts} />}
       {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch })}</Fragment>)}
       </div>
     </article>

@@ -13,6 +13,9 @@ export interface PlayerProps {
   /** Play, pause and speed go to the lesson's store. */
   dispatch: Dispatch<LessonAction>;
   reducedMotion: boolean;
+  /** Event-level stepping: the moment on show in the step (null: the step's end), how many the step has, and a move by one event. */
+  moment?: { index: number; count: number; sentence: string } | null;
+  onEvent?: (dir: 1 | -1) => void;
 }
 
 const JUMPS: [TraceKind, string][] = [['split', 'Next split'], ['cow', 'Next COW'], ['merge', 'Next merge'], ['commit', 'Next commit'], ['log_sync', 'Next log write']];
@@ -23,7 +26,7 @@ function typingIn(t: EventTarget | null): boolean {
 }
 
 /** Step forward and back, play and pause at a speed, scrub, jump to the next event of a kind. */
-export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion }: PlayerProps) {
+export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion, moment = null, onEvent }: PlayerProps) {
   const setPlaying = (p: boolean) => dispatch({ type: 'play', playing: p });
   const last = steps.length - 1;
   const step = steps[index];
@@ -31,6 +34,8 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
   go.current = onIndex;
   const playingRef = useRef(playing);
   playingRef.current = playing;
+  const byEvent = useRef(onEvent);
+  byEvent.current = onEvent;
 
   useEffect(() => {
     if (!playing) return;
@@ -46,7 +51,11 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
     const onKey = (ev: KeyboardEvent) => {
       if (typingIn(ev.target) || ev.altKey || ev.ctrlKey || ev.metaKey) return;
       if ((ev.target as HTMLElement | null)?.closest?.('[role="dialog"]')) return; // a question's own keys
-      if (ev.key === 'ArrowRight') {
+      if ((ev.key === 'ArrowRight' || ev.key === 'ArrowLeft') && ev.shiftKey) {
+        // Shift and an arrow: one event (the arrows alone: one line)
+        ev.preventDefault();
+        byEvent.current?.(ev.key === 'ArrowRight' ? 1 : -1);
+      } else if (ev.key === 'ArrowRight') {
         ev.preventDefault();
         go.current(Math.min(last, index + 1));
       } else if (ev.key === 'ArrowLeft') {
@@ -71,6 +80,11 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
         </button>
         <button type="button" onClick={() => onIndex(Math.min(last, index + 1))} disabled={index >= last} aria-label="Step forward">▶</button>
         <button type="button" onClick={() => onIndex(last)} disabled={index >= last} aria-label="Last step">▶|</button>
+        <span className="event-steps" role="group" aria-label="Event by event (Shift and the arrow keys)">
+          <button type="button" className="event" onClick={() => onEvent?.(-1)} disabled={!onEvent || (index === 0 && !moment)}
+            aria-label="Previous event">◁ event</button>
+          <button type="button" className="event" onClick={() => onEvent?.(1)} disabled={!onEvent || (index >= last && !moment)} aria-label="Next event">event ▷</button>
+        </span>
         <label className="speed">
           Speed
           <select value={speed} onChange={(e) => dispatch({ type: 'speed', speed: Number(e.target.value) })}>
@@ -87,7 +101,8 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
         <input type="range" min={0} max={last} value={index} aria-label="Step" onChange={(e) => onIndex(Number(e.target.value))} />
       </label>
       <p className="sentence" aria-live="polite" data-testid="sentence">
-        {step ? (step.line ? `Line ${step.line}, ${step.sentence}` : `Before the first command: ${step.sentence}`) : ''}
+        {step ? (step.line ? `Line ${step.line}, ` : 'Before the first command: ') : ''}
+        {step && moment ? `${step.command}, event ${moment.index + 1} of ${moment.count}: ${moment.sentence}.` : step ? step.sentence : ''}
       </p>
     </section>
   );

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Block, KeyPtr, LeafItem, TreeDump } from '../model/dump';
-import { createTreeView, type Mark } from './treeView';
+import { createTreeView, type Mark, type TreeViewProps } from './treeView';
 
 /** Above this many blocks a tree opens with its leaves folded. */
 export const LOD_BLOCKS = 400;
@@ -15,6 +15,10 @@ export interface TreeExplorerProps {
   stateKey?: string;
   /** The explorer's name as a landmark: unique on the page (default "Tree explorer"). */
   label?: string;
+  /** Badges other than the marks' own, and the item an event is about (event-level stepping). */
+  labels?: Map<string, string>;
+  focusItem?: { bytenr: string; slot: number } | null;
+  ghosts?: TreeViewProps['ghosts'];
 }
 
 const EXPLORER = 'Tree explorer';
@@ -45,13 +49,16 @@ function standaloneSvg(svg: SVGSVGElement): string {
     .block[data-mark=new] .frame{stroke:#2a9d8f;stroke-width:3}
     .block[data-mark=split] .frame{stroke:#3a86ff;stroke-width:3}
     .block[data-mark=touched] .frame{stroke:#e9c46a;stroke-width:3}
+    .block[data-mark=path] .frame{stroke:#6a4c93;stroke-width:3;stroke-dasharray:5 3}
+    .badge{font-weight:bold;font-size:9px;fill:#7a3418} .item.focus{fill:#e76f51}
+    .ghost .frame{fill:#f3f4f6;stroke:#5b6b7b;stroke-width:1.2;stroke-dasharray:4 3} .ghost text{font-size:9px;fill:#4a5563}
     text{font:10px monospace;fill:#1d2a38} .title{font-weight:bold}
     .item{fill:#a8dadc} .link{fill:none;stroke:#9aa5b1}`;
   clone.insertBefore(style, clone.firstChild);
   return new XMLSerializer().serializeToString(clone);
 }
 
-export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion, stateKey, label = EXPLORER }: TreeExplorerProps) {
+export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion, stateKey, label = EXPLORER, labels, focusItem, ghosts }: TreeExplorerProps) {
   const ref = useRef<HTMLDivElement>(null);
   const view = useRef<ReturnType<typeof createTreeView> | null>(null);
   // blocks the learner toggled; in a large tree every level-1 node starts folded and a toggle unfolds it
@@ -86,9 +93,9 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
   }, []);
 
   useEffect(() => {
-    if (tree) view.current?.update({ tree, marks, collapsed, reducedMotion });
+    if (tree) view.current?.update({ tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion });
     if (stateKey !== undefined) ref.current?.setAttribute('data-state', stateKey);
-  }, [tree, marks, collapsed, reducedMotion, stateKey]);
+  }, [tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion, stateKey]);
 
   const exportSvg = () => download(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
   const exportPng = () => {
@@ -119,7 +126,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
         <button type="button" onClick={() => view.current?.fit()}>Fit</button>
         <button type="button" onClick={exportSvg}>Export SVG</button>
         <button type="button" onClick={exportPng}>Export PNG</button>
-        <span className="legend"><i className="m-cow" />copied <i className="m-new" />new <i className="m-split" />split <i className="m-touched" />changed</span>
+        <span className="legend"><i className="m-cow" />COW <i className="m-new" />new <i className="m-split" />split <i className="m-touched" />changed <i className="m-path" />path</span>
       </div>
       <div className="tree-canvas" ref={ref} data-testid="tree-canvas" />
       {selected && (

@@ -1,6 +1,6 @@
 // Sentences for the events of fsync and the log tree (LogReplayView, the
 // compare view's fsync table).
-import { treeName } from '../model/names';
+import { keyText, treeName } from '../model/names';
 import type { Sentences } from './sentences';
 
 export const logSentences = {
@@ -8,8 +8,8 @@ export const logSentences = {
   log_start: (e) => `A log tree for the ${treeName(e.tree)} starts at ${e.logRoot} (log root tree ${e.logRootTree})`,
   log_inode: (e) => `Log inode ${e.ino}${e.existsOnly ? ' (only so that it exists)' : ''}`,
   log_lock: (e) => `Read-lock leaf ${e.bytenr} of the ${treeName(e.tree)} (generation ${e.generation}) to copy from it`,
-  log_copy: (e) => `Copy item (${e.key[0]} ${e.key[1]} ${e.key[2]}) into log leaf ${e.to}, slot ${e.slot}`,
+  log_copy: (e) => `Copy item (${keyText(e.key)}) into log leaf ${e.to}, slot ${e.slot}`,
   log_range: (e) => `The log is authoritative for dir ${e.key[0]}, indexes ${e.key[2]} to ${e.last}`,
   log_sync: (e) => `Write the log and a superblock whose log_root is ${e.logRootTree}`,
-  replay: (e) => `Replay (${e.pass}): ${e.action} — log item (${e.key[0]} ${e.key[1]} ${e.key[2]})`,
+  replay: (e) => `Replay (${e.pass}): ${e.action} — log item (${keyText(e.key)})`,
 } satisfies Sentences;

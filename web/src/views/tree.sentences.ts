@@ -1,5 +1,5 @@
 // Sentences for the events the tree explorer draws (TreeExplorer, treeView).
-import { blockWhat as what, treeName } from '../model/names';
+import { blockWhat as what, keyText, treeName } from '../model/names';
 import type { Sentences } from './sentences';
 
 export const treeSentences = {
@@ -12,8 +12,8 @@ export const treeSentences = {
   block_free: (e) => `Block ${e.bytenr} of the ${treeName(e.tree)} freed (reusable after the commit)`,
   cow: (e) => `COW ${what(e.level)} ${e.from} → ${e.to} in the ${treeName(e.tree)}, generation ${e.generation}`,
   search: (e) => `Search the ${treeName(e.tree)}: ${what(e.level)} ${e.bytenr}, slot ${e.slot}${e.level === 0 ? (e.found ? ' (found)' : ' (not found: insert here)') : ''}`,
-  item_insert: (e) => `Insert item (${e.key[0]} ${e.key[1]} ${e.key[2]}) into leaf ${e.bytenr} of the ${treeName(e.tree)} at slot ${e.slot}, ${e.size} bytes`,
-  item_delete: (e) => `Delete item (${e.key[0]} ${e.key[1]} ${e.key[2]}) from leaf ${e.bytenr} of the ${treeName(e.tree)}`,
+  item_insert: (e) => `Insert item (${keyText(e.key)}) into leaf ${e.bytenr} of the ${treeName(e.tree)} at slot ${e.slot}, ${e.size} bytes`,
+  item_delete: (e) => `Delete item (${keyText(e.key)}) from leaf ${e.bytenr} of the ${treeName(e.tree)}`,
   split: (e) => `Split ${what(e.level)} ${e.left} of the ${treeName(e.tree)}: items from slot ${e.slot} move to new ${what(e.level)} ${e.right}`,
   push: (e) => `Push ${e.moved} item${e.moved === 1 ? '' : 's'} from leaf ${e.from} into its neighbour ${e.to} in the ${treeName(e.tree)}`,
   merge: (e) => `Merge ${what(e.level)} ${e.from} into ${e.into} in the ${treeName(e.tree)}`,

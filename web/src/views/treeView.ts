@@ -10,12 +10,21 @@ import 'd3-transition';
 import { zoom, zoomIdentity, type ZoomBehavior } from 'd3-zoom';
 import type { Block, KeyPtr, LeafItem, Tree } from '../model/dump';
 
-export type Mark = 'new' | 'cow' | 'split' | 'touched' | 'freed';
+export type Mark = 'new' | 'cow' | 'split' | 'touched' | 'freed' | 'path';
+
+/** Each mark is also said in words, in a badge on the block (not by colour alone). */
+export const MARK_BADGE: Record<Mark, string> = { cow: 'COW', new: 'new', split: 'split', touched: 'changed', freed: 'freed', path: 'path' };
 
 export interface TreeViewProps {
   tree: Tree;
   /** bytenr -> how the current step touched the block. */
   marks: Map<string, Mark>;
+  /** bytenr -> a badge other than the mark's own (e.g. "+1 pointer"). */
+  labels?: Map<string, string>;
+  /** The item the current event is about: drawn highlighted in its leaf. */
+  focusItem?: { bytenr: string; slot: number } | null;
+  /** Blocks a COW replaced since the last commit, drawn faded behind their copies (model/ghosts.ts). */
+  ghosts?: { bytenr: bigint; level: number; generation: bigint; copy: bigint }[];
   /** Bytenrs whose children are hidden. */
   collapsed: Set<string>;
   reducedMotion: boolean;
@@ -36,6 +45,9 @@ interface NodeDatum {
 const BLOCK_W = 184;
 const BLOCK_H = 64;
 const MAX_ITEMS_DRAWN = 24;
+/* where a ghost sits, from its copy: up into the gap above, a little right (never onto a sibling: they are 24 apart) */
+const GHOST_DX = 18;
+const GHOST_DY = 18;
 
 export function buildHierarchy(tree: Tree, collapsed: Set<string>): NodeDatum | null {
   const byBytenr = new Map(tree.blocks.map((b) => [b.bytenr.toString(), b]));
@@ -57,9 +69,12 @@ function keyText(e: LeafItem | KeyPtr | undefined): string {
 }
 
 /** The text drawn in a block, part by part. */
-function blockText(d: NodeDatum) {
+function blockText(d: NodeDatum, props: TreeViewProps | null = null) {
   const b = d.block;
+  const key = b.bytenr.toString();
+  const mark = props?.marks.get(key);
   return {
+    badge: props?.labels?.get(key) ?? (mark ? MARK_BADGE[mark] : ''),
     title: `${b.level ? `node L${b.level}` : 'leaf'} ${b.bytenr}`,
     keys: keyText(b.entries[0]),
     keys2: b.nritems > 1 ? `… ${keyText(b.entries[b.entries.length - 1])}` : `gen ${b.generation}`,
@@ -69,9 +84,9 @@ function blockText(d: NodeDatum) {
 }
 
 /** The drawn text in document order (title, keys, the item count, the hidden count). */
-function shownText(d: NodeDatum): string[] {
-  const t = blockText(d);
-  return [t.title, t.keys, t.keys2, t.count, t.hidden].filter(Boolean);
+function shownText(d: NodeDatum, props: TreeViewProps | null): string[] {
+  const t = blockText(d, props);
+  return [t.title, t.keys, t.keys2, t.count, t.hidden, t.badge].filter(Boolean);
 }
 
 export function createTreeView(opts: TreeViewOptions) {
@@ -79,6 +94,7 @@ export function createTreeView(opts: TreeViewOptions) {
   const svg = select(opts.el).append('svg').attr('class', 'tree-svg').attr('role', 'group');
   const viewport = svg.append('g').attr('class', 'viewport');
   const linkLayer = viewport.append('g').attr('class', 'links');
+  const ghostLayer = viewport.append('g').attr('class', 'ghosts');
   const nodeLayer = viewport.append('g').attr('class', 'nodes');
   let current: TreeViewProps | null = null;
   const zoomer: ZoomBehavior<SVGSVGElement, unknown> = zoom<SVGSVGElement, unknown>()
@@ -95,6 +111,7 @@ export function createTreeView(opts: TreeViewOptions) {
     const ms = props.reducedMotion ? 0 : 450;
     svg.attr('aria-label', `${props.tree.name} tree: ${props.tree.blocks.length} blocks`);
     if (!data) {
+      ghostLayer.selectAll('*').remove();
       nodeLayer.selectAll('*').remove();
       linkLayer.selectAll('*').remove();
       return;
@@ -142,6 +159,7 @@ export function createTreeView(opts: TreeViewOptions) {
     enter.append('text').attr('class', 'keys2').attr('x', 6).attr('y', 40);
     enter.append('g').attr('class', 'items').attr('transform', `translate(4,${BLOCK_H - 18})`);
     enter.append('text').attr('class', 'hidden-count').attr('x', BLOCK_W / 2).attr('y', BLOCK_H + 14).attr('text-anchor', 'middle');
+    enter.append('text').attr('class', 'badge').attr('x', BLOCK_W - 5).attr('y', 14).attr('text-anchor', 'end');
 
     const all = enter.merge(sel);
     all
@@ -150,7 +168,7 @@ export function createTreeView(opts: TreeViewOptions) {
       // the name starts with the text drawn in the block, in its order (what a speech-input user says), then the facts only its tooltip shows
       .attr('aria-label', (d) => {
         const b = d.data.block;
-        return `${shownText(d.data).join(' ')}: ${b.nritems} ${b.level ? 'pointers' : 'items'}, ${b.free} bytes free, generation ${b.generation}`;
+        return `${shownText(d.data, props).join(' ')}: ${b.nritems} ${b.level ? 'pointers' : 'items'}, ${b.free} bytes free, generation ${b.generation}`;
       })
       .attr('aria-expanded', (d) => (d.data.block.level ? String(!d.data.hiddenChildren) : null));
     all
@@ -162,9 +180,12 @@ export function createTreeView(opts: TreeViewOptions) {
     all.select('text.keys').text((d) => blockText(d.data).keys);
     all.select('text.keys2').text((d) => blockText(d.data).keys2);
     all.select('text.hidden-count').text((d) => blockText(d.data).hidden);
+    all.select('text.badge').text((d) => blockText(d.data, props).badge);
     all.each(function (d) {
-      drawItems(select(this).select<SVGGElement>('g.items'), d.data.block, opts);
+      const focus = props.focusItem && props.focusItem.bytenr === d.data.block.bytenr.toString() ? props.focusItem.slot : -1;
+      drawItems(select(this).select<SVGGElement>('g.items'), d.data.block, opts, focus);
     });
+    drawGhosts(nodes, props.ghosts ?? []);
     all.select('title').remove();
     all.append('title').text((d) => `${d.data.block.nritems} items, ${d.data.block.free} bytes free, generation ${d.data.block.generation}`);
 
@@ -174,6 +195,26 @@ export function createTreeView(opts: TreeViewOptions) {
       fittedFor = key;
       fit();
     }
+  }
+
+  /** Each ghost up and to the right of its copy, under it: the copy hides all but a strip with its label. */
+  function drawGhosts(nodes: HierarchyPointNode<NodeDatum>[], ghosts: NonNullable<TreeViewProps['ghosts']>) {
+    const at = new Map(nodes.map((d) => [d.data.block.bytenr.toString(), d]));
+    const shown = ghosts.filter((g) => at.has(g.copy.toString()));
+    const sel = ghostLayer.selectAll<SVGGElement, (typeof shown)[number]>('g.ghost').data(shown, (g) => g.bytenr.toString());
+    sel.exit().remove();
+    const enter = sel.enter().append('g').attr('class', 'ghost').attr('role', 'img');
+    enter.append('rect').attr('class', 'frame').attr('width', BLOCK_W).attr('height', BLOCK_H).attr('rx', 4);
+    enter.append('text').attr('class', 'ghost-label').attr('x', 6).attr('y', 12);
+    const all = enter.merge(sel);
+    all
+      .attr('data-bytenr', (g) => g.bytenr.toString())
+      .attr('transform', (g) => {
+        const d = at.get(g.copy.toString())!;
+        return `translate(${d.x - BLOCK_W / 2 + GHOST_DX},${d.y - GHOST_DY})`;
+      })
+      .attr('aria-label', (g) => `${g.level ? `node L${g.level}` : 'leaf'} ${g.bytenr}, on disk, generation ${g.generation}: the committed block, replaced by its copy ${g.copy} until the commit`);
+    all.select('text.ghost-label').text((g) => `on disk, generation ${g.generation}: ${g.level ? `node L${g.level}` : 'leaf'} ${g.bytenr}`);
   }
 
   function fit() {
@@ -203,7 +244,7 @@ export function createTreeView(opts: TreeViewOptions) {
   };
 }
 
-function drawItems(g: Selection<SVGGElement, unknown, null, undefined>, b: Block, opts: TreeViewOptions) {
+function drawItems(g: Selection<SVGGElement, unknown, null, undefined>, b: Block, opts: TreeViewOptions, focus: number) {
   const n = b.entries.length;
   const w = BLOCK_W - 8;
   if (n > MAX_ITEMS_DRAWN) {
@@ -222,7 +263,7 @@ function drawItems(g: Selection<SVGGElement, unknown, null, undefined>, b: Block
   g.selectAll<SVGRectElement, LeafItem | KeyPtr>('rect.item')
     .data(b.entries, (e) => `${e.slot}`)
     .join('rect')
-    .attr('class', 'item')
+    .attr('class', (e) => (e.slot === focus ? 'item focus' : 'item'))
     .attr('x', (e) => e.slot * cw)
     .attr('width', Math.max(1, cw - 1))
     .attr('height', 12)
