@@ -152,6 +152,39 @@ test('event by event inside a line: a search path, an item landing in its slot, 
   await expect(canvas.locator('g.ghost')).toHaveCount(0);
 });
 
+test("the address bar keeps the learner's own scenario: a reload brings it back, run and at its step", async ({ page }) => {
+  await openLesson(page);
+  const mine = 'mkfs nodesize=4K size=64M\nmkdir /mine\ncreate /mine/a{1..3}\n';
+  await page.getByLabel('Scenario script').fill(mine);
+  await page.getByRole('button', { name: 'Run scenario' }).click();
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  await expect(page.getByTestId('sentence')).toContainText('Line 3, create /mine/a{1..3}');
+  await expect(page).toHaveURL(/step=2&script=mkfs/);
+  await page.reload();
+  await expect(page.getByLabel('Scenario script')).toHaveValue(mine);
+  await expect(page.getByTestId('sentence')).toContainText('Line 3, create /mine/a{1..3}');
+  // the lesson's own scenario again: the address drops it
+  await page.getByRole('button', { name: 'Reset' }).click();
+  await expect(page).not.toHaveURL(/script=/);
+});
+
+test('keyboard only: open an item from a focused leaf, move between items, close back to the leaf', async ({ page }) => {
+  await openLesson(page, '&step=3');
+  const leaf = page.getByTestId('tree-canvas').locator('g.block').filter({ hasText: /^leaf/ }).first();
+  await leaf.focus();
+  await page.keyboard.press('Enter');
+  const item = page.getByRole('region', { name: 'Item' });
+  await expect(item).toBeVisible();
+  await expect(item.getByRole('heading')).toBeFocused();
+  await expect(item.getByRole('heading')).toContainText(/^Item 0 of leaf \d+/);
+  await item.getByRole('button', { name: 'Next item' }).press('Enter');
+  await expect(item.getByRole('heading')).toContainText(/^Item 1 of leaf/);
+  await item.getByRole('button', { name: 'Close' }).press('Enter');
+  await expect(item).toHaveCount(0);
+  await expect(leaf).toBeFocused();
+});
+
 test('stepping back is exact: back then forward shows the same view', async ({ page }) => {
   await openLesson(page, '&step=3');
   const before = await viewState(page);

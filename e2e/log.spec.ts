@@ -87,3 +87,23 @@ test('before and after: the two directory logging modes and the seed\'s experime
   await expect(cmp.getByRole('img', { name: "The seed's measured change and the model's" }).locator('rect.model')).toHaveCount(4);
   await expect(cmp).toHaveScreenshot('compare-view.png', { maxDiffPixelRatio: 0.02 });
 });
+
+test('a step that wrote the log says so and shows the log tree on request; the crash point is kept in the address bar', async ({ page }) => {
+  await openLesson2(page, '&step=7');
+  await expect(page.getByTestId('sentence')).toContainText('Line 9, fsync /docs/report');
+  const note = page.getByText('This step wrote the log tree (fsync)');
+  await expect(note).toBeVisible();
+  await page.getByRole('button', { name: 'Show the log tree' }).click();
+  const explorer = page.getByRole('region', { name: 'Tree explorer' }).first();
+  await expect(explorer.getByRole('combobox')).toHaveValue('log');
+  await expect(note).toHaveCount(0);
+  // the crash point: moved, then kept by a reload
+  const slider = replay(page).getByRole('slider', { name: 'Crash point' });
+  await slider.fill('9');
+  await expect(slider).toHaveValue('9');
+  await expect(page).toHaveURL(/crash=9(&|$)/);
+  await page.reload();
+  await expect(replay(page).getByRole('slider', { name: 'Crash point' })).toHaveValue('9');
+  await expect(replay(page).getByText('fsync /docs/report')).toBeVisible();
+});
+

@@ -4,6 +4,7 @@ import type { Handle } from './core/wasm';
 import { countByKind } from './model/trace';
 import { initialState, reduce, type Source } from './model/store';
 import { LESSONS } from './lessons';
+import { readAddress, writeAddress, type Address } from './model/address';
 import { BusyBar } from './views/BusyBar';
 import { FilesPanel } from './views/FilesPanel';
 import { FormatPanel, type FormatRequest } from './views/FormatPanel';
@@ -12,25 +13,13 @@ import { LessonView, type LessonScripts } from './views/LessonView';
 import { TreeExplorer } from './views/TreeExplorer';
 import { TreeList } from './views/TreeList';
 
-/** The address bar holds the view: ?lesson=ID&step=N, or ?view=playground. */
-function readUrl(): { lesson: string | null; step: number } {
-  const q = new URLSearchParams(window.location.search);
-  const lesson = q.get('lesson');
-  return {
-    lesson: q.get('view') === 'playground' ? null : lesson && LESSONS.some((l) => l.id === lesson) ? lesson : LESSONS[0]?.id ?? null,
-    step: Math.max(0, Number(q.get('step')) || 0),
-  };
+/** The address bar holds the view (model/address.ts): ?lesson=ID&step=N with the learner's own script and crash point, or ?view=playground. */
+function readUrl(): Address {
+  return readAddress(window.location.search, LESSONS.map((l) => l.id));
 }
 
-function writeUrl(lesson: string | null, step: number) {
-  const q = new URLSearchParams();
-  if (lesson) {
-    q.set('lesson', lesson);
-    if (step) q.set('step', String(step));
-  } else {
-    q.set('view', 'playground');
-  }
-  window.history.replaceState(null, '', `${window.location.pathname}?${q}`);
+function writeUrl(a: Address) {
+  window.history.replaceState(null, '', `${window.location.pathname}?${writeAddress(a)}`);
 }
 
 const URL_DELAY_MS = 250;
@@ -57,7 +46,7 @@ export function App() {
   // the address follows the step once stepping pauses: history.replaceState
   // costs tens of milliseconds in Chromium, too much for every step of a scrub
   useEffect(() => {
-    const t = setTimeout(() => writeUrl(where.lesson, where.step), URL_DELAY_MS);
+    const t = setTimeout(() => writeUrl(where), URL_DELAY_MS);
     return () => clearTimeout(t);
   }, [where]);
 
@@ -147,10 +136,10 @@ export function App() {
       <nav className="tabs" aria-label="Sections">
         {LESSONS.map((l, i) => (
           <a key={l.id} href={`?lesson=${l.id}`} aria-current={where.lesson === l.id ? 'page' : undefined}
-            onClick={(e) => { e.preventDefault(); setWhere({ lesson: l.id, step: 0 }); }}>Lesson {i + 1}: {l.title}</a>
+            onClick={(e) => { e.preventDefault(); setWhere({ lesson: l.id, step: 0, script: null, crash: null }); }}>Lesson {i + 1}: {l.title}</a>
         ))}
         <a href="?view=playground" aria-current={where.lesson === null ? 'page' : undefined}
-          onClick={(e) => { e.preventDefault(); setWhere({ lesson: null, step: 0 }); }}>Images: make, open, export</a>
+          onClick={(e) => { e.preventDefault(); setWhere({ lesson: null, step: 0, script: null, crash: null }); }}>Images: make, open, export</a>
       </nav>
       <main>
         <p className="status" role="status" aria-live="polite">{state.busy ?? (state.image ? 'Ready.' : '')}</p>
@@ -159,7 +148,10 @@ export function App() {
         {where.lesson && ready && lesson && (
           <LessonView key={`${lesson.id}-${generation}`} core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
             onStep={(i) => setWhere((w) => ({ ...w, step: i }))}
-            scripts={lessonScripts.current.get(lesson.id)} onScripts={(s) => lessonScripts.current.set(lesson.id, s)} />
+            scripts={lessonScripts.current.get(lesson.id) ?? (where.script !== null ? { draft: where.script, ran: where.script } : undefined)}
+            crash={where.crash ?? undefined}
+            onScripts={(s) => lessonScripts.current.set(lesson.id, s)}
+            onPlace={(p) => setWhere((w) => (w.script === p.script && w.crash === p.crash ? w : { ...w, ...p }))} />
         )}
         {!where.lesson && (
           <>

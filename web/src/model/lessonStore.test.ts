@@ -111,4 +111,13 @@ describe('the lesson store', () => {
     expect([s.step, s.moment]).toEqual([4, 0]);
     expect(ev(s, 1)).toEqual({ type: 'moment', step: 4, moment: null });
   });
+
+  test('a run under way: Run waits, the last run stays shown; it ends with the run, a failure or a cancel', () => {
+    let s = reduce(ran(), { type: 'running' });
+    expect(s.running).toBe(true);
+    expect(reduce(s, { type: 'ran', script: 'x', steps }).running).toBe(false);
+    expect(reduce(s, { type: 'runFailed', message: 'no' }).running).toBe(false);
+    s = reduce(s, { type: 'runStopped' });
+    expect([s.running, s.steps.length]).toEqual([false, steps.length]);
+  });
 });

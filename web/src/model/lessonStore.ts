@@ -31,6 +31,8 @@ export interface LessonState {
   draft: string;
   /** The last script that ran to its end (what the steps are of). */
   ran: string;
+  /** A run is under way (Run waits; what is shown is the last run's). */
+  running: boolean;
   steps: Step[];
   /** Events of the run's commands (the final commit's come after: not steppable). */
   commandEvents: number;
@@ -58,6 +60,7 @@ export type LessonAction =
   | { type: 'runFailed'; message: string }
   | { type: 'failed'; message: string }
   | { type: 'running' }
+  | { type: 'runStopped' }
   | { type: 'seek'; step: number }
   | { type: 'moment'; step: number; moment: number | null }
   | { type: 'ask'; question: number; to: number }
@@ -78,10 +81,10 @@ export type LessonAction =
 
 export const initialReplay: ReplayState = { at: null, data: null, step: 0, fsAt: null, fsAtStep: -1, logTree: 'log', fsTree: 'fs', error: null };
 
-export function initLesson(init: { draft: string; ran: string; step: number }): LessonState {
+export function initLesson(init: { draft: string; ran: string; step: number; crash?: number }): LessonState {
   return {
-    draft: init.draft, ran: init.ran, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, playing: false, speed: 1,
-    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, error: null, answers: {}, asking: null, replay: initialReplay,
+    draft: init.draft, ran: init.ran, running: false, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, playing: false, speed: 1,
+    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash },
   };
 }
 
@@ -102,14 +105,16 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
       // a new run: its steps; the tree on show stays until the new run's dump
       // arrives, and the replay view starts over (its crash points are the new
       // script's); a question left open closes (it was about the old run)
-      return { ...s, ran: a.script, steps: a.steps, commandEvents: a.commandEvents ?? Infinity, moment: null, error: null, asking: null,
+      return { ...s, running: false, ran: a.script, steps: a.steps, commandEvents: a.commandEvents ?? Infinity, moment: null, error: null, asking: null,
         replay: a.script === s.ran ? s.replay : { ...initialReplay, logTree: s.replay.logTree, fsTree: s.replay.fsTree } };
     case 'runFailed':
-      return { ...s, steps: [], dump: null, dumpStep: -1, playing: false, error: a.message };
+      return { ...s, running: false, steps: [], dump: null, dumpStep: -1, playing: false, error: a.message };
     case 'failed':
       return { ...s, error: a.message };
     case 'running':
-      return s.error === null ? s : { ...s, error: null };
+      return { ...s, running: true, error: null };
+    case 'runStopped': // cancelled: what was shown stays
+      return { ...s, running: false };
     case 'seek': {
       const step = Math.max(0, a.step);
       const last = s.steps.length - 1;

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { marksFor } from './marks';
 import { renderMarkdown } from './markdown';
 import { describeEvent } from '../views/sentences';
-import { groupSteps, nextStepWith, scriptPrefix } from './steps';
+import { groupSteps, nextStepWith, scriptPrefix, treeSentence } from './steps';
 import type { TraceEvent } from './trace';
 
 const base = { seq: 0, tree: 5n };
@@ -48,6 +48,24 @@ describe('steps', () => {
     expect(m.get('200')).toBe('cow');
     expect(m.get('100')).toBe('new');
     expect(m.get('300')).toBe('split');
+  });
+});
+
+describe('a step told for the tree on screen', () => {
+  test('what it did in that tree, what is of no one tree, and the copies in every tree', () => {
+    const evs: TraceEvent[] = [
+      { seq: 0, kind: 'op', line: 3 },
+      { seq: 1, kind: 'cow', tree: 5n, from: 100n, to: 200n, level: 0, generation: 2n, fromGeneration: 1n },
+      { seq: 2, kind: 'item_insert', tree: 5n, bytenr: 200n, slot: 1, key: [257n, 1, 0n], size: 160 },
+      { seq: 3, kind: 'cow', tree: 2n, from: 300n, to: 400n, level: 0, generation: 2n, fromGeneration: 1n },
+      { seq: 4, kind: 'cow', tree: 1n, from: 500n, to: 600n, level: 0, generation: 2n, fromGeneration: 1n },
+      { seq: 5, kind: 'commit', generation: 2n, rootBytenr: 600n },
+    ];
+    const [, step] = groupSteps(evs, ['', '', 'create /a']);
+    expect(treeSentence(step, 5n)).toBe('create /a: in the fs tree, COW leaf 100 → 200 in the fs tree, generation 2; 1 item inserted; '
+      + 'Commit: generation 2 is on disk, root tree at 600. Copied on write: fs tree 1, extent tree 1, root tree 1.');
+    expect(treeSentence(step, 7n)).toBe('create /a: nothing changed in the csum tree; Commit: generation 2 is on disk, root tree at 600. '
+      + 'Copied on write: csum tree 0, fs tree 1, extent tree 1, root tree 1.');
   });
 });
 

@@ -2,6 +2,7 @@
 // scenario command (the core marks each with an `op` event), each with its
 // events and one plain sentence saying what happened.
 import { describeEvent } from '../views/sentences';
+import { treeName } from './names';
 import type { TraceEvent, TraceKind } from './trace';
 
 export interface Step {
@@ -17,6 +18,32 @@ export interface Step {
 
 /** The sentence for a whole step: the most telling things it did. */
 export function summarize(command: string, events: TraceEvent[]): string {
+  const parts = summaryParts(events);
+  return `${command}: ${parts.length ? parts.join('; ') : 'nothing changed on disk'}.`;
+}
+
+/** The tree an event is of, if it is of one. */
+function eventTree(e: TraceEvent): bigint | null {
+  return 'tree' in e && typeof e.tree === 'bigint' ? e.tree : null;
+}
+
+/**
+ * A step's sentence for the tree on screen: what it did there (and what is
+ * of no one tree: a commit, a log write), then the blocks copied on write in
+ * every tree, the one on screen first ("fs tree 2, extent tree 1, root tree 1").
+ */
+export function treeSentence(step: Step, tree: bigint): string {
+  const parts = summaryParts(step.events.filter((e) => eventTree(e) === tree));
+  const global = summaryParts(step.events.filter((e) => eventTree(e) === null)); // a commit, the log's copies and its write
+  const cows = new Map<bigint, number>([[tree, 0]]);
+  for (const e of step.events) if (e.kind === 'cow') cows.set(e.tree, (cows.get(e.tree) ?? 0) + 1);
+  const here = parts.length ? `in the ${treeName(tree)}, ${parts.join('; ')}` : `nothing changed in the ${treeName(tree)}`;
+  const copied = [...cows].filter(([, n], i) => i === 0 || n > 0);
+  const list = copied.length > 1 || copied[0][1] > 0 ? ` Copied on write: ${copied.map(([t, n]) => `${treeName(t)} ${n}`).join(', ')}.` : '';
+  return `${step.command}: ${[here, ...global].join('; ')}.${list}`;
+}
+
+function summaryParts(events: TraceEvent[]): string[] {
   const n = (k: TraceKind) => events.filter((e) => e.kind === k).length;
   const parts: string[] = [];
   const cows = events.filter((e): e is Extract<TraceEvent, { kind: 'cow' }> => e.kind === 'cow');
@@ -40,8 +67,7 @@ export function summarize(command: string, events: TraceEvent[]): string {
   if (sync) parts.push(describeEvent(sync));
   const commit = events.find((e) => e.kind === 'commit');
   if (commit) parts.push(describeEvent(commit));
-  const body = parts.length ? parts.join('; ') : 'nothing changed on disk';
-  return `${command}: ${body}.`;
+  return parts;
 }
 
 /** Splits a trace into steps at each `op` event; lines are the script's. */

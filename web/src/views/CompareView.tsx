@@ -113,6 +113,7 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
               </button>
             ))}
           </div>
+          <div className="table-scroll" role="region" aria-label={`fsyncs, ${shown} (scrolls sideways)`} tabIndex={0}>
           <table className="metrics" aria-label={`fsyncs, ${shown}`}>
             <thead><tr><th>fsync</th><th>result</th><th>items logged</th><th>leaves</th><th>bytes</th><th>cost (µs)</th><th>vs other mode</th></tr></thead>
             <tbody>
@@ -129,12 +130,14 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
               })}
             </tbody>
           </table>
+          </div>
           {rows.length > 0 && <BarChart spec={COST} rows={rows} reducedMotion={reducedMotion} className="cost-chart" label="Modelled fsync cost, legacy and index-only" />}
         </>
       )}
       {seed && (<>
       <h4>The seed's experiment</h4>
       <p>{seed.experiment}. The kernel's times are the seed's; ours are the modelled cost of the same work in the core.</p>
+      <div className="table-scroll" role="region" aria-label="The seed's table and the model (scrolls sideways)" tabIndex={0}>
       <table className="metrics seed-table" aria-label="The seed's table and the model">
         <thead><tr><th>N / D</th><th>seed: create</th><th>model: create</th><th>seed: delete</th><th>model: delete</th><th>run</th></tr></thead>
         <tbody>
@@ -157,6 +160,7 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
           })}
         </tbody>
       </table>
+      </div>
       {Object.keys(seedRows).length > 0 && (
         <BarChart spec={SEED} className="cost-chart seed-chart" label="The seed's measured change and the model's" reducedMotion={reducedMotion} rows={table.filter((r) => seedRows[r.n]).flatMap((r) => [
           { label: `N=${r.n.toLocaleString('en')}, create`, seed: pct(r.create[1], r.create[0]), model: seedRows[r.n].create },

@@ -6,7 +6,7 @@ import { marksFor } from '../model/marks';
 import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex } from '../model/lessonStore';
 import { ghostsAt } from '../model/ghosts';
 import { momentLabels, momentsOf } from '../model/moments';
-import { groupSteps } from '../model/steps';
+import { groupSteps, treeSentence } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
 import { Player } from './Player';
@@ -23,6 +23,10 @@ export interface LessonViewProps {
   /** The scenario text and the last script that ran to its end, when the lesson was shown before (the core restarted since). */
   scripts?: LessonScripts;
   onScripts?: (s: LessonScripts) => void;
+  /** The crash point to start the replay view at (from the address bar). */
+  crash?: number;
+  /** Where the learner is, for the address bar: their own script (null: the lesson's) and the crash point. */
+  onPlace?: (p: { script: string | null; crash: number | null }) => void;
 }
 
 export interface LessonScripts {
@@ -34,6 +38,7 @@ const RUN = { seed: 1n, now: 1700000000n, trace: true };
 
 interface ScenarioEditorProps {
   script: string;
+  running: boolean;
   rows: number;
   error: string | null;
   onChange: (text: string) => void;
@@ -43,14 +48,15 @@ interface ScenarioEditorProps {
 
 /** The scenario's text, Run and Reset. Memoized: a step does not touch it
  * (a script of 36,000 lines costs milliseconds to compare on every render). */
-const ScenarioEditor = memo(function ScenarioEditor({ script, rows, error, onChange, onRun, onReset }: ScenarioEditorProps) {
+const ScenarioEditor = memo(function ScenarioEditor({ script, running, rows, error, onChange, onRun, onReset }: ScenarioEditorProps) {
   return (
     <section className="panel" aria-labelledby="scenario-h">
       <h3 id="scenario-h">Scenario</h3>
       <textarea aria-label="Scenario script" value={script} rows={rows} spellCheck={false} onChange={(e) => onChange(e.target.value)} />
       <div>
-        <button type="button" onClick={() => onRun(script)}>Run scenario</button>{' '}
-        <button type="button" onClick={onReset}>Reset</button>
+        <button type="button" onClick={() => onRun(script)} disabled={running}>{running ? 'Running…' : 'Run scenario'}</button>{' '}
+        <button type="button" onClick={onReset} disabled={running}>Reset</button>
+        {running && <span className="hint" role="status"> Running the scenario; the tree below is the last run's until it ends.</span>}
       </div>
       {error && <p className="error" role="alert">{error}</p>}
     </section>
@@ -58,8 +64,8 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, rows, error, onCha
 });
 
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
-export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts }: LessonViewProps) {
-  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step }, initLesson);
+export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, onPlace }: LessonViewProps) {
+  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash }, initLesson);
   const { draft, ran, steps, dump, dumpStep, dumpMoment, error, treeName, answers, asking, commandEvents } = state;
   const cache = useRef(new Map<string, TreeDump>());
   const lines = useMemo(() => ran.split('\n'), [ran]);
@@ -71,7 +77,10 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       cache.current.clear();
       dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n')), commandEvents: r.commandEvents });
     } catch (e) {
-      if (e instanceof CancelledError) return; // the page says so; what was shown stays until the lesson comes back
+      if (e instanceof CancelledError) { // the page says so; what was shown stays until the lesson comes back
+        dispatch({ type: 'runStopped' });
+        return;
+      }
       dispatch({ type: 'runFailed', message: (e as Error).message });
     }
   }, [core]);
@@ -85,6 +94,12 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   useEffect(() => {
     onScripts?.({ draft, ran });
   }, [draft, ran, onScripts]);
+  const onPlaceRef = useRef(onPlace);
+  onPlaceRef.current = onPlace;
+  const crashAt = state.replay.at;
+  useEffect(() => {
+    onPlaceRef.current?.({ script: ran === lesson.scenario ? null : ran, crash: crashAt });
+  }, [ran, crashAt, lesson]);
 
   // the address bar follows the player
   const onStepRef = useRef(onStep);
@@ -182,15 +197,22 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         <div dangerouslySetInnerHTML={{ __html: renderMarkdown(lesson.text) }} />
       </div>
       <div className="lesson-lab" ref={lab}>
-      <ScenarioEditor script={draft} rows={Math.min(14, lines.length + 1)} error={error} onChange={setDraft} onRun={runFromStart}
+      <ScenarioEditor script={draft} running={state.running} rows={Math.min(14, lines.length + 1)} error={error} onChange={setDraft} onRun={runFromStart}
         onReset={reset} />
       {asking && q && (
         <QuestionPanel question={q} shuffleKey={questionKey(lesson.id, asking.question)} answered={answered}
           onAnswer={(choice) => dispatch({ type: 'answer', question: asking.question, choice })} onDone={() => dispatch({ type: 'asked' })} />
       )}
       {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion}
-        moment={moment && momentIndex !== null ? { index: momentIndex, count: moments.length, sentence: moment.sentence } : null} onEvent={byEvent} />}
+        moment={moment && momentIndex !== null ? { index: momentIndex, count: moments.length, sentence: moment.sentence } : null} onEvent={byEvent}
+        stepSentence={steps[index] ? treeSentence(steps[index], treeId) : undefined} />}
+      {steps[index]?.kinds.has('log_sync') && treeName !== 'log' && dump?.trees.some((t) => t.name === 'log') && (
+        <p className="hint log-note">This step wrote the log tree (fsync): the change is there, not in the {treeName} tree's blocks.{' '}
+          <button type="button" onClick={() => dispatch({ type: 'treeName', name: 'log' })}>Show the log tree</button></p>
+      )}
+      <div className={state.running ? 'stale' : undefined} aria-busy={state.running}>
       {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={(name) => dispatch({ type: 'treeName', name })} reducedMotion={reducedMotion} stateKey={dumpMoment === null ? String(dumpStep) : `${dumpStep}.${dumpMoment}`} labels={momentView?.labels} focusItem={focusItem} ghosts={ghosts} />}
+      </div>
       {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch })}</Fragment>)}
       </div>
     </article>

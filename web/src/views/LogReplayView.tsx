@@ -28,7 +28,8 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
   // one run of the scenario, kept by the worker: a crash point is a checkpoint of it plus a power cut
   const runScript = useMemo(() => lines.join('\n') + '\n', [lines]);
   const { data, step, fsAt, fsAtStep, logTree, fsTree, error } = state;
-  const at = state.at ?? points[points.length - 1] ?? lines.length;
+  // the crash point chosen (from the slider or the address bar) when it is one of this script's, else the last
+  const at = state.at !== null && points.includes(state.at) ? state.at : points[points.length - 1] ?? lines.length;
   const cache = useRef(new Map<number, TreeDump>());
 
   useEffect(() => {

@@ -15,6 +15,8 @@ export interface PlayerProps {
   reducedMotion: boolean;
   /** Event-level stepping: the moment on show in the step (null: the step's end), how many the step has, and a move by one event. */
   moment?: { index: number; count: number; sentence: string } | null;
+  /** The step's sentence for the tree on screen (model/steps.ts treeSentence); the step's own when absent. */
+  stepSentence?: string;
   onEvent?: (dir: 1 | -1) => void;
 }
 
@@ -26,7 +28,7 @@ function typingIn(t: EventTarget | null): boolean {
 }
 
 /** Step forward and back, play and pause at a speed, scrub, jump to the next event of a kind. */
-export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion, moment = null, onEvent }: PlayerProps) {
+export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion, moment = null, onEvent, stepSentence }: PlayerProps) {
   const setPlaying = (p: boolean) => dispatch({ type: 'play', playing: p });
   const last = steps.length - 1;
   const step = steps[index];
@@ -102,7 +104,7 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
       </label>
       <p className="sentence" aria-live="polite" data-testid="sentence">
         {step ? (step.line ? `Line ${step.line}, ` : 'Before the first command: ') : ''}
-        {step && moment ? `${step.command}, event ${moment.index + 1} of ${moment.count}: ${moment.sentence}.` : step ? step.sentence : ''}
+        {step && moment ? `${step.command}, event ${moment.index + 1} of ${moment.count}: ${moment.sentence}.` : step ? stepSentence ?? step.sentence : ''}
       </p>
     </section>
   );

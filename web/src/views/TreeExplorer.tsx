@@ -63,7 +63,22 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
   const view = useRef<ReturnType<typeof createTreeView> | null>(null);
   // blocks the learner toggled; in a large tree every level-1 node starts folded and a toggle unfolds it
   const [toggled, setToggled] = useState<Set<string>>(new Set());
-  const [selected, setSelected] = useState<{ block: Block; item: LeafItem | KeyPtr } | null>(null);
+  const [selected, setSelected] = useState<{ block: Block; item: LeafItem | KeyPtr; byKeyboard?: boolean } | null>(null);
+  const detailHeading = useRef<HTMLHeadingElement>(null);
+  // opened from the keyboard: focus goes to the item, and Close brings it back to the tree
+  useEffect(() => {
+    if (selected?.byKeyboard) detailHeading.current?.focus();
+  }, [selected]);
+  const closeItem = () => {
+    const back = selected?.byKeyboard ? ref.current?.querySelector<SVGGElement>(`g.block[data-bytenr="${selected.block.bytenr}"]`) : null;
+    setSelected(null);
+    back?.focus();
+  };
+  const moveItem = (by: number) => setSelected((s) => {
+    if (!s) return s;
+    const at = s.block.entries.indexOf(s.item) + by;
+    return at >= 0 && at < s.block.entries.length ? { ...s, item: s.block.entries[at] } : s;
+  });
   const tree = useMemo(() => dump.trees.find((t) => t.name === treeName) ?? dump.trees[0], [dump, treeName]);
   // Level of detail: a tree of many blocks shows its leaves folded under
   // their parents (expand a node to see them), so that even 100,000 items
@@ -81,7 +96,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
   useEffect(() => {
     view.current = createTreeView({
       el: ref.current!,
-      onSelectItem: (block, item) => setSelected({ block, item }),
+      onSelectItem: (block, item, byKeyboard) => setSelected({ block, item, byKeyboard }),
       onToggle: (b) => setToggled((c) => {
         const n = new Set(c);
         if (n.has(b)) n.delete(b);
@@ -131,14 +146,18 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
       <div className="tree-canvas" ref={ref} data-testid="tree-canvas" />
       {selected && (
         <div className="item-detail" role="region" aria-label={label === EXPLORER ? 'Item' : `Item, ${label}`}>
-          <h4>{selected.block.level ? 'Key pointer' : 'Item'} {selected.item.slot} of {selected.block.level ? `node ${selected.block.bytenr}` : `leaf ${selected.block.bytenr}`}</h4>
+          <h4 ref={detailHeading} tabIndex={-1}>{selected.block.level ? 'Key pointer' : 'Item'} {selected.item.slot} of {selected.block.level ? `node ${selected.block.bytenr}` : `leaf ${selected.block.bytenr}`}</h4>
           {selected.item.kind === 'ptr' && <code>key ({selected.item.key.text})</code>}
           {selected.item.kind === 'item' ? (
             <pre className="dump" aria-label="Fields as dump-tree prints them">{`\titem ${selected.item.slot} key (${selected.item.key.text}) itemoff ${selected.item.offset} itemsize ${selected.item.size}\n${selected.item.body || '\t\t(no fields decoded for this item type)\n'}`}</pre>
           ) : (
             <p><code>block {selected.item.blockptr.toString()} gen {selected.item.generation.toString()}</code></p>
           )}
-          <button type="button" onClick={() => setSelected(null)}>Close</button>
+          <div className="item-nav">
+            <button type="button" onClick={() => moveItem(-1)} disabled={selected.block.entries.indexOf(selected.item) <= 0} aria-label="Previous item">◀ item</button>{' '}
+            <button type="button" onClick={() => moveItem(1)} disabled={selected.block.entries.indexOf(selected.item) >= selected.block.entries.length - 1} aria-label="Next item">item ▶</button>{' '}
+            <button type="button" onClick={closeItem}>Close</button>
+          </div>
         </div>
       )}
     </section>

@@ -32,7 +32,8 @@ export interface TreeViewProps {
 
 export interface TreeViewOptions {
   el: HTMLElement;
-  onSelectItem: (block: Block, item: LeafItem | KeyPtr) => void;
+  /** An item opened (byKeyboard: from a focused leaf, so focus follows it). */
+  onSelectItem: (block: Block, item: LeafItem | KeyPtr, byKeyboard?: boolean) => void;
   onToggle: (bytenr: string) => void;
 }
 
@@ -151,7 +152,16 @@ export function createTreeView(opts: TreeViewOptions) {
         opts.onToggle(d.data.block.bytenr.toString());
       })
       .on('keydown', (ev: KeyboardEvent, d) => {
-        if (ev.key === 'Enter') opts.onToggle(d.data.block.bytenr.toString());
+        // a node: Enter folds or unfolds its children; a leaf: Enter or Space opens its first item
+        if (ev.key !== 'Enter' && ev.key !== ' ') return;
+        const b = d.data.block;
+        if (b.level > 0) {
+          if (ev.key === 'Enter') opts.onToggle(b.bytenr.toString());
+          return;
+        }
+        ev.preventDefault();
+        ev.stopPropagation();
+        if (b.entries[0]) opts.onSelectItem(b, b.entries[0], true);
       });
     enter.append('rect').attr('class', 'frame').attr('width', BLOCK_W).attr('height', BLOCK_H).attr('rx', 4);
     enter.append('text').attr('class', 'title').attr('x', 6).attr('y', 14);
