@@ -107,3 +107,11 @@ test('a step that wrote the log says so and shows the log tree on request; the c
   await expect(replay(page).getByText('fsync /docs/report')).toBeVisible();
 });
 
+
+test('the commit that ends the script is its own step, not the last line\'s', async ({ page }) => {
+  await openLesson2(page, '&step=99'); // past the end: the last step (moving there would ask the lesson's questions first)
+  await expect(page.getByTestId('sentence')).toContainText(/^After the last line, the commit at the end of the script: .*Commit: generation \d+ is on disk/);
+  await page.getByRole('button', { name: 'Step back' }).click();
+  await expect(page.getByTestId('sentence')).toContainText('Line 15, write /docs/a1 0 100 9');
+  await expect(page.getByTestId('sentence')).not.toContainText('Commit:');
+});

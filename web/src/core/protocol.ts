@@ -32,7 +32,7 @@ export interface Results {
   metrics: ScenarioMetrics;
   /** The run's trace; events from commandEvents on are its final commit's. */
   traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics; commandEvents: number };
-  /** The trees after the script's line `line` (0: after mkfs), without the final commit. */
+  /** The trees after the script's line `line` (0: after mkfs), without the final commit; -1: the end, after it. */
   stateAt: TreeDump;
   /** The trees right after the run's event seq, in the middle of a command. */
   stateAtEvent: TreeDump;

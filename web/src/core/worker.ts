@@ -32,8 +32,11 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       const h = sessions(core).get(req.script, req.opts);
       return { events: core.trace(h), metrics: core.metrics(h), commandEvents: core.sessionStats(h).commandEvents };
     }
-    case 'stateAt':
-      return core.dumpTree(core.seek(sessions(core).get(req.script, req.opts), req.line), req.tree, req.maxLeafEntries);
+    case 'stateAt': {
+      // line -1: the run's end, after the commit that ends the script (the session's own state)
+      const h = sessions(core).get(req.script, req.opts);
+      return core.dumpTree(req.line < 0 ? h : core.seek(h, req.line), req.tree, req.maxLeafEntries);
+    }
     case 'stateAtEvent':
       return core.dumpAtEvent(sessions(core).get(req.script, req.opts), req.seq, req.tree, req.maxLeafEntries);
     case 'crashReplay': {

@@ -120,4 +120,10 @@ describe('the lesson store', () => {
     s = reduce(s, { type: 'runStopped' });
     expect([s.running, s.steps.length]).toEqual([false, steps.length]);
   });
+
+  test("the final commit's step is not the last line's: a question about that line is not asked again there", () => {
+    const withFinal = [...steps, { ...step(5, 5), final: true }];
+    const s = reduce(initLesson({ draft: 'x', ran: 'x', step: 4 }), { type: 'ran', script: 'x', steps: withFinal });
+    expect(moveTo(s, [{ beforeLine: 5 }], true, 5)).toEqual({ type: 'seek', step: 5 });
+  });
 });

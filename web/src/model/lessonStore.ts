@@ -167,10 +167,10 @@ export function moveTo(s: LessonState, questions: QuestionLike[], ownScenario: b
   const from = stepIndex(s);
   if (to > from && ownScenario) {
     const passed = s.steps.slice(from + 1, to + 1);
-    const qi = questions.findIndex((q, n) => s.answers[n] === undefined && passed.some((st) => st.line === q.beforeLine));
+    const qi = questions.findIndex((q, n) => s.answers[n] === undefined && passed.some((st) => !st.final && st.line === q.beforeLine));
     if (qi >= 0) {
       const line = questions[qi].beforeLine;
-      return { type: 'ask', question: qi, to: s.steps.findIndex((st, n) => n > from && st.line === line) };
+      return { type: 'ask', question: qi, to: s.steps.findIndex((st, n) => n > from && !st.final && st.line === line) };
     }
   }
   return { type: 'seek', step: to };

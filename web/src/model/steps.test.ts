@@ -51,6 +51,23 @@ describe('steps', () => {
   });
 });
 
+describe('the commit that ends a script', () => {
+  test('is its own step, after the last line, not blamed on it', () => {
+    const evs: TraceEvent[] = [
+      { seq: 0, kind: 'op', line: 3 },
+      { seq: 1, kind: 'item_insert', tree: 5n, bytenr: 200n, slot: 1, key: [257n, 1, 0n], size: 160 },
+      { seq: 2, kind: 'cow', tree: 1n, from: 500n, to: 600n, level: 0, generation: 2n, fromGeneration: 1n },
+      { seq: 3, kind: 'commit', generation: 2n, rootBytenr: 600n },
+    ];
+    const steps = groupSteps(evs, ['', '', 'create /a'], 2);
+    expect(steps.map((s) => [s.line, s.final ?? false, s.command, s.events.length])).toEqual([
+      [0, false, 'mkfs', 0], [3, false, 'create /a', 1], [3, true, 'the commit at the end of the script', 2]]);
+    expect(steps[1].sentence).toBe('create /a: 1 item inserted.');
+    expect(steps[2].kinds.has('commit')).toBe(true);
+    expect(groupSteps(evs, ['', '', 'create /a']).length).toBe(2); // no boundary given: as before
+  });
+});
+
 describe('a step told for the tree on screen', () => {
   test('what it did in that tree, what is of no one tree, and the copies in every tree', () => {
     const evs: TraceEvent[] = [

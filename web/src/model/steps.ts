@@ -9,6 +9,8 @@ export interface Step {
   index: number;
   /** 1-based line of the script, 0 for what mkfs did before the first command. */
   line: number;
+  /** The commit that ends the script (after its last line): its own step. */
+  final?: boolean;
   command: string;
   events: TraceEvent[];
   /** The kinds of event in this step (for jumps without scanning events). */
@@ -70,23 +72,32 @@ function summaryParts(events: TraceEvent[]): string[] {
   return parts;
 }
 
-/** Splits a trace into steps at each `op` event; lines are the script's. */
-export function groupSteps(events: TraceEvent[], scriptLines: string[]): Step[] {
+/**
+ * Splits a trace into steps at each `op` event; lines are the script's.
+ * Events from commandEvents on are the commit that ends the script: a step of
+ * their own (final), not blamed on the last line.
+ */
+export function groupSteps(events: TraceEvent[], scriptLines: string[], commandEvents = Infinity): Step[] {
   const steps: Step[] = [];
   let cur: Step = { index: 0, line: 0, command: 'mkfs', events: [], kinds: new Set(), sentence: '' };
+  const close = () => {
+    cur.sentence = summarize(cur.command, cur.events);
+    steps.push(cur);
+  };
   for (const e of events) {
     if (e.kind === 'op') {
-      cur.sentence = summarize(cur.command, cur.events);
-      steps.push(cur);
+      close();
       const text = (scriptLines[e.line - 1] ?? '').trim();
       cur = { index: steps.length, line: e.line, command: text, events: [], kinds: new Set(), sentence: '' };
+    } else if (e.seq >= commandEvents && !cur.final) {
+      close();
+      cur = { index: steps.length, line: cur.line, final: true, command: 'the commit at the end of the script', events: [e], kinds: new Set([e.kind]), sentence: '' };
     } else {
       cur.events.push(e);
       cur.kinds.add(e.kind);
     }
   }
-  cur.sentence = summarize(cur.command, cur.events);
-  steps.push(cur);
+  close();
   return steps;
 }
 

@@ -75,7 +75,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     try {
       const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
       cache.current.clear();
-      dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n')), commandEvents: r.commandEvents });
+      dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n'), r.commandEvents), commandEvents: r.commandEvents });
     } catch (e) {
       if (e instanceof CancelledError) { // the page says so; what was shown stays until the lesson comes back
         dispatch({ type: 'runStopped' });
@@ -127,7 +127,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     // the worker keeps the run: the state comes from its nearest checkpoint (for a moment, the run stops at its event)
     const req = moment
       ? core.call({ op: 'stateAtEvent', script: ran, opts: RUN, seq: moment.seq, tree: treeId, maxLeafEntries: 24 })
-      : core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.line ?? 0, tree: treeId, maxLeafEntries: 24 });
+      : core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.final ? -1 : steps[index]?.line ?? 0, tree: treeId, maxLeafEntries: 24 });
     req.then(
       (d) => {
         cache.current.set(key, d);

@@ -103,7 +103,7 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
         <input type="range" min={0} max={last} value={index} aria-label="Step" onChange={(e) => onIndex(Number(e.target.value))} />
       </label>
       <p className="sentence" aria-live="polite" data-testid="sentence">
-        {step ? (step.line ? `Line ${step.line}, ` : 'Before the first command: ') : ''}
+        {step ? (step.final ? 'After the last line, ' : step.line ? `Line ${step.line}, ` : 'Before the first command: ') : ''}
         {step && moment ? `${step.command}, event ${moment.index + 1} of ${moment.count}: ${moment.sentence}.` : step ? stepSentence ?? step.sentence : ''}
       </p>
     </section>
