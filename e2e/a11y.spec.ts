@@ -71,6 +71,10 @@ for (const size of SIZES) {
       await settle(page);
       await expect(page.getByRole('region', { name: /replay/i }).first()).toBeVisible();
       expect(await violations(page)).toEqual([]);
+      // a replay action on show: its pass pressed, its items listed
+      await page.getByRole('group', { name: 'Jump to a pass' }).getByRole('button', { name: /^inodes/ }).click();
+      await expect(page.getByRole('list', { name: 'Items this action changed in the fs tree' })).toBeVisible();
+      expect(await violations(page)).toEqual([]);
     });
 
     test('the image playground, with an image made', async ({ page }) => {

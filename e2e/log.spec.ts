@@ -115,3 +115,31 @@ test('the commit that ends the script is its own step, not the last line\'s', as
   await expect(page.getByTestId('sentence')).toContainText('Line 15, write /docs/a1 0 100 9');
   await expect(page.getByTestId('sentence')).not.toContainText('Commit:');
 });
+
+test('replay by pass: each action said and explained, its fs-tree items listed, its log leaf marked even when folded', async ({ page }) => {
+  await openLesson2(page);
+  const view = replay(page);
+  await expect(view.locator('p.step-text')).toContainText(/Replay has \d+ actions/);
+  const passes = view.getByRole('group', { name: 'Jump to a pass' });
+  await passes.getByRole('button', { name: /^inodes \(\d+\)$/ }).click();
+  await expect(passes.getByRole('button', { name: /^inodes/ })).toHaveAttribute('aria-pressed', 'true');
+  const text = view.locator('p.step-text');
+  await expect(text).toContainText(/^inodes /);
+  // step on to an inode made after the commit: its item is listed as added
+  const next = view.getByRole('button', { name: 'Next replay step' });
+  for (let i = 0; i < 10 && !/inode new/.test((await text.textContent()) ?? ''); i++) {
+    const was = (await text.textContent()) ?? '';
+    await next.click();
+    await expect(text).not.toHaveText(was);
+  }
+  await expect(text).toContainText(/inode new: inode (\d+) is not in the fs tree/);
+  const ino = /inode new: inode (\d+)/.exec((await text.textContent())!)![1];
+  await expect(view.getByRole('list', { name: 'Items this action changed in the fs tree' })).toContainText(`added (${ino} INODE_ITEM 0)`);
+  // the dir index pass: "link later" says what it means
+  await passes.getByRole('button', { name: /^dir index/ }).click();
+  await expect(text).toContainText('link later');
+  await expect(text).toContainText("The inode's INODE_REF, replayed in the next pass, adds the name");
+  await expect(text).toContainText(/log item \(257 DIR_INDEX \d+\)|dir 257/);
+  // its log item sits in the folded middle of a leaf of many items: that leaf is marked
+  await expect(logSide(page).getByTestId('tree-canvas').locator('g.block[data-mark="touched"]')).toHaveCount(1);
+});

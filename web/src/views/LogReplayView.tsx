@@ -3,8 +3,9 @@ import { CancelledError, type CoreClient } from '../core/client';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
 import type { LessonAction, ReplayState } from '../model/lessonStore';
-import { crashPoints, replaySteps } from '../model/replay';
-import { describeEvent } from './sentences';
+import { keyText } from '../model/names';
+import { crashPoints, itemChanges, leafHolding, passStarts, replaySteps } from '../model/replay';
+import { replayMeans, replaySaid } from './replay.sentences';
 import type { Mark } from './treeView';
 import { TreeExplorer } from './TreeExplorer';
 
@@ -70,17 +71,25 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
   }, [core, data, step, fsAtStep, runScript, at, dispatch]);
 
   const cur = data && step > 0 ? data.steps[step - 1] : null;
+  // the log leaf holding the action's item (by key range: a leaf drawn with its middle folded holds it too)
   const logMarks = useMemo(() => {
     const m = new Map<string, Mark>();
     if (!data || !cur) return m;
-    const [o, t, off] = cur.action.key;
-    for (const tr of data.before.trees.filter((x) => x.name === 'log' || x.name === 'log root')) {
-      for (const b of tr.blocks) {
-        if (b.level === 0 && b.entries.some((e) => e.key.objectid === o && e.key.type === t && e.key.offset === off)) m.set(b.bytenr.toString(), 'touched');
-      }
-    }
+    const tr = data.before.trees.find((x) => x.name === logTree);
+    const leaf = tr && leafHolding(tr.blocks, cur.action.key);
+    if (leaf) m.set(leaf.bytenr.toString(), 'touched');
     return m;
-  }, [data, cur]);
+  }, [data, cur, logTree]);
+  const logFocus = useMemo(() => {
+    if (!data || !cur) return null;
+    const tr = data.before.trees.find((x) => x.name === logTree);
+    const leaf = tr && leafHolding(tr.blocks, cur.action.key);
+    const [o, t, off] = cur.action.key;
+    const item = leaf?.entries.find((e) => e.key.objectid === o && e.key.type === t && e.key.offset === off);
+    return leaf && item ? { bytenr: leaf.bytenr.toString(), slot: item.slot } : null;
+  }, [data, cur, logTree]);
+  const changes = useMemo(() => (cur ? itemChanges(cur, 5n) : null), [cur]);
+  const passes = useMemo(() => (data ? passStarts(data.steps) : []), [data]);
   const fsMarks = useMemo(() => {
     const all = marksFor((cur?.events ?? []).filter((e) => 'tree' in e && e.tree === 5n));
     const own = new Set(fsAt?.trees.find((t) => t.name === fsTree)?.blocks.map((b) => b.bytenr.toString()) ?? []);
@@ -115,15 +124,32 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
             <button type="button" onClick={() => dispatch({ type: 'replayStep', step: total })} disabled={step >= total}>After replay</button>
             <span className="step-count">{step} / {total}</span>
           </div>
+          {passes.length > 0 && (
+            <div className="replay-passes" role="group" aria-label="Jump to a pass">
+              <span className="hint">Passes:</span>
+              {passes.map((p) => (
+                <button key={p.pass} type="button" className={cur?.action.pass === p.pass ? 'pass-on' : undefined} aria-pressed={cur?.action.pass === p.pass}
+                  onClick={() => dispatch({ type: 'replayStep', step: p.first })}>{p.pass} ({p.count})</button>
+              ))}
+            </div>
+          )}
           <p className="step-text" role="status" aria-live="polite">
             {!hasLog ? 'No log at this crash point: the last commit is all there is (the fsyncs before it committed, or nothing was logged).'
               : step === 0 ? `The image as the crash left it: the last commit, and the log that fsync wrote. Replay has ${total} actions.`
-              : <><span className={`pass pass-${cur!.action.pass.replace(' ', '-')}`}>{cur!.action.pass}</span> {describeEvent(cur!.action)}</>}
+              : <><span className={`pass pass-${cur!.action.pass.replace(' ', '-')}`}>{cur!.action.pass}</span> {cur!.action.action}: {replaySaid(cur!.action)}.
+                {' '}<span className="means">{replayMeans(cur!.action)}</span></>}
           </p>
+          {changes && (changes.added.length + changes.changed.length + changes.removed.length > 0) && (
+            <ul className="item-changes" aria-label="Items this action changed in the fs tree">
+              {changes.added.map((k) => <li key={`a${keyText(k)}`} className="added">added <code>({keyText(k)})</code></li>)}
+              {changes.changed.map((k) => <li key={`c${keyText(k)}`} className="changed">changed <code>({keyText(k)})</code></li>)}
+              {changes.removed.map((k) => <li key={`r${keyText(k)}`} className="removed">removed <code>({keyText(k)})</code></li>)}
+            </ul>
+          )}
           <div className="side-by-side">
             <div className="side" aria-label="The log, as the crash left it" role="region">
               <h4>Log tree (written by fsync)</h4>
-              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={(name) => dispatch({ type: 'logTree', name })} reducedMotion={reducedMotion} label="Tree explorer: the log" />}
+              {hasLog && <TreeExplorer dump={data.before} marks={logMarks} treeName={logTree} onTreeName={(name) => dispatch({ type: 'logTree', name })} reducedMotion={reducedMotion} label="Tree explorer: the log" focusItem={logFocus} />}
             </div>
             <div className="side" aria-label="The fs tree during replay" role="region">
               <h4>fs tree {step === 0 ? 'at the crash' : step >= total ? 'after replay (committed)' : `after ${step} replay action${step === 1 ? '' : 's'}`}</h4>

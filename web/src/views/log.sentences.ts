@@ -1,6 +1,7 @@
 // Sentences for the events of fsync and the log tree (LogReplayView, the
 // compare view's fsync table).
 import { keyText, treeName } from '../model/names';
+import { replaySaid } from './replay.sentences';
 import type { Sentences } from './sentences';
 
 export const logSentences = {
@@ -11,5 +12,5 @@ export const logSentences = {
   log_copy: (e) => `Copy item (${keyText(e.key)}) into log leaf ${e.to}, slot ${e.slot}`,
   log_range: (e) => `The log is authoritative for dir ${e.key[0]}, indexes ${e.key[2]} to ${e.last}`,
   log_sync: (e) => `Write the log and a superblock whose log_root is ${e.logRootTree}`,
-  replay: (e) => `Replay (${e.pass}): ${e.action} — log item (${keyText(e.key)})`,
+  replay: (e) => `Replay (${e.pass}): ${e.action}: ${replaySaid(e)}; log item (${keyText(e.key)})`,
 } satisfies Sentences;
