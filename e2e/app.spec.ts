@@ -138,9 +138,9 @@ test('a large tree opens with its leaves folded and stays usable', async ({ page
   await page.goto('./?lesson=01-cow-btree');
   await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=256M\nmkdir /d\ncreate /d/f_{1..20000}\n');
   await page.getByRole('button', { name: 'Run scenario' }).click();
-  await expect(page.getByText('Step 0 of 2')).toBeVisible(slow);
+  await expect(page.getByText('Step 0 of 3')).toBeVisible(slow); // mkfs, the line, the commit that ends the script
   await page.getByRole('button', { name: 'Last step' }).click();
-  await expect(page.getByTestId('sentence')).toContainText('create /d/f_{1..20000}', slow);
+  await expect(page.getByTestId('sentence')).toContainText('After the last line, the commit at the end of the script', slow);
   const canvas = page.getByTestId('tree-canvas');
   await expect(canvas.locator('g.block').first()).toBeVisible(slow);
   await expect(page.getByTestId('busybar')).toBeHidden(slow); // the step's tree is drawn: the core is idle

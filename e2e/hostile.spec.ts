@@ -152,8 +152,10 @@ test('a long run can be cancelled: the page stays live, the core restarts, the l
   // a later small run works
   await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=64M\nmkdir /after_cancel\n');
   await page.getByRole('button', { name: 'Run scenario' }).click();
-  await page.getByRole('button', { name: 'Last step' }).click();
-  await expect(page.getByTestId('sentence')).toContainText('mkdir /after_cancel', { timeout: 30_000 });
+  await page.getByRole('button', { name: 'Last step' }).click(); // the commit that ends the script
+  await expect(page.getByTestId('sentence')).toContainText('After the last line', { timeout: 30_000 });
+  await page.getByRole('button', { name: 'Step back' }).click();
+  await expect(page.getByTestId('sentence')).toContainText('mkdir /after_cancel');
   await expect(bar).toBeHidden();
 });
 

@@ -51,6 +51,7 @@ function standaloneSvg(svg: SVGSVGElement): string {
     .block[data-mark=touched] .frame{stroke:#e9c46a;stroke-width:3}
     .block[data-mark=path] .frame{stroke:#6a4c93;stroke-width:3;stroke-dasharray:5 3}
     .badge{font-weight:bold;font-size:9px;fill:#7a3418} .item.focus{fill:#e76f51}
+    .gauge-room{fill:#e9ecef} .gauge-used{fill:#457b9d} .count{font-size:9px}
     .ghost .frame{fill:#f3f4f6;stroke:#5b6b7b;stroke-width:1.2;stroke-dasharray:4 3} .ghost text{font-size:9px;fill:#4a5563}
     text{font:10px monospace;fill:#1d2a38} .title{font-weight:bold}
     .item{fill:#a8dadc} .link{fill:none;stroke:#9aa5b1}`;
@@ -108,9 +109,9 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
   }, []);
 
   useEffect(() => {
-    if (tree) view.current?.update({ tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion });
+    if (tree) view.current?.update({ tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion, nodesize: dump.nodesize });
     if (stateKey !== undefined) ref.current?.setAttribute('data-state', stateKey);
-  }, [tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion, stateKey]);
+  }, [tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion, stateKey, dump.nodesize]);
 
   const exportSvg = () => download(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
   const exportPng = () => {

@@ -23,6 +23,8 @@ export interface TreeViewProps {
   labels?: Map<string, string>;
   /** The item the current event is about: drawn highlighted in its leaf. */
   focusItem?: { bytenr: string; slot: number } | null;
+  /** The filesystem's node size: each block's gauge shows how full it is. */
+  nodesize?: number;
   /** Blocks a COW replaced since the last commit, drawn faded behind their copies (model/ghosts.ts). */
   ghosts?: { bytenr: bigint; level: number; generation: bigint; copy: bigint }[];
   /** Bytenrs whose children are hidden. */
@@ -46,6 +48,14 @@ interface NodeDatum {
 const BLOCK_W = 184;
 const BLOCK_H = 64;
 const MAX_ITEMS_DRAWN = 24;
+const HEADER_SIZE = 101; /* a tree block's header: what no item can use */
+const GAUGE_W = BLOCK_W - 8; /* a strip along the block's bottom edge */
+
+/** How full a block is, 0..1, from its free bytes. */
+export function fullness(b: Block, nodesize: number): number {
+  const room = nodesize - HEADER_SIZE;
+  return room > 0 ? Math.max(0, Math.min(1, 1 - b.free / room)) : 0;
+}
 /* where a ghost sits, from its copy: up into the gap above, a little right (never onto a sibling: they are 24 apart) */
 const GHOST_DX = 18;
 const GHOST_DY = 18;
@@ -79,7 +89,9 @@ function blockText(d: NodeDatum, props: TreeViewProps | null = null) {
     title: `${b.level ? `node L${b.level}` : 'leaf'} ${b.bytenr}`,
     keys: keyText(b.entries[0]),
     keys2: b.nritems > 1 ? `… ${keyText(b.entries[b.entries.length - 1])}` : `gen ${b.generation}`,
-    count: b.entries.length > MAX_ITEMS_DRAWN ? `${b.entries.length} ${b.level ? 'pointers' : 'items'}` : '',
+    // as drawItems draws it: a count of a dense block's items, or of a cut leaf's folded ones
+    count: b.entries.length > MAX_ITEMS_DRAWN ? `${b.entries.length} ${b.level ? 'pointers' : 'items'}`
+      : b.nritems > b.entries.length ? `…${b.nritems - b.entries.length}…` : '',
     hidden: d.hiddenChildren ? `+${d.hiddenChildren} hidden` : '',
   };
 }
@@ -170,6 +182,9 @@ export function createTreeView(opts: TreeViewOptions) {
     enter.append('g').attr('class', 'items').attr('transform', `translate(4,${BLOCK_H - 18})`);
     enter.append('text').attr('class', 'hidden-count').attr('x', BLOCK_W / 2).attr('y', BLOCK_H + 14).attr('text-anchor', 'middle');
     enter.append('text').attr('class', 'badge').attr('x', BLOCK_W - 5).attr('y', 14).attr('text-anchor', 'end');
+    const gauge = enter.append('g').attr('class', 'gauge').attr('transform', `translate(4,${BLOCK_H - 5})`);
+    gauge.append('rect').attr('class', 'gauge-room').attr('width', GAUGE_W).attr('height', 3);
+    gauge.append('rect').attr('class', 'gauge-used').attr('height', 3);
 
     const all = enter.merge(sel);
     all
@@ -178,7 +193,8 @@ export function createTreeView(opts: TreeViewOptions) {
       // the name starts with the text drawn in the block, in its order (what a speech-input user says), then the facts only its tooltip shows
       .attr('aria-label', (d) => {
         const b = d.data.block;
-        return `${shownText(d.data, props).join(' ')}: ${b.nritems} ${b.level ? 'pointers' : 'items'}, ${b.free} bytes free, generation ${b.generation}`;
+        const full = props.nodesize ? `, ${Math.round(fullness(b, props.nodesize) * 100)}% full` : '';
+        return `${shownText(d.data, props).join(' ')}: ${b.nritems} ${b.level ? 'pointers' : 'items'}, ${b.free} bytes free${full}, generation ${b.generation}`;
       })
       .attr('aria-expanded', (d) => (d.data.block.level ? String(!d.data.hiddenChildren) : null));
     all
@@ -191,13 +207,15 @@ export function createTreeView(opts: TreeViewOptions) {
     all.select('text.keys2').text((d) => blockText(d.data).keys2);
     all.select('text.hidden-count').text((d) => blockText(d.data).hidden);
     all.select('text.badge').text((d) => blockText(d.data, props).badge);
+    all.select('g.gauge').style('display', () => (props.nodesize ? null : 'none'));
+    all.select('rect.gauge-used').attr('width', (d) => (props.nodesize ? GAUGE_W * fullness(d.data.block, props.nodesize) : 0));
     all.each(function (d) {
       const focus = props.focusItem && props.focusItem.bytenr === d.data.block.bytenr.toString() ? props.focusItem.slot : -1;
       drawItems(select(this).select<SVGGElement>('g.items'), d.data.block, opts, focus);
     });
     drawGhosts(nodes, props.ghosts ?? []);
     all.select('title').remove();
-    all.append('title').text((d) => `${d.data.block.nritems} items, ${d.data.block.free} bytes free, generation ${d.data.block.generation}`);
+    all.append('title').text((d) => `${d.data.block.nritems} items, ${d.data.block.free} bytes free${props.nodesize ? ` (${Math.round(fullness(d.data.block, props.nodesize) * 100)}% full)` : ''}, generation ${d.data.block.generation}`);
 
     // fit when the tree or its shape changes (not on every step: the learner may have zoomed)
     const key = `${props.tree.id}:${nodes.length}:${root.height}`;
@@ -268,13 +286,21 @@ function drawItems(g: Selection<SVGGElement, unknown, null, undefined>, b: Block
       .attr('text-anchor', 'middle').text(`${n} ${b.level ? 'pointers' : 'items'}`); // as blockText's count
     return;
   }
-  g.selectAll('text.count').remove();
-  const cw = n ? w / n : w;
+  // a leaf cut to its first and last items (the core folds the middle) keeps
+  // them inside the block: the first from the left, the last from the right,
+  // the folded ones a gap between, counted
+  const folded = Math.max(0, b.nritems - n);
+  const GAP = folded ? 34 : 0;
+  const cw = n ? (w - GAP) / n : w;
+  const half = folded ? b.entries.findIndex((e, i) => i > 0 && e.slot !== b.entries[i - 1].slot + 1) : n;
+  const xOf = (i: number) => (i < half || half < 0 ? i * cw : i * cw + GAP);
+  g.selectAll('text.count').data(folded ? [folded] : []).join('text').attr('class', 'count')
+    .attr('x', half * cw + GAP / 2).attr('y', 10).attr('text-anchor', 'middle').text((k) => `…${k}…`);
   g.selectAll<SVGRectElement, LeafItem | KeyPtr>('rect.item')
     .data(b.entries, (e) => `${e.slot}`)
     .join('rect')
     .attr('class', (e) => (e.slot === focus ? 'item focus' : 'item'))
-    .attr('x', (e) => e.slot * cw)
+    .attr('x', (_e, i) => xOf(i))
     .attr('width', Math.max(1, cw - 1))
     .attr('height', 12)
     .on('click', (_ev, e) => opts.onSelectItem(b, e))
