@@ -253,3 +253,15 @@ test('screenshots of the views', async ({ page }) => {
   await page.waitForTimeout(200);
   await expect(page.getByTestId('tree-canvas')).toHaveScreenshot('playground-fs-tree.png', { maxDiffPixelRatio: 0.02 });
 });
+
+test('a live figure in the text: the number of files in its sentence changes the tree it draws', async ({ page }) => {
+  await openLesson(page);
+  const fig = page.getByRole('figure', { name: /Make .* files in one directory/ });
+  const canvas = fig.getByTestId('live-canvas');
+  await expect(canvas).toHaveAttribute('data-state', '8');
+  await expect(canvas.locator('g.block')).toHaveCount(1); // 8 files: one leaf
+  await fig.getByRole('spinbutton', { name: 'files' }).fill('20');
+  await expect(canvas).toHaveAttribute('data-state', '20');
+  await expect(canvas.locator('g.block')).toHaveCount(3); // split: two leaves and a root
+  await expect(fig).toContainText('The fs tree: 3 blocks, 2 leaves.');
+});

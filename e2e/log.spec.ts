@@ -143,3 +143,22 @@ test('replay by pass: each action said and explained, its fs-tree items listed, 
   // its log item sits in the folded middle of a leaf of many items: that leaf is marked
   await expect(logSide(page).getByTestId('tree-canvas').locator('g.block[data-mark="touched"]')).toHaveCount(1);
 });
+
+test('a live figure in the text: a crash point slider in a sentence, and what the mount keeps', async ({ page }) => {
+  await openLesson2(page);
+  const fig = page.getByRole('figure', { name: /Cut the power after line/ });
+  const canvas = fig.getByTestId('live-canvas');
+  await expect(canvas).toHaveAttribute('data-state', '6');
+  await expect(fig).toContainText('fsync /docs/synced');
+  await expect(fig).toContainText('After the mount (and its log replay): docs, kept, synced');
+  const slider = fig.getByRole('slider', { name: 'crash after line' });
+  await slider.focus();
+  await page.keyboard.press('ArrowRight'); // line 7: made after the fsync, never synced
+  await expect(canvas).toHaveAttribute('data-state', '7');
+  await expect(fig).toContainText('create /docs/lost');
+  await expect(fig).toContainText('After the mount (and its log replay): docs, kept, synced in');
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('ArrowLeft'); // line 5: synced made, not yet fsynced
+  await expect(canvas).toHaveAttribute('data-state', '5');
+  await expect(fig).toContainText('After the mount (and its log replay): docs, kept in');
+});

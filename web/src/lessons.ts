@@ -1,6 +1,7 @@
 // Lessons, authored in lessons/NN-name/ as lesson.md, scenario.txt,
 // questions.json and lesson.json (the manifest: the views the lesson shows
 // and its seed's published table), bundled at build time.
+import { lessonParts, type LessonPart } from './model/figures';
 import type { Question } from './model/questions';
 
 export type { Question };
@@ -34,6 +35,8 @@ export interface Lesson {
   id: string;
   title: string;
   text: string;
+  /** The text cut at its live figures (model/figures.ts). */
+  parts: LessonPart[];
   scenario: string;
   questions: Question[];
   views: string[];
@@ -60,6 +63,7 @@ export const LESSONS: Lesson[] = Object.keys(texts)
       id,
       title: /^#\s+(.*)$/m.exec(text)?.[1] ?? id,
       text: text.replace(/^#\s+.*\n/, ''),
+      parts: lessonParts(text.replace(/^#\s+.*\n/, ''), /^#\s+.*\n/.test(text) ? 2 : 1),
       scenario: scenarios[`${dir}/scenario.txt`] ?? '',
       questions: questions[`${dir}/questions.json`] ?? [],
       views: manifest?.views ?? ['tree'],

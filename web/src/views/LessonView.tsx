@@ -10,6 +10,7 @@ import { groupSteps, treeSentence } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
 import { Player } from './Player';
+import { LiveFigure } from './LiveFigure';
 import { QuestionPanel } from './QuestionPanel';
 import { lessonViews } from './registry';
 import { TreeExplorer } from './TreeExplorer';
@@ -194,7 +195,9 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     <article className="lesson" aria-labelledby="lesson-title">
       <div className="lesson-text" role="region" aria-labelledby="lesson-title" tabIndex={0 /* it scrolls on its own: keyboard users scroll it too */}>
         <h2 id="lesson-title">{lesson.title}</h2>
-        <div dangerouslySetInnerHTML={{ __html: renderMarkdown(lesson.text) }} />
+        {lesson.parts.map((p, i) => (p.kind === 'text'
+          ? <div key={i} dangerouslySetInnerHTML={{ __html: renderMarkdown(p.text) }} />
+          : <LiveFigure key={i} id={`fig-${lesson.id}-${p.line}`} core={core} figure={p.figure} reducedMotion={reducedMotion} />))}
       </div>
       <div className="lesson-lab" ref={lab}>
       <ScenarioEditor script={draft} running={state.running} rows={Math.min(14, lines.length + 1)} error={error} onChange={setDraft} onRun={runFromStart}
