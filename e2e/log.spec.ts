@@ -85,6 +85,7 @@ test('before and after: the two directory logging modes and the seed\'s experime
   await cmp.getByRole('button', { name: 'Run N=10,000' }).click();
   await expect(cmp.getByTestId('model-create-10000')).toHaveText(/^-4\d\.\d%$/, { timeout: 20_000 });
   await expect(cmp.getByRole('img', { name: "The seed's measured change and the model's" }).locator('rect.model')).toHaveCount(4);
+  for (const m of ['legacy', 'index-only']) await expect(cmp.getByRole('region', { name: `The log tree, ${m}`, exact: true }).locator('g.block').first()).toBeVisible();
   await expect(cmp).toHaveScreenshot('compare-view.png', { maxDiffPixelRatio: 0.02 });
 });
 
@@ -161,4 +162,17 @@ test('a live figure in the text: a crash point slider in a sentence, and what th
   await page.keyboard.press('ArrowLeft'); // line 5: synced made, not yet fsynced
   await expect(canvas).toHaveAttribute('data-state', '5');
   await expect(fig).toContainText('After the mount (and its log replay): docs, kept in');
+});
+
+test("the compare view sets the two modes' log trees side by side after the same fsync", async ({ page }) => {
+  await openLesson2(page);
+  const legacy = page.getByRole('region', { name: 'The log tree, legacy', exact: true });
+  const indexOnly = page.getByRole('region', { name: 'The log tree, index-only', exact: true });
+  await expect(legacy.getByTestId('tree-canvas').locator('g.block').first()).toBeVisible();
+  await expect(indexOnly.getByTestId('tree-canvas').locator('g.block').first()).toBeVisible();
+  const said = await page.getByTestId('compare-logs-said').textContent();
+  const [, a, b] = /legacy: (\d+) items in \d+ leaves.*index-only: (\d+) items/.exec(said!)!;
+  expect(Number(a)).toBeGreaterThan(Number(b)); // legacy logs DIR_ITEMs too
+  await page.getByRole('combobox', { name: /Right after the fsync at/ }).selectOption('9');
+  await expect(page.getByTestId('compare-logs-said')).not.toHaveText(said!);
 });

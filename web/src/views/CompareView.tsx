@@ -4,6 +4,7 @@ import type { FsyncMetrics } from '../core/wasm';
 import type { Seed } from '../lessons';
 import { MODES, pct, seedScript, withMode, type Mode } from '../model/modes';
 import { createBarChart, type BarChartSpec } from './barChart';
+import { CompareLogs } from './CompareLogs';
 
 export interface CompareViewProps {
   core: CoreClient;
@@ -132,6 +133,9 @@ export function CompareView({ core, script, reducedMotion, seed }: CompareViewPr
           </table>
           </div>
           {rows.length > 0 && <BarChart spec={COST} rows={rows} reducedMotion={reducedMotion} className="cost-chart" label="Modelled fsync cost, legacy and index-only" />}
+          {res.legacy.some((f) => f.result === 'logged') && (
+            <CompareLogs core={core} script={script} reducedMotion={reducedMotion} lines={res.legacy.filter((f) => f.result === 'logged').map((f) => f.line)} />
+          )}
         </>
       )}
       {seed && (<>
