@@ -155,6 +155,20 @@ struct scenario_result *scenario_session_result(struct scenario_session *s)
 	return &s->result;
 }
 
+/* The last checkpoint whose units (by_events: events) are at most at; 0 when none is. */
+static size_t last_checkpoint(const struct scenario_session *s, int by_events, u64 at)
+{
+	size_t lo = 0, hi = s->ncps;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if ((by_events ? s->cps[mid].events : s->cps[mid].unit) <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int scenario_session_seek(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err)
 {
 	*fs = NULL;
@@ -168,17 +182,7 @@ int scenario_session_seek(struct scenario_session *s, int line, struct btrfs_fs_
 			hi = mid;
 	}
 	u64 target = lo < s->nmarks ? s->marks[lo].units : s->units;
-	/* the last checkpoint at or before target */
-	lo = 0;
-	hi = s->ncps;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (s->cps[mid].unit <= target)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	const struct checkpoint *cp = &s->cps[lo];
+	const struct checkpoint *cp = &s->cps[last_checkpoint(s, 0, target)];
 	u64 at = s->cursor ? scenario_units(s->cursor) : 0;
 	if (!s->cursor || at > target || at < cp->unit) {
 		if (s->cursor)
@@ -259,15 +263,7 @@ static void capture_at_event(void *ctx, struct blab_trace *t, const struct trace
 int scenario_session_dump_at_event(struct scenario_session *s, u64 seq, u64 tree_id, int max_leaf_entries,
 				   struct strbuf *out, struct blab_err *err)
 {
-	/* the last checkpoint before the event */
-	size_t lo = 0, hi = s->ncps;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (s->cps[mid].events <= seq)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	size_t lo = last_checkpoint(s, 1, seq); /* the last before the event */
 	if (!s->ncps || s->cps[lo].events > seq)
 		return blab_fail(err, BLAB_EINVAL, "event %llu: before the first checkpoint", (unsigned long long)seq);
 	if (seq >= s->command_events)
