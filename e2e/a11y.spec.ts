@@ -64,6 +64,13 @@ for (const size of SIZES) {
       await page.getByRole('button', { name: 'Next event' }).click();
       await expect(page.getByTestId('tree-canvas').locator('g.ghost').first()).toBeVisible();
       expect(await violations(page)).toEqual([]);
+      // a wide tree: untouched leaves folded
+      await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=64M\nmkdir /d\ncreate /d/f{1..400}\ncommit\nwrite /d/f200 0 100 1\n');
+      await page.getByRole('button', { name: 'Run scenario' }).click();
+      await expect(page.getByText('Step 0 of 5')).toBeVisible();
+      await page.getByRole('slider', { name: 'Step' }).fill('4');
+      await expect(page.getByTestId('tree-canvas').locator('g.block.fold').first()).toBeVisible();
+      expect(await violations(page)).toEqual([]);
     });
 
     test('lesson 2: replay and compare views', async ({ page }) => {

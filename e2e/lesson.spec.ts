@@ -124,7 +124,7 @@ test('event by event inside a line: a search path, an item landing in its slot, 
   while (!/: COW leaf/.test(text) && moment < 20) text = await next();
   expect(text).toMatch(/COW leaf (\d+) → (\d+) in the fs tree/);
   const [, from, to] = /COW leaf (\d+) → (\d+)/.exec(text)!;
-  await expect(canvas.locator(`g.block[data-bytenr="${to}"][data-mark="cow"] text.badge`)).toHaveText('COW');
+  await expect(canvas.locator(`g.block[data-bytenr="${to}"][data-mark="cow"] text.badge`)).toHaveText('[COW]');
   await expect(canvas.locator(`g.ghost[data-bytenr="${from}"]`)).toContainText(`on disk, generation 2: leaf ${from}`);
   // an item lands in its slot, after the search that found the slot
   while (!/: Insert item/.test(text) && moment < 40) text = await next();
@@ -264,4 +264,26 @@ test('a live figure in the text: the number of files in its sentence changes the
   await expect(canvas).toHaveAttribute('data-state', '20');
   await expect(canvas.locator('g.block')).toHaveCount(3); // split: two leaves and a root
   await expect(fig).toContainText('The fs tree: 3 blocks, 2 leaves.');
+});
+
+test('legible trees: no text under 8 px, untouched siblings folded into "… N leaves" that open on click', async ({ page }) => {
+  await openLesson(page);
+  await page.getByLabel('Scenario script').fill('mkfs nodesize=4K size=64M\nmkdir /d\ncreate /d/f{1..400}\ncommit\nwrite /d/f200 0 100 1\n');
+  await page.getByRole('button', { name: 'Run scenario' }).click();
+  await expect(page.getByText('Step 0 of 5')).toBeVisible();
+  await page.getByRole('slider', { name: 'Step' }).fill('4'); // the write: one leaf copied, with its path
+  await expect(page.getByTestId('sentence')).toContainText('Line 5, write /d/f200');
+  const canvas = page.getByTestId('tree-canvas');
+  await expect(canvas).toHaveAttribute('data-state', '4');
+  const smallest = () => canvas.locator('svg text').evaluateAll((els) => Math.min(...els
+    .filter((e) => (e.textContent ?? '').trim() && e.getClientRects().length)
+    .map((e) => parseFloat(getComputedStyle(e).fontSize) * ((e as SVGGraphicsElement).getScreenCTM()?.a ?? 1))));
+  expect(await smallest()).toBeGreaterThanOrEqual(8);
+  const fold = canvas.locator('g.block.fold').first();
+  await expect(fold).toContainText(/… \d+ leaves/);
+  await expect(canvas.locator('g.block[data-mark="cow"]').first()).toBeVisible(); // what the step touched is never folded
+  const before = await canvas.locator('g.block').count();
+  await fold.click();
+  await expect.poll(() => canvas.locator('g.block').count()).toBeGreaterThan(before);
+  await expect(canvas.locator('g.block.fold')).toHaveCount(0);
 });

@@ -109,9 +109,9 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
   }, []);
 
   useEffect(() => {
-    if (tree) view.current?.update({ tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion, nodesize: dump.nodesize });
+    if (tree) view.current?.update({ tree, marks, labels, focusItem, ghosts, collapsed, unfolded: toggled, reducedMotion, nodesize: dump.nodesize });
     if (stateKey !== undefined) ref.current?.setAttribute('data-state', stateKey);
-  }, [tree, marks, labels, focusItem, ghosts, collapsed, reducedMotion, stateKey, dump.nodesize]);
+  }, [tree, marks, labels, focusItem, ghosts, collapsed, toggled, reducedMotion, stateKey, dump.nodesize]);
 
   const exportSvg = () => download(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
   const exportPng = () => {
@@ -139,7 +139,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
             {dump.trees.map((t) => <option key={t.id.toString()} value={t.name}>{t.name} ({t.blockCount} block{t.blockCount === 1 ? '' : 's'})</option>)}
           </select>
         </label>
-        <button type="button" onClick={() => view.current?.fit()}>Fit</button>
+        <button type="button" onClick={() => view.current?.fit(true)} title="The whole tree, however small">Fit</button>
         <button type="button" onClick={exportSvg}>Export SVG</button>
         <button type="button" onClick={exportPng}>Export PNG</button>
         <span className="legend"><i className="m-cow" />COW <i className="m-new" />new <i className="m-split" />split <i className="m-touched" />changed <i className="m-path" />path</span>

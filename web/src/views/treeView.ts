@@ -23,6 +23,8 @@ export interface TreeViewProps {
   labels?: Map<string, string>;
   /** The item the current event is about: drawn highlighted in its leaf. */
   focusItem?: { bytenr: string; slot: number } | null;
+  /** Fold keys (foldKey) of nodes whose unchanged children the learner opened. */
+  unfolded?: Set<string>;
   /** The filesystem's node size: each block's gauge shows how full it is. */
   nodesize?: number;
   /** Blocks a COW replaced since the last commit, drawn faded behind their copies (model/ghosts.ts). */
@@ -43,11 +45,15 @@ interface NodeDatum {
   block: Block;
   children?: NodeDatum[];
   hiddenChildren: number;
+  /** A run of unchanged siblings folded into one box ("… 40 leaves"): how many, and the key that opens them. */
+  fold?: { count: number; key: string };
 }
 
 const BLOCK_W = 184;
 const BLOCK_H = 64;
 const MAX_ITEMS_DRAWN = 24;
+/* the smallest scale fit() uses: block text (10 px, badges 9 px) stays at 8 px or more on screen */
+const MIN_SCALE = 0.9;
 const HEADER_SIZE = 101; /* a tree block's header: what no item can use */
 const GAUGE_W = BLOCK_W - 8; /* a strip along the block's bottom edge */
 
@@ -60,17 +66,50 @@ export function fullness(b: Block, nodesize: number): number {
 const GHOST_DX = 18;
 const GHOST_DY = 18;
 
-export function buildHierarchy(tree: Tree, collapsed: Set<string>): NodeDatum | null {
+/** Siblings are folded only under a node with more children than this. */
+const FOLD_OVER = 6;
+/** The key that opens the folded runs under a node. */
+export const foldKey = (parent: bigint) => `fold:${parent}`;
+
+/**
+ * The tree as drawn: blocks under collapsed nodes hidden; under a node of
+ * many children, runs of three or more siblings that nothing on show
+ * touches (interesting() false for them and all below) fold into one box,
+ * unless the node's fold key is in unfolded. The first and last child, the
+ * touched ones and their neighbours stay.
+ */
+export function buildHierarchy(tree: Tree, collapsed: Set<string>, interesting: (bytenr: string) => boolean = () => true,
+  unfolded: Set<string> = new Set()): NodeDatum | null {
   const byBytenr = new Map(tree.blocks.map((b) => [b.bytenr.toString(), b]));
   const root = tree.blocks[0];
   if (!root) return null;
   const seen = new Set<string>();
+  const touched = (d: NodeDatum): boolean => interesting(d.block.bytenr.toString()) || !!d.children?.some(touched);
   const make = (b: Block): NodeDatum => {
     seen.add(b.bytenr.toString());
     const ptrs = b.level > 0 ? (b.entries as KeyPtr[]) : [];
     const kids = ptrs.map((p) => byBytenr.get(p.blockptr.toString())).filter((c): c is Block => !!c && !seen.has(c.bytenr.toString()));
     if (collapsed.has(b.bytenr.toString())) return { block: b, hiddenChildren: kids.length };
-    return { block: b, children: kids.length ? kids.map(make) : undefined, hiddenChildren: 0 };
+    let children = kids.map(make);
+    if (children.length > FOLD_OVER && !unfolded.has(foldKey(b.bytenr))) {
+      const hot = children.map(touched);
+      const keep = children.map((_, i) => i === 0 || i === children.length - 1 || hot[i] || hot[i - 1] || hot[i + 1]);
+      const out: NodeDatum[] = [];
+      for (let i = 0; i < children.length;) {
+        let j = i;
+        while (j < children.length && !keep[j]) j++;
+        if (j - i >= 3) {
+          const first = children[i].block;
+          // a stand-in block for the run (its bytenr negative: never a real one's)
+          const stand: Block = { ...first, bytenr: -(b.bytenr * 1000n + BigInt(i)) - 1n, nritems: 0, free: 0, entries: [] };
+          out.push({ block: stand, hiddenChildren: 0, fold: { count: j - i, key: foldKey(b.bytenr) } });
+        } else out.push(...children.slice(i, j));
+        if (j < children.length) out.push(children[j]);
+        i = j + 1;
+      }
+      children = out;
+    }
+    return { block: b, children: children.length ? children : undefined, hiddenChildren: 0 };
   };
   return make(root);
 }
@@ -82,10 +121,15 @@ function keyText(e: LeafItem | KeyPtr | undefined): string {
 /** The text drawn in a block, part by part. */
 function blockText(d: NodeDatum, props: TreeViewProps | null = null) {
   const b = d.block;
+  if (d.fold) {
+    const what = b.level ? `node${d.fold.count === 1 ? '' : 's'}` : `lea${d.fold.count === 1 ? 'f' : 'ves'}`;
+    // each part ends in punctuation: names are checked against the drawn text run together
+    return { badge: '', title: `… ${d.fold.count} ${what},`, keys: 'unchanged here:', keys2: 'open them', count: '', hidden: '' };
+  }
   const key = b.bytenr.toString();
   const mark = props?.marks.get(key);
   return {
-    badge: props?.labels?.get(key) ?? (mark ? MARK_BADGE[mark] : ''),
+    badge: ((t) => (t ? `[${t}]` : ''))(props?.labels?.get(key) ?? (mark ? MARK_BADGE[mark] : '')), // bracketed: its own word in the name
     title: `${b.level ? `node L${b.level}` : 'leaf'} ${b.bytenr}`,
     keys: keyText(b.entries[0]),
     keys2: b.nritems > 1 ? `… ${keyText(b.entries[b.entries.length - 1])}` : `gen ${b.generation}`,
@@ -115,12 +159,15 @@ export function createTreeView(opts: TreeViewOptions) {
     .on('zoom', (ev) => viewport.attr('transform', ev.transform.toString()));
   svg.call(zoomer);
   let fittedFor = '';
-  // where the current layout put its blocks (blocks still fading out are not part of it)
+  // where the current layout put its blocks (blocks still fading out are not part of it), and the ones the step touched
   let laid: { x: number; y: number }[] = [];
+  let laidHot: { x: number; y: number }[] = [];
 
   function update(props: TreeViewProps) {
     current = props;
-    const data = buildHierarchy(props.tree, props.collapsed);
+    const hot = new Set<string>([...props.marks.keys(), ...(props.labels?.keys() ?? []), ...(props.ghosts ?? []).map((g) => g.copy.toString())]);
+    if (props.focusItem) hot.add(props.focusItem.bytenr);
+    const data = buildHierarchy(props.tree, props.collapsed, (b) => hot.has(b), props.unfolded);
     const ms = props.reducedMotion ? 0 : 450;
     svg.attr('aria-label', `${props.tree.name} tree: ${props.tree.blocks.length} blocks`);
     if (!data) {
@@ -132,6 +179,7 @@ export function createTreeView(opts: TreeViewOptions) {
     const root = d3tree<NodeDatum>().nodeSize([BLOCK_W + 24, BLOCK_H + 60])(hierarchy(data));
     const nodes = root.descendants();
     laid = nodes.map((d) => ({ x: d.x, y: d.y }));
+    laidHot = nodes.filter((d) => hot.has(d.data.block.bytenr.toString())).map((d) => ({ x: d.x, y: d.y }));
     const links = root.links();
 
     const linkSel = linkLayer
@@ -161,12 +209,17 @@ export function createTreeView(opts: TreeViewOptions) {
       .style('opacity', 0)
       .on('click', (ev: MouseEvent, d) => {
         if ((ev.target as Element).closest('.item')) return;
-        opts.onToggle(d.data.block.bytenr.toString());
+        opts.onToggle(d.data.fold ? d.data.fold.key : d.data.block.bytenr.toString());
       })
       .on('keydown', (ev: KeyboardEvent, d) => {
-        // a node: Enter folds or unfolds its children; a leaf: Enter or Space opens its first item
+        // a node: Enter folds or unfolds its children; a leaf: Enter or Space opens its first item; a fold: Enter opens it
         if (ev.key !== 'Enter' && ev.key !== ' ') return;
         const b = d.data.block;
+        if (d.data.fold) {
+          ev.preventDefault();
+          opts.onToggle(d.data.fold.key);
+          return;
+        }
         if (b.level > 0) {
           if (ev.key === 'Enter') opts.onToggle(b.bytenr.toString());
           return;
@@ -188,15 +241,17 @@ export function createTreeView(opts: TreeViewOptions) {
 
     const all = enter.merge(sel);
     all
+      .classed('fold', (d) => !!d.data.fold)
       .attr('data-bytenr', (d) => d.data.block.bytenr.toString())
       .attr('data-mark', (d) => props.marks.get(d.data.block.bytenr.toString()) ?? null)
       // the name starts with the text drawn in the block, in its order (what a speech-input user says), then the facts only its tooltip shows
       .attr('aria-label', (d) => {
         const b = d.data.block;
+        if (d.data.fold) return `${shownText(d.data, props).join(' ')}: ${d.data.fold.count} blocks nothing here touched, folded`;
         const full = props.nodesize ? `, ${Math.round(fullness(b, props.nodesize) * 100)}% full` : '';
         return `${shownText(d.data, props).join(' ')}: ${b.nritems} ${b.level ? 'pointers' : 'items'}, ${b.free} bytes free${full}, generation ${b.generation}`;
       })
-      .attr('aria-expanded', (d) => (d.data.block.level ? String(!d.data.hiddenChildren) : null));
+      .attr('aria-expanded', (d) => (d.data.fold ? 'false' : d.data.block.level ? String(!d.data.hiddenChildren) : null));
     all
       .transition()
       .duration(ms)
@@ -207,7 +262,7 @@ export function createTreeView(opts: TreeViewOptions) {
     all.select('text.keys2').text((d) => blockText(d.data).keys2);
     all.select('text.hidden-count').text((d) => blockText(d.data).hidden);
     all.select('text.badge').text((d) => blockText(d.data, props).badge);
-    all.select('g.gauge').style('display', () => (props.nodesize ? null : 'none'));
+    all.select('g.gauge').style('display', (d) => (props.nodesize && !d.data.fold ? null : 'none'));
     all.select('rect.gauge-used').attr('width', (d) => (props.nodesize ? GAUGE_W * fullness(d.data.block, props.nodesize) : 0));
     all.each(function (d) {
       const focus = props.focusItem && props.focusItem.bytenr === d.data.block.bytenr.toString() ? props.focusItem.slot : -1;
@@ -245,7 +300,8 @@ export function createTreeView(opts: TreeViewOptions) {
     all.select('text.ghost-label').text((g) => `on disk, generation ${g.generation}: ${g.level ? `node L${g.level}` : 'leaf'} ${g.bytenr}`);
   }
 
-  function fit() {
+  /** Fits the tree to the canvas; below a readable scale, centres what the step touched instead (whole: fit it all anyway). */
+  function fit(whole = false) {
     const xs = laid.map((p) => p.x), ys = laid.map((p) => p.y);
     const box = laid.length
       ? { x: Math.min(...xs) - BLOCK_W / 2, y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs) + BLOCK_W, height: Math.max(...ys) - Math.min(...ys) + BLOCK_H + 90 }
@@ -254,7 +310,16 @@ export function createTreeView(opts: TreeViewOptions) {
     const h = opts.el.clientHeight || 500;
     if (!box.width) return;
     const k = Math.min(1.2, 0.9 * Math.min(w / (box.width + 40), h / (box.height + 40)));
-    svg.call(zoomer.transform, zoomIdentity.translate(w / 2 - k * (box.x + box.width / 2), 20 - k * box.y).scale(k));
+    if (k >= MIN_SCALE || !laid.length || whole) {
+      svg.call(zoomer.transform, zoomIdentity.translate(w / 2 - k * (box.x + box.width / 2), 20 - k * box.y).scale(k));
+      return;
+    }
+    // too big to fit with readable text: at the smallest readable scale,
+    // centred on the blocks the step touched (else the root); pan for the rest
+    const at = laidHot.length ? laidHot : [laid[0]];
+    const cx = (Math.min(...at.map((p) => p.x)) + Math.max(...at.map((p) => p.x))) / 2;
+    const top = Math.min(box.y, ...at.map((p) => p.y));
+    svg.call(zoomer.transform, zoomIdentity.translate(w / 2 - MIN_SCALE * cx, 20 - MIN_SCALE * top).scale(MIN_SCALE));
   }
 
   return {
