@@ -286,4 +286,10 @@ test('legible trees: no text under 8 px, untouched siblings folded into "… N l
   await fold.click();
   await expect.poll(() => canvas.locator('g.block').count()).toBeGreaterThan(before);
   await expect(canvas.locator('g.block.fold')).toHaveCount(0);
+  // too wide to fit readably: the minimap shows the whole tree and the part on screen, and moves the view
+  const minimap = canvas.locator('svg.minimap');
+  await expect(minimap).toBeVisible();
+  const viewBefore = await canvas.locator('g.viewport').getAttribute('transform');
+  await minimap.click({ position: { x: 4, y: 4 } });
+  await expect.poll(() => canvas.locator('g.viewport').getAttribute('transform')).not.toBe(viewBefore);
 });

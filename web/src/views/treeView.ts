@@ -64,6 +64,8 @@ export function fullness(b: Block, nodesize: number): number {
 }
 /* where a ghost sits, from its copy: up into the gap above, a little right (never onto a sibling: they are 24 apart) */
 const GHOST_DX = 18;
+const MINI_W = 160;
+const MINI_H = 64;
 const GHOST_DY = 18;
 
 /** Siblings are folded only under a node with more children than this. */
@@ -156,12 +158,50 @@ export function createTreeView(opts: TreeViewOptions) {
   let current: TreeViewProps | null = null;
   const zoomer: ZoomBehavior<SVGSVGElement, unknown> = zoom<SVGSVGElement, unknown>()
     .scaleExtent([0.05, 4])
-    .on('zoom', (ev) => viewport.attr('transform', ev.transform.toString()));
+    .on('zoom', (ev) => {
+      viewport.attr('transform', ev.transform.toString());
+      drawMinimapView(ev.transform);
+    });
+  // the minimap: every block laid out, tiny, and the part on screen; shown
+  // when the tree does not fit (a click there moves the view)
+  const minimap = select(opts.el).append('svg').attr('class', 'minimap').attr('aria-hidden', 'true')
+    .attr('width', MINI_W).attr('height', MINI_H).style('display', 'none');
+  const miniBlocks = minimap.append('g');
+  const miniView = minimap.append('rect').attr('class', 'minimap-view');
+  let miniScale = 1;
+  let miniBox = { x: 0, y: 0, width: 1, height: 1 };
+  minimap.on('click', (ev: MouseEvent) => {
+    const [mx, my] = [ev.offsetX, ev.offsetY];
+    svg.call(zoomer.translateTo, miniBox.x + mx / miniScale, miniBox.y + my / miniScale);
+  });
   svg.call(zoomer);
   let fittedFor = '';
   // where the current layout put its blocks (blocks still fading out are not part of it), and the ones the step touched
   let laid: { x: number; y: number }[] = [];
   let laidHot: { x: number; y: number }[] = [];
+
+  function drawMinimap() {
+    if (!laid.length) {
+      minimap.style('display', 'none');
+      return;
+    }
+    const xs = laid.map((p) => p.x), ys = laid.map((p) => p.y);
+    miniBox = { x: Math.min(...xs) - BLOCK_W / 2, y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs) + BLOCK_W, height: Math.max(...ys) - Math.min(...ys) + BLOCK_H };
+    miniScale = Math.min((MINI_W - 4) / miniBox.width, (MINI_H - 4) / miniBox.height);
+    miniBlocks.attr('transform', `translate(2,2) scale(${miniScale}) translate(${-miniBox.x},${-miniBox.y})`);
+    miniBlocks.selectAll('rect').data(laid).join('rect').attr('class', 'minimap-block')
+      .attr('x', (p) => p.x - BLOCK_W / 2).attr('y', (p) => p.y).attr('width', BLOCK_W).attr('height', BLOCK_H);
+  }
+
+  function drawMinimapView(t: { x: number; y: number; k: number }) {
+    const w = opts.el.clientWidth || 800, h = opts.el.clientHeight || 500;
+    // the part of the tree on screen, in tree coordinates
+    const v = { x: -t.x / t.k, y: -t.y / t.k, width: w / t.k, height: h / t.k };
+    const fits = v.x <= miniBox.x && v.y <= miniBox.y && v.x + v.width >= miniBox.x + miniBox.width && v.y + v.height >= miniBox.y + miniBox.height;
+    minimap.style('display', () => (fits || !laid.length ? 'none' : null));
+    miniView.attr('x', 2 + (v.x - miniBox.x) * miniScale).attr('y', 2 + (v.y - miniBox.y) * miniScale)
+      .attr('width', v.width * miniScale).attr('height', v.height * miniScale);
+  }
 
   function update(props: TreeViewProps) {
     current = props;
@@ -171,6 +211,8 @@ export function createTreeView(opts: TreeViewOptions) {
     const ms = props.reducedMotion ? 0 : 450;
     svg.attr('aria-label', `${props.tree.name} tree: ${props.tree.blocks.length} blocks`);
     if (!data) {
+      laid = [];
+      drawMinimap();
       ghostLayer.selectAll('*').remove();
       nodeLayer.selectAll('*').remove();
       linkLayer.selectAll('*').remove();
@@ -180,6 +222,7 @@ export function createTreeView(opts: TreeViewOptions) {
     const nodes = root.descendants();
     laid = nodes.map((d) => ({ x: d.x, y: d.y }));
     laidHot = nodes.filter((d) => hot.has(d.data.block.bytenr.toString())).map((d) => ({ x: d.x, y: d.y }));
+    drawMinimap();
     const links = root.links();
 
     const linkSel = linkLayer
@@ -316,7 +359,9 @@ export function createTreeView(opts: TreeViewOptions) {
     }
     // too big to fit with readable text: at the smallest readable scale,
     // centred on the blocks the step touched (else the root); pan for the rest
-    const at = laidHot.length ? laidHot : [laid[0]];
+    // the deepest touched blocks (the leaf a change landed in, not the root above it)
+    const deepest = laidHot.length ? Math.max(...laidHot.map((p) => p.y)) : 0;
+    const at = laidHot.length ? laidHot.filter((p) => p.y === deepest) : [laid[0]];
     const cx = (Math.min(...at.map((p) => p.x)) + Math.max(...at.map((p) => p.x))) / 2;
     const top = Math.min(box.y, ...at.map((p) => p.y));
     svg.call(zoomer.transform, zoomIdentity.translate(w / 2 - MIN_SCALE * cx, 20 - MIN_SCALE * top).scale(MIN_SCALE));
@@ -329,6 +374,7 @@ export function createTreeView(opts: TreeViewOptions) {
     destroy() {
       svg.on('.zoom', null);
       svg.remove();
+      minimap.remove();
       current = null;
     },
     get props() {
