@@ -179,6 +179,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   // the committed blocks COW replaced since the last commit, on disk still (drawn behind their copies); shown with the dump they belong to
   const ghosts = useMemo(() => (dump && dumpStep === index ? ghostsAt(steps, index, treeId, dumpMoment === null ? null : moments[dumpMoment]?.seq ?? null) : []),
     [dump, dumpStep, dumpMoment, steps, index, treeId, moments]);
+  // the step told for the tree on screen: once per step and tree, not on every render (a step can hold a million events)
+  const stepSentence = useMemo(() => (steps[index] ? treeSentence(steps[index], treeId) : undefined), [steps, index, treeId]);
   // the marks of the moment on show, or of the whole step
   const momentView = useMemo(() => (moment ? momentLabels(moment, dump, treeName) : null), [moment, dump, treeName]);
   const focusItem = useMemo(() => (moment?.item ? { bytenr: moment.item.bytenr.toString(), slot: moment.item.slot } : null), [moment]);
@@ -208,7 +210,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       )}
       {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion}
         moment={moment && momentIndex !== null ? { index: momentIndex, count: moments.length, sentence: moment.sentence } : null} onEvent={byEvent}
-        stepSentence={steps[index] ? treeSentence(steps[index], treeId) : undefined} />}
+        stepSentence={stepSentence} />}
       {steps[index]?.kinds.has('log_sync') && treeName !== 'log' && dump?.trees.some((t) => t.name === 'log') && (
         <p className="hint log-note">This step wrote the log tree (fsync): the change is there, not in the {treeName} tree's blocks.{' '}
           <button type="button" onClick={() => dispatch({ type: 'treeName', name: 'log' })}>Show the log tree</button></p>

@@ -71,22 +71,17 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
   }, [core, data, step, fsAtStep, runScript, at, dispatch]);
 
   const cur = data && step > 0 ? data.steps[step - 1] : null;
-  // the log leaf holding the action's item (by key range: a leaf drawn with its middle folded holds it too)
-  const logMarks = useMemo(() => {
+  // the log leaf holding the action's item (by key range: a leaf drawn with its middle folded holds it too), marked, and the item in it when drawn
+  const { logMarks, logFocus } = useMemo(() => {
     const m = new Map<string, Mark>();
-    if (!data || !cur) return m;
+    if (!data || !cur) return { logMarks: m, logFocus: null };
     const tr = data.before.trees.find((x) => x.name === logTree);
     const leaf = tr && leafHolding(tr.blocks, cur.action.key);
-    if (leaf) m.set(leaf.bytenr.toString(), 'touched');
-    return m;
-  }, [data, cur, logTree]);
-  const logFocus = useMemo(() => {
-    if (!data || !cur) return null;
-    const tr = data.before.trees.find((x) => x.name === logTree);
-    const leaf = tr && leafHolding(tr.blocks, cur.action.key);
+    if (!leaf) return { logMarks: m, logFocus: null };
+    m.set(leaf.bytenr.toString(), 'touched');
     const [o, t, off] = cur.action.key;
-    const item = leaf?.entries.find((e) => e.key.objectid === o && e.key.type === t && e.key.offset === off);
-    return leaf && item ? { bytenr: leaf.bytenr.toString(), slot: item.slot } : null;
+    const item = leaf.entries.find((e) => e.key.objectid === o && e.key.type === t && e.key.offset === off);
+    return { logMarks: m, logFocus: item ? { bytenr: leaf.bytenr.toString(), slot: item.slot } : null };
   }, [data, cur, logTree]);
   const changes = useMemo(() => (cur ? itemChanges(cur, 5n) : null), [cur]);
   const passes = useMemo(() => (data ? passStarts(data.steps) : []), [data]);
