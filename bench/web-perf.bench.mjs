@@ -95,6 +95,29 @@ export async function run() {
       button.click();
     }));
     const longest = await page.evaluate(() => Math.max(0, ...window.__long));
+    // then into the step of 20,000 files (a million events, kept in the worker):
+    // its tree drawn, then its last event (Shift+←: the core stops just before
+    // the step's end), and the longest task meanwhile
+    const into = await page.evaluate(() => new Promise((resolve) => {
+      window.__long = [];
+      const slider = document.querySelector('input[aria-label=Step]');
+      const canvas = document.querySelector('[data-testid=tree-canvas]');
+      const t = String(Number(slider.max) - 1); // the last line's step (the final commit's is after it)
+      const t0 = performance.now();
+      let drawn = 0;
+      const obs = new MutationObserver(() => {
+        const at = canvas.getAttribute('data-state');
+        if (!drawn && at === t) {
+          drawn = performance.now() - t0;
+          document.activeElement?.blur();
+          window.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', shiftKey: true, bubbles: true }));
+        } else if (drawn && at?.startsWith(`${t}.`)) { obs.disconnect(); resolve({ drawn, moment: performance.now() - t0 - drawn }); }
+      });
+      obs.observe(canvas, { attributes: true, attributeFilter: ['data-state'] });
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(slider, t);
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+    }));
+    const longestInto = await page.evaluate(() => Math.max(0, ...window.__long));
 
     // a tree of about 2,000 blocks, stepped through with animation on
     const big = ['mkfs nodesize=4K size=512M', 'mkdir /d', ...Array.from({ length: 12 }, (_, i) => `create /d/g${i}_{1..2000}`)].join('\n');
@@ -180,6 +203,9 @@ export async function run() {
       { metric: 'first load, JS + WASM gzipped', unit: 'KB', ours: gz / 1024, peer: 500, peerName: 'target' },
       { metric: 'run 20,000 files to the first tree drawn', unit: 'ms', ours: firstTree, peer: 7500, peerName: 'issue 11 (before)' },
       { metric: '  longest main-thread task meanwhile', unit: 'ms', ours: longest, peer: 50, peerName: 'target (long task)' },
+      { metric: "  then its 20,000 files' step drawn", unit: 'ms', ours: into.drawn, peer: 2000, peerName: 'target' },
+      { metric: '  then its last event (Shift+←) drawn', unit: 'ms', ours: into.moment, peer: 1000, peerName: 'target' },
+      { metric: '  longest main-thread task meanwhile', unit: 'ms', ours: longestInto, peer: 50, peerName: 'target (long task)' },
       { metric: `stepping, p95 frame (${treeBlocks})`, unit: 'ms', ours: p95, peer: 16.7, peerName: 'target' },
       { metric: 'same page idle, p95 frame (the display)', unit: 'ms', ours: percentile(idle.slice(2), 95), peer: 16.7, peerName: 'target' },
       { metric: `stepping, frames over 20 ms of ${frames.length - 2}`, unit: 'n', ours: long, peer: frames.length - 2, peerName: 'frames' },

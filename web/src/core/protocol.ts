@@ -1,5 +1,6 @@
 // The short, typed message list between the page and the core's Worker.
 import type { TreeDump } from '../model/dump';
+import type { StepInfo, StepView } from '../model/steps';
 import type { TraceEvent } from '../model/trace';
 import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
 
@@ -11,6 +12,9 @@ export type Request =
   | { op: 'metrics'; handle: Handle }
   // a script's run is kept in the worker (core/sessions.ts): these reach any of its lines from a checkpoint
   | { op: 'traceRun'; script: string; opts: RunOptions }
+  // the run's steps without their events (grouped in the worker), and one step's view in one tree
+  | { op: 'runSteps'; script: string; opts: RunOptions }
+  | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null }
   | { op: 'stateAt'; script: string; opts: RunOptions; line: number; tree: bigint; maxLeafEntries: number }
   | { op: 'stateAtEvent'; script: string; opts: RunOptions; seq: number; tree: bigint; maxLeafEntries: number }
   | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; maxLeafEntries: number }
@@ -32,6 +36,10 @@ export interface Results {
   metrics: ScenarioMetrics;
   /** The run's trace; events from commandEvents on are its final commit's. */
   traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics; commandEvents: number };
+  /** The run's steps (without events) and the event where its final commit starts. */
+  runSteps: { steps: StepInfo[]; metrics: ScenarioMetrics; commandEvents: number };
+  /** Step `index` told and marked in tree (at its moment `moment`; null: its end). */
+  stepView: StepView;
   /** The trees after the script's line `line` (0: after mkfs), without the final commit; -1: the end, after it. */
   stateAt: TreeDump;
   /** The trees right after the run's event seq, in the middle of a command. */

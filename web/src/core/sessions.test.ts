@@ -9,7 +9,10 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import createBtrfsCore from './generated/btrfslab-core.mjs';
 import { Sessions } from './sessions';
 import { Core } from './wasm';
-import { groupSteps, scriptPrefix } from '../model/steps';
+import { groupSteps, scriptPrefix, treeSentence } from '../model/steps';
+import { ghostsAt } from '../model/ghosts';
+import { marksFor } from '../model/marks';
+import { momentsOf, treeOf } from '../model/moments';
 import { crashPoints, crashScript } from '../model/replay';
 
 const wasmPath = fileURLToPath(new URL('./generated/btrfslab-core.wasm', import.meta.url));
@@ -175,5 +178,56 @@ describe('the worker\'s sessions', () => {
     } finally {
       core.close(h);
     }
+  });
+});
+
+describe("the worker's steps (runs.ts): the page gets steps without events, and each step's view", () => {
+  const script = readFileSync(`${root}lessons/01-cow-btree/scenario.txt`, 'utf8');
+
+  test('the steps are the trace grouped, without their events; each view is the model on the events', () => {
+    const s = new Sessions(core, 2);
+    const rs = s.steps(script, RUN);
+    expect(s.steps(script, RUN)).toBe(rs); // grouped once per session
+    const h = s.get(script, RUN);
+    const all = groupSteps(core.trace(h), script.split('\n'), core.sessionStats(h).commandEvents);
+    const sent = structuredClone(rs.infos); // what crosses to the page
+    expect(sent.map((i) => Object.keys(i).includes('events'))).toEqual(all.map(() => false));
+    expect(sent).toEqual(all.map(({ events, ...info }) => ({ ...info, eventCount: events.length })));
+    for (const tree of [5n, 2n, 1n]) {
+      for (const st of all) {
+        const v = structuredClone(rs.view(st.index, tree, null));
+        const moments = st.index > 0 ? momentsOf(st.events, tree, rs.commandEvents) : [];
+        expect(v.sentence).toBe(treeSentence(st, tree));
+        expect(v.moments).toBe(moments.length);
+        expect(v.moment).toBeNull();
+        expect(v.marks).toEqual(marksFor(st.events));
+        expect(v.ghosts).toEqual(ghostsAt(all, st.index, tree));
+        expect(Object.values(v.counts).reduce((a, b) => a + b, 0)).toBe(st.events.filter((e) => treeOf(e) === tree).length);
+        for (const m of moments.length ? [0, moments.length - 1] : []) {
+          const at = structuredClone(rs.view(st.index, tree, m));
+          expect(at.moment).toEqual(moments[m]);
+          expect(at.marks).toEqual(moments[m].marks);
+          expect(at.ghosts).toEqual(ghostsAt(all, st.index, tree, moments[m].seq));
+        }
+        expect(rs.view(st.index, tree, moments.length).moment).toBeNull(); // past the last: the step's end
+      }
+    }
+  });
+
+  test('a step that is not in the run is an EINVAL error, not a crash', () => {
+    const rs = new Sessions(core, 1).steps('create /a\n', RUN);
+    expect(() => rs.view(rs.infos.length, 5n, null)).toThrow(/EINVAL: step \d+: the run has \d+ steps/);
+    expect(() => rs.view(-1, 5n, null)).toThrow(/EINVAL/);
+  });
+
+  test('a step of thousands of inserts: what crosses to the page is small, its moments are counted there', () => {
+    const big = 'mkfs nodesize=4K\nmkdir /d\ncreate /d/f_{1..3000}\n';
+    const rs = new Sessions(core, 1).steps(big, RUN);
+    const st = rs.infos.find((i) => i.line === 3)!;
+    expect(st.eventCount).toBeGreaterThan(50_000);
+    const v = rs.view(st.index, 5n, null);
+    expect(v.moments).toBeGreaterThan(12_000); // 4 items a file, each after its search
+    expect(JSON.stringify(rs.infos, (_k, x) => (typeof x === 'bigint' ? String(x) : x instanceof Set ? [...x] : x)).length).toBeLessThan(5_000);
+    expect(v.ghosts.length).toBeLessThan(2_000);
   });
 });

@@ -32,6 +32,12 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       const h = sessions(core).get(req.script, req.opts);
       return { events: core.trace(h), metrics: core.metrics(h), commandEvents: core.sessionStats(h).commandEvents };
     }
+    case 'runSteps': {
+      const s = sessions(core).steps(req.script, req.opts);
+      return { steps: s.infos, metrics: core.metrics(sessions(core).get(req.script, req.opts)), commandEvents: s.commandEvents };
+    }
+    case 'stepView':
+      return sessions(core).steps(req.script, req.opts).view(req.index, req.tree, req.moment);
     case 'stateAt': {
       // line -1: the run's end, after the commit that ends the script (the session's own state)
       const h = sessions(core).get(req.script, req.opts);

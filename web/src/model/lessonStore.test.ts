@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import type { TreeDump } from './dump';
 import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex, type LessonAction, type LessonState } from './lessonStore';
-import type { Step } from './steps';
+import type { StepInfo } from './steps';
 
-const step = (index: number, line: number): Step => ({ index, line, command: `line ${line}`, events: [], kinds: new Set(), sentence: '' });
+const step = (index: number, line: number): StepInfo => ({ index, line, command: `line ${line}`, eventCount: 0, kinds: new Set(), sentence: '' });
 const steps = [step(0, 0), step(1, 1), step(2, 2), step(3, 4), step(4, 5)];
 const dump = (tag: string) => ({ trees: [], tag }) as unknown as TreeDump;
 const reduce = (s: LessonState, ...actions: LessonAction[]) => actions.reduce(lessonReduce, s);

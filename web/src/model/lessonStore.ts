@@ -5,7 +5,7 @@
 // lessonStore.test.ts). The worker's answers arrive as actions too.
 import type { TreeDump } from './dump';
 import type { ReplayStep } from './replay';
-import type { Step } from './steps';
+import type { StepInfo, StepView } from './steps';
 
 export interface QuestionLike {
   beforeLine: number;
@@ -33,7 +33,7 @@ export interface LessonState {
   ran: string;
   /** A run is under way (Run waits; what is shown is the last run's). */
   running: boolean;
-  steps: Step[];
+  steps: StepInfo[];
   /** Events of the run's commands (the final commit's come after: not steppable). */
   commandEvents: number;
   /** The player: the step on show (clamped to the steps), playing, speed. */
@@ -47,6 +47,8 @@ export interface LessonState {
   dump: TreeDump | null;
   dumpStep: number;
   dumpMoment: number | null;
+  /** The step told, marked and counted in the tree on show, with the dump (the worker's, core/runs.ts). */
+  view: StepView | null;
   error: string | null;
   /** Answers given, by question index; the question being asked and the step it leads to. */
   answers: Record<number, number>;
@@ -56,7 +58,7 @@ export interface LessonState {
 
 export type LessonAction =
   | { type: 'edit'; text: string }
-  | { type: 'ran'; script: string; steps: Step[]; commandEvents?: number }
+  | { type: 'ran'; script: string; steps: StepInfo[]; commandEvents?: number }
   | { type: 'runFailed'; message: string }
   | { type: 'failed'; message: string }
   | { type: 'running' }
@@ -69,7 +71,7 @@ export type LessonAction =
   | { type: 'play'; playing: boolean }
   | { type: 'speed'; speed: number }
   | { type: 'treeName'; name: string }
-  | { type: 'dump'; step: number; moment?: number | null; dump: TreeDump }
+  | { type: 'dump'; step: number; moment?: number | null; dump: TreeDump; view?: StepView | null }
   | { type: 'crashAt'; at: number }
   | { type: 'replayRun'; at: number; before: TreeDump; after: TreeDump; steps: ReplayStep[] }
   | { type: 'replayFailed'; message: string }
@@ -84,7 +86,7 @@ export const initialReplay: ReplayState = { at: null, data: null, step: 0, fsAt:
 export function initLesson(init: { draft: string; ran: string; step: number; crash?: number }): LessonState {
   return {
     draft: init.draft, ran: init.ran, running: false, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, playing: false, speed: 1,
-    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash },
+    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, view: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash },
   };
 }
 
@@ -108,7 +110,7 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
       return { ...s, running: false, ran: a.script, steps: a.steps, commandEvents: a.commandEvents ?? Infinity, moment: null, error: null, asking: null,
         replay: a.script === s.ran ? s.replay : { ...initialReplay, logTree: s.replay.logTree, fsTree: s.replay.fsTree } };
     case 'runFailed':
-      return { ...s, running: false, steps: [], dump: null, dumpStep: -1, playing: false, error: a.message };
+      return { ...s, running: false, steps: [], dump: null, dumpStep: -1, view: null, playing: false, error: a.message };
     case 'failed':
       return { ...s, error: a.message };
     case 'running':
@@ -135,7 +137,7 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
     case 'treeName':
       return { ...s, treeName: a.name, moment: null }; // moments are the tree's own
     case 'dump':
-      return { ...s, dump: a.dump, dumpStep: a.step, dumpMoment: a.moment ?? null };
+      return { ...s, dump: a.dump, dumpStep: a.step, dumpMoment: a.moment ?? null, view: a.view ?? null };
     case 'crashAt':
       return replay(s, { at: a.at });
     case 'replayRun':

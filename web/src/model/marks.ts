@@ -19,6 +19,7 @@ export function marksFor(events: TraceEvent[]): Map<string, Mark> {
     else if (e.kind === 'item_insert' || e.kind === 'item_delete') set(e.bytenr, 'touched');
     else if (e.kind === 'push') { set(e.to, 'touched'); set(e.from, 'touched'); }
     else if (e.kind === 'merge') set(e.into, 'touched');
+    else if (e.kind === 'log_copy') set(e.to, 'touched'); // the log leaf an item was copied into
   }
   return m;
 }

@@ -28,7 +28,8 @@ export interface Moment {
 /** Kinds a learner stops at, besides searches (grouped into one moment per path). */
 const STOPS = new Set<TraceKind>(['cow', 'item_insert', 'item_delete', 'split', 'push', 'merge', 'root_grow', 'root_shrink', 'log_copy']);
 
-function treeOf(e: TraceEvent): bigint | null {
+/** The tree an event is of (a log copy: the log tree's), or null. */
+export function treeOf(e: TraceEvent): bigint | null {
   return 'tree' in e && typeof e.tree === 'bigint' ? e.tree : e.kind === 'log_copy' ? TREE_IDS.log : null;
 }
 

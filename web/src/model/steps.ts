@@ -3,19 +3,50 @@
 // events and one plain sentence saying what happened.
 import { describeEvent } from '../views/sentences';
 import { treeName } from './names';
+import type { Mark } from '../views/treeView';
+import type { Ghost } from './ghosts';
+import type { Moment } from './moments';
 import type { TraceEvent, TraceKind } from './trace';
 
-export interface Step {
+/** A step as the page holds it: no events (a step can hold a million; they stay in the core's worker, core/runs.ts). */
+export interface StepInfo {
   index: number;
   /** 1-based line of the script, 0 for what mkfs did before the first command. */
   line: number;
   /** The commit that ends the script (after its last line): its own step. */
   final?: boolean;
   command: string;
-  events: TraceEvent[];
+  /** How many events the step holds. */
+  eventCount: number;
   /** The kinds of event in this step (for jumps without scanning events). */
   kinds: Set<TraceKind>;
   sentence: string;
+}
+
+/** A step with its events (the worker's). */
+export interface Step extends StepInfo {
+  events: TraceEvent[];
+}
+
+/** What the page draws of one step in one tree (at one moment, or the step's end). */
+export interface StepView {
+  /** The step told for the tree (treeSentence). */
+  sentence: string;
+  /** The step's moments in the tree (event-level stepping). */
+  moments: number;
+  /** The moment asked for (null: the step's end, or past its last moment). */
+  moment: Moment | null;
+  /** The blocks to mark: the moment's, or the whole step's. */
+  marks: Map<string, Mark>;
+  /** The committed blocks COW replaced, on disk still (model/ghosts.ts). */
+  ghosts: Ghost[];
+  /** How many events of each kind the step has in the tree. */
+  counts: Partial<Record<TraceKind, number>>;
+}
+
+/** The step without its events, as it crosses to the page. */
+export function stepInfo({ events, ...info }: Step): StepInfo {
+  return { ...info, eventCount: events.length };
 }
 
 /** The sentence for a whole step: the most telling things it did. */
@@ -79,19 +110,20 @@ function summaryParts(events: TraceEvent[]): string[] {
  */
 export function groupSteps(events: TraceEvent[], scriptLines: string[], commandEvents = Infinity): Step[] {
   const steps: Step[] = [];
-  let cur: Step = { index: 0, line: 0, command: 'mkfs', events: [], kinds: new Set(), sentence: '' };
+  let cur: Step = { index: 0, line: 0, command: 'mkfs', eventCount: 0, events: [], kinds: new Set(), sentence: '' };
   const close = () => {
     cur.sentence = summarize(cur.command, cur.events);
+    cur.eventCount = cur.events.length;
     steps.push(cur);
   };
   for (const e of events) {
     if (e.kind === 'op') {
       close();
       const text = (scriptLines[e.line - 1] ?? '').trim();
-      cur = { index: steps.length, line: e.line, command: text, events: [], kinds: new Set(), sentence: '' };
+      cur = { index: steps.length, line: e.line, command: text, eventCount: 0, events: [], kinds: new Set(), sentence: '' };
     } else if (e.seq >= commandEvents && !cur.final) {
       close();
-      cur = { index: steps.length, line: cur.line, final: true, command: 'the commit at the end of the script', events: [e], kinds: new Set([e.kind]), sentence: '' };
+      cur = { index: steps.length, line: cur.line, final: true, command: 'the commit at the end of the script', eventCount: 0, events: [e], kinds: new Set([e.kind]), sentence: '' };
     } else {
       cur.events.push(e);
       cur.kinds.add(e.kind);
@@ -103,7 +135,7 @@ export function groupSteps(events: TraceEvent[], scriptLines: string[], commandE
 
 /** The script as it stands after step index: its lines up to that step's
  * (and always its mkfs line, so the filesystem is made the same way). */
-export function scriptPrefix(scriptLines: string[], steps: Step[], index: number): string {
+export function scriptPrefix(scriptLines: string[], steps: StepInfo[], index: number): string {
   let line = steps[Math.max(0, Math.min(index, steps.length - 1))]?.line ?? 0;
   const mkfs = scriptLines.findIndex((l) => /^\s*mkfs\b/.test(l));
   if (mkfs >= 0 && line < mkfs + 1) line = mkfs + 1;
@@ -111,7 +143,7 @@ export function scriptPrefix(scriptLines: string[], steps: Step[], index: number
 }
 
 /** Index of the next step (after from) with an event of kind, or -1. */
-export function nextStepWith(steps: Step[], from: number, kind: TraceKind): number {
+export function nextStepWith(steps: StepInfo[], from: number, kind: TraceKind): number {
   for (let i = from + 1; i < steps.length; i++) if (steps[i].kinds.has(kind)) return i;
   return -1;
 }

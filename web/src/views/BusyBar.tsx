@@ -8,7 +8,7 @@ export const SHOW_AFTER_MS = 300;
 export const LONG_MS = 20_000;
 
 const WHAT: Partial<Record<Busy['op'], string>> = {
-  open: 'Opening the image', dump: 'Reading the trees', trace: 'Reading the trace', traceRun: 'Running the scenario', stateAt: 'Stepping the scenario', stateAtEvent: 'Stepping the scenario', sessionStats: 'Counting',
+  open: 'Opening the image', dump: 'Reading the trees', trace: 'Reading the trace', traceRun: 'Running the scenario', runSteps: 'Running the scenario', stepView: 'Stepping the scenario', stateAt: 'Stepping the scenario', stateAtEvent: 'Stepping the scenario', sessionStats: 'Counting',
   run: 'Running the scenario', metrics: 'Counting', mkfs: 'Formatting', export: 'Writing the image', crashReplay: 'Replaying the log',
   replayStateAt: 'Replaying the log', ls: 'Listing the directory', cat: 'Reading the file', check: 'Checking the filesystem',
 };

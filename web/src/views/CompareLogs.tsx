@@ -1,9 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
-import { marksFor } from '../model/marks';
 import { MODES, withMode, type Mode } from '../model/modes';
-import { groupSteps } from '../model/steps';
 import type { Mark } from './treeView';
 import { TreeExplorer } from './TreeExplorer';
 
@@ -21,15 +19,17 @@ interface Side {
 async function logAfter(core: CoreClient, script: string, mode: Mode, line: number): Promise<Side> {
   const { text, at } = withMode(script, mode);
   const modeLine = at !== null && line >= at ? line + 1 : line; // the inserted set line moves the ones after it
-  const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
-  const step = groupSteps(r.events, text.split('\n'), r.commandEvents).find((s) => !s.final && s.line === modeLine);
-  const dump = await core.call({ op: 'stateAt', script: text, opts: RUN, line: modeLine, tree: TREE_IDS.log, maxLeafEntries: 24 });
+  // the worker runs and groups it; the step's marks and counts in the log tree are its too
+  const { steps } = await core.call({ op: 'runSteps', script: text, opts: RUN });
+  const step = steps.find((s) => !s.final && s.line === modeLine);
+  const [view, dump] = await Promise.all([
+    step ? core.call({ op: 'stepView', script: text, opts: RUN, index: step.index, tree: TREE_IDS.log, moment: null }) : null,
+    core.call({ op: 'stateAt', script: text, opts: RUN, line: modeLine, tree: TREE_IDS.log, maxLeafEntries: 24 }),
+  ]);
   const log = dump.trees.find((t) => t.name === 'log');
   const own = new Set(log?.blocks.map((b) => b.bytenr.toString()) ?? []);
-  const marks = new Map([...marksFor(step?.events ?? [])].filter(([b]) => own.has(b)));
-  for (const e of step?.events ?? []) if (e.kind === 'log_copy' && own.has(e.to.toString()) && !marks.has(e.to.toString())) marks.set(e.to.toString(), 'touched');
-  const splits = (step?.events ?? []).filter((e) => e.kind === 'split' && e.tree === TREE_IDS.log).length;
-  return { dump, marks, touched: marks.size, splits };
+  const marks = new Map([...view?.marks ?? []].filter(([b]) => own.has(b)));
+  return { dump, marks, touched: marks.size, splits: view?.counts.split ?? 0 };
 }
 
 /**

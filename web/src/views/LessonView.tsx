@@ -2,11 +2,9 @@ import { Fragment, memo, useCallback, useEffect, useLayoutEffect, useMemo, useRe
 import { CancelledError, type CoreClient } from '../core/client';
 import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
-import { marksFor } from '../model/marks';
 import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex } from '../model/lessonStore';
-import { ghostsAt } from '../model/ghosts';
-import { momentLabels, momentsOf } from '../model/moments';
-import { groupSteps, treeSentence } from '../model/steps';
+import { momentLabels } from '../model/moments';
+import type { StepView } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
 import { Player } from './Player';
@@ -14,6 +12,8 @@ import { LiveFigure } from './LiveFigure';
 import { QuestionPanel } from './QuestionPanel';
 import { lessonViews } from './registry';
 import { TreeExplorer } from './TreeExplorer';
+import type { Ghost } from '../model/ghosts';
+import type { Mark } from './treeView';
 
 export interface LessonViewProps {
   core: CoreClient;
@@ -36,6 +36,7 @@ export interface LessonScripts {
 }
 
 const RUN = { seed: 1n, now: 1700000000n, trace: true };
+const NO_GHOSTS: Ghost[] = [];
 
 interface ScenarioEditorProps {
   script: string;
@@ -67,16 +68,22 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, running, rows, err
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, onPlace }: LessonViewProps) {
   const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash }, initLesson);
-  const { draft, ran, steps, dump, dumpStep, dumpMoment, error, treeName, answers, asking, commandEvents } = state;
+  const { draft, ran, steps, dump, dumpStep, dumpMoment, view, error, treeName, answers, asking } = state;
   const cache = useRef(new Map<string, TreeDump>());
+  // what the worker told of a step in a tree (at a moment): its sentence, marks, ghosts and moments (core/runs.ts)
+  const stepViews = useRef(new Map<string, Promise<StepView>>());
+  const momentCounts = useRef(new Map<string, number>());
   const lines = useMemo(() => ran.split('\n'), [ran]);
 
   const run = useCallback(async (text: string) => {
     dispatch({ type: 'running' });
     try {
-      const r = await core.call({ op: 'traceRun', script: text, opts: RUN });
+      // the worker runs it and groups its events into steps: the page gets the steps, never the events
+      const r = await core.call({ op: 'runSteps', script: text, opts: RUN });
       cache.current.clear();
-      dispatch({ type: 'ran', script: text, steps: groupSteps(r.events, text.split('\n'), r.commandEvents), commandEvents: r.commandEvents });
+      stepViews.current.clear();
+      momentCounts.current.clear();
+      dispatch({ type: 'ran', script: text, steps: r.steps, commandEvents: r.commandEvents });
     } catch (e) {
       if (e instanceof CancelledError) { // the page says so; what was shown stays until the lesson comes back
         dispatch({ type: 'runStopped' });
@@ -109,43 +116,64 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
 
   const index = stepIndex(state);
   const treeId = TREE_IDS[treeName] ?? 5n;
-  // event-level stepping: the moments of the step on show, in the tree on show
-  // (none before the first command: mkfs runs before the session's first checkpoint)
-  const momentsAt = useCallback((i: number) => (i > 0 ? momentsOf(steps[i]?.events ?? [], treeId, commandEvents) : []), [steps, treeId, commandEvents]);
-  const moments = useMemo(() => momentsAt(index), [momentsAt, index]);
-  const momentIndex = state.moment !== null && state.moment < moments.length ? state.moment : null;
-  const moment = momentIndex === null ? null : moments[momentIndex];
+  // a step's view in a tree at a moment (null: its end), asked of the worker once per run
+  const viewOf = useCallback((i: number, tree: bigint, m: number | null): Promise<StepView> => {
+    const key = `${i}:${tree}:${m}`;
+    let p = stepViews.current.get(key);
+    if (!p) {
+      p = core.call({ op: 'stepView', script: ran, opts: RUN, index: i, tree, moment: m });
+      p.then((v) => momentCounts.current.set(`${i}:${tree}`, v.moments), () => stepViews.current.delete(key));
+      stepViews.current.set(key, p);
+    }
+    return p;
+  }, [core, ran]);
+  // event-level stepping: the moment of the step on show, in the tree on show (the view says how many there are)
+  const shown = view && dumpStep === index ? view : null;
+  const moment = shown?.moment ?? null;
+  const momentIndex = moment ? dumpMoment : null;
   useEffect(() => {
     if (!steps.length) return;
     let live = true;
-    const key = moment ? `e${moment.seq}:${treeName}` : `${index}:${treeName}`;
-    const have = cache.current.get(key);
-    if (have) {
-      dispatch({ type: 'dump', step: index, moment: momentIndex, dump: have });
-      return;
-    }
-    // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
-    // the worker keeps the run: the state comes from its nearest checkpoint (for a moment, the run stops at its event)
-    const req = moment
-      ? core.call({ op: 'stateAtEvent', script: ran, opts: RUN, seq: moment.seq, tree: treeId, maxLeafEntries: 24 })
-      : core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.final ? -1 : steps[index]?.line ?? 0, tree: treeId, maxLeafEntries: 24 });
-    req.then(
-      (d) => {
-        cache.current.set(key, d);
-        if (live) dispatch({ type: 'dump', step: index, moment: momentIndex, dump: d });
-      },
+    const want = state.moment;
+    const dumpOf = (v: StepView | null): Promise<TreeDump> => {
+      const key = v?.moment ? `e${v.moment.seq}:${treeName}` : `${index}:${treeName}`;
+      const have = cache.current.get(key);
+      if (have) return Promise.resolve(have);
+      // only the tree on show, and leaves of many items as their first and last (the core does the cutting)
+      // the worker keeps the run: the state comes from its nearest checkpoint (for a moment, the run stops at its event)
+      const req = v?.moment
+        ? core.call({ op: 'stateAtEvent', script: ran, opts: RUN, seq: v.moment.seq, tree: treeId, maxLeafEntries: 24 })
+        : core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.final ? -1 : steps[index]?.line ?? 0, tree: treeId, maxLeafEntries: 24 });
+      return req.then((d) => (cache.current.set(key, d), d));
+    };
+    const v = viewOf(index, treeId, want);
+    // the step's end needs no view to find its dump: both at once; a moment's dump is at its event
+    Promise.all([v, want === null ? dumpOf(null) : v.then(dumpOf)]).then(
+      ([sv, d]) => live && dispatch({ type: 'dump', step: index, moment: sv.moment ? want : null, dump: d, view: sv }),
       (e: Error) => live && !(e instanceof CancelledError) && dispatch({ type: 'failed', message: e.message }),
     );
     return () => {
       live = false;
     };
-  }, [core, steps, index, ran, treeName, treeId, moment, momentIndex]);
+  }, [core, steps, index, ran, treeName, treeId, state.moment, viewOf]);
 
   const stateRef = useRef(state);
   stateRef.current = state;
   const goTo = useCallback((i: number) => dispatch(moveTo(stateRef.current, lesson.questions, stateRef.current.ran === lesson.scenario, i)), [lesson]);
-  const byEvent = useCallback((dir: 1 | -1) => dispatch(moveByEvent(stateRef.current, lesson.questions, stateRef.current.ran === lesson.scenario, dir, (i) => momentsAt(i).length)),
-    [lesson, momentsAt]);
+  // a move by one event needs the step's moments and the next step's: known once their views came, else asked first
+  const byEvent = useCallback((dir: 1 | -1) => {
+    const s0 = stateRef.current;
+    const from = stepIndex(s0);
+    const need = [from, from + 1].filter((i) => i < s0.steps.length);
+    const count = (i: number) => momentCounts.current.get(`${i}:${treeId}`);
+    const move = () => {
+      const s = stateRef.current;
+      if (stepIndex(s) !== from || s.moment !== s0.moment || s.steps !== s0.steps) return; // moved meanwhile
+      dispatch(moveByEvent(s, lesson.questions, s.ran === lesson.scenario, dir, (i) => count(i) ?? 0));
+    };
+    if (need.every((i) => count(i) !== undefined)) move();
+    else Promise.all(need.map((i) => viewOf(i, treeId, null))).then(move, () => {});
+  }, [lesson, treeId, viewOf]);
   const runFromStart = useCallback((text: string) => {
     dispatch({ type: 'seek', step: 0 });
     void run(text);
@@ -177,21 +205,20 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   const q = asking ? lesson.questions[asking.question] : null;
   const answered = asking ? answers[asking.question] : undefined;
   // the committed blocks COW replaced since the last commit, on disk still (drawn behind their copies); shown with the dump they belong to
-  const ghosts = useMemo(() => (dump && dumpStep === index ? ghostsAt(steps, index, treeId, dumpMoment === null ? null : moments[dumpMoment]?.seq ?? null) : []),
-    [dump, dumpStep, dumpMoment, steps, index, treeId, moments]);
-  // the step told for the tree on screen: once per step and tree, not on every render (a step can hold a million events)
-  const stepSentence = useMemo(() => (steps[index] ? treeSentence(steps[index], treeId) : undefined), [steps, index, treeId]);
+  const ghosts = shown && dump ? shown.ghosts : NO_GHOSTS;
+  // the step told for the tree on screen (by the worker, once per step and tree: a step can hold a million events)
+  const stepSentence = shown?.sentence;
   // the marks of the moment on show, or of the whole step
   const momentView = useMemo(() => (moment ? momentLabels(moment, dump, treeName) : null), [moment, dump, treeName]);
   const focusItem = useMemo(() => (moment?.item ? { bytenr: moment.item.bytenr.toString(), slot: moment.item.slot } : null), [moment]);
   const marks = useMemo(() => {
     if (momentView) return momentView.marks;
     const tree = dump?.trees.find((t) => t.name === treeName);
-    const all = marksFor(steps[index]?.events ?? []);
+    const all = shown?.marks ?? new Map<string, Mark>();
     if (!tree) return all;
     const own = new Set(tree.blocks.map((b) => b.bytenr.toString()));
     return new Map([...all].filter(([b]) => own.has(b)));
-  }, [dump, steps, index, treeName, momentView]);
+  }, [dump, shown, treeName, momentView]);
 
   return (
     <article className="lesson" aria-labelledby="lesson-title">
@@ -209,7 +236,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
           onAnswer={(choice) => dispatch({ type: 'answer', question: asking.question, choice })} onDone={() => dispatch({ type: 'asked' })} />
       )}
       {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion}
-        moment={moment && momentIndex !== null ? { index: momentIndex, count: moments.length, sentence: moment.sentence } : null} onEvent={byEvent}
+        moment={moment && momentIndex !== null ? { index: momentIndex, count: shown?.moments ?? 0, sentence: moment.sentence } : null} onEvent={byEvent}
         stepSentence={stepSentence} />}
       {steps[index]?.kinds.has('log_sync') && treeName !== 'log' && dump?.trees.some((t) => t.name === 'log') && (
         <p className="hint log-note">This step wrote the log tree (fsync): the change is there, not in the {treeName} tree's blocks.{' '}

@@ -1,10 +1,10 @@
 import { useEffect, useRef, type Dispatch } from 'react';
 import type { LessonAction } from '../model/lessonStore';
-import { nextStepWith, type Step } from '../model/steps';
+import { nextStepWith, type StepInfo } from '../model/steps';
 import type { TraceKind } from '../model/trace';
 
 export interface PlayerProps {
-  steps: Step[];
+  steps: StepInfo[];
   index: number;
   playing: boolean;
   speed: number;

@@ -1,0 +1,79 @@
+// A run's steps, kept in the worker beside its session (sessions.ts): a run
+// of 20,000 files is a million events in one step, which the page must never
+// hold (copying them to it, grouping them and scanning them froze it for
+// seconds). The page gets the steps without their events (StepInfo), and
+// asks for what it draws of one step in one tree: its sentence, its marks,
+// the blocks its COWs replaced, how many moments it has and the one on show.
+import { ghostsAt } from '../model/ghosts';
+import { marksFor } from '../model/marks';
+import { momentsOf, treeOf, type Moment } from '../model/moments';
+import { groupSteps, stepInfo, treeSentence, type Step, type StepInfo, type StepView } from '../model/steps';
+import type { TraceEvent, TraceKind } from '../model/trace';
+import { CORE_ERRNO, CoreError } from './errors';
+
+function kindCounts(events: TraceEvent[], tree: bigint): Partial<Record<TraceKind, number>> {
+  const n: Partial<Record<TraceKind, number>> = {};
+  for (const e of events) if (treeOf(e) === tree) n[e.kind] = (n[e.kind] ?? 0) + 1;
+  return n;
+}
+
+export class RunSteps {
+  readonly steps: Step[];
+  readonly infos: StepInfo[];
+  // the last few steps' moments and views, by step and tree: a big step's cost a scan of its events
+  private readonly moments = new Map<string, Moment[]>();
+  private readonly views = new Map<string, Omit<StepView, 'moment'>>();
+
+  // the steps with only their COWs and commits: what ghosts are found from (a walk back to the last commit can cross a million events)
+  private readonly cows: Step[];
+
+  constructor(events: TraceEvent[], lines: string[], readonly commandEvents: number, private readonly keep = 8) {
+    this.steps = groupSteps(events, lines, commandEvents);
+    this.infos = this.steps.map(stepInfo);
+    this.cows = this.steps.map((s) => ({ ...s, events: s.events.filter((e) => e.kind === 'cow' || e.kind === 'commit') }));
+  }
+
+  private remember<T>(m: Map<string, T>, key: string, make: () => T): T {
+    let v = m.get(key);
+    if (v === undefined) {
+      v = make();
+      m.set(key, v);
+      for (const k of m.keys()) {
+        if (m.size <= this.keep) break;
+        m.delete(k);
+      }
+    } else { // most recently used last
+      m.delete(key);
+      m.set(key, v);
+    }
+    return v;
+  }
+
+  private step(index: number): Step {
+    const s = this.steps[index];
+    if (!s) throw new CoreError(CORE_ERRNO.EINVAL, `EINVAL: step ${index}: the run has ${this.steps.length} steps (0 to ${this.steps.length - 1})`);
+    return s;
+  }
+
+  /** The moments of step index in tree (none before the first command: mkfs runs before the session's first checkpoint). */
+  momentsAt(index: number, tree: bigint): Moment[] {
+    const s = this.step(index);
+    return index > 0 ? this.remember(this.moments, `${index}:${tree}`, () => momentsOf(s.events, tree, this.commandEvents)) : [];
+  }
+
+  /** Step index in tree, at its moment `moment` (null or past the last: the step's end). */
+  view(index: number, tree: bigint, moment: number | null): StepView {
+    const s = this.step(index);
+    const moments = this.momentsAt(index, tree);
+    const whole = this.remember(this.views, `${index}:${tree}`, () => ({
+      sentence: treeSentence(s, tree),
+      moments: moments.length,
+      marks: marksFor(s.events),
+      ghosts: ghostsAt(this.cows, index, tree),
+      counts: kindCounts(s.events, tree),
+    }));
+    const m = moment !== null && moment >= 0 && moment < moments.length ? moments[moment] : null;
+    if (!m) return { ...whole, moment: null };
+    return { ...whole, moment: m, marks: m.marks, ghosts: ghostsAt(this.cows, index, tree, m.seq) };
+  }
+}
