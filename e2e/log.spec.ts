@@ -2,6 +2,7 @@
 // move the crash point and step through the replay (forward and back,
 // exactly), switch the before/after compare, run the seed's experiment;
 // screenshots of the replay and compare views compared with the baselines.
+import { readFileSync } from 'node:fs';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 
 test.use({ viewport: { width: 1400, height: 950 } });
@@ -67,6 +68,41 @@ test('crash point and replay, step by step, exact back and forward', async ({ pa
   await expect(view.locator('.crash-line')).toHaveText('fsync /docs/report');
   await expect.poll(total).toBeLessThan(late);
   await expect(view).toHaveScreenshot('replay-view.png', { maxDiffPixelRatio: 0.02 });
+});
+
+test('a crash between two writes of a line: its own slider and sentence, the address bar, the image downloaded', async ({ page }) => {
+  await openLesson2(page);
+  const view = replay(page);
+  await view.getByRole('slider', { name: 'Crash point' }).focus();
+  await page.keyboard.press('Home');
+  await expect(view.locator('.crash-line')).toHaveText('fsync /docs/report');
+  await expect(view.locator('p.step-text')).toContainText(/Replay has \d+ actions/);
+  const said = view.getByTestId('crash-write');
+  await expect(said).toContainText("the line's last write");
+  await expect(said).toContainText('superblock copy 1');
+  // after the first write of the fsync: a log block on the device, but no superblock names it yet
+  const writes = view.getByRole('slider', { name: 'Crash after write' });
+  await writes.focus();
+  await page.keyboard.press('Home');
+  await expect(said).toContainText('after writing a log tree leaf');
+  await expect(said).toContainText('in the middle of the line');
+  await expect(view.locator('p.step-text')).toContainText('No log at this crash point');
+  await expect(page).toHaveURL(/crash=\d+\.1(&|$)/);
+  // the superblock copy a mount reads, written: the log is there
+  const max = Number(await writes.getAttribute('max'));
+  for (let i = 1; i < max - 1; i++) await page.keyboard.press('ArrowRight');
+  await expect(said).toContainText("superblock copy 0 (generation 2: the one a mount reads)");
+  await expect(view.locator('p.step-text')).toContainText(/Replay has \d+ actions/);
+  // the image of that crash point, as a file
+  const saved = page.waitForEvent('download');
+  await view.getByRole('button', { name: 'Download this crash image' }).click();
+  const file = await saved;
+  expect(file.suggestedFilename()).toMatch(/^crash-line\d+-write\d+\.img$/);
+  const bytes = readFileSync((await file.path())!);
+  expect(bytes.subarray(0x10040, 0x10048).toString('latin1')).toBe('_BHRfS_M');
+  // the address brings the same crash point back
+  await page.reload();
+  await expect(replay(page).getByTestId('crash-write')).toContainText('superblock copy 0');
 });
 
 test('before and after: the two directory logging modes and the seed\'s experiment', async ({ page }) => {

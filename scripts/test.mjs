@@ -38,11 +38,13 @@ function tapCounts(file) {
   return { passed: n('pass'), failed: n('fail') + n('cancelled'), skipped: n('skipped') + n('todo') };
 }
 
-function nodeTest(dirs) {
+// concurrency: test files run at once (the kernel layer's two at a time: each
+// makes its own loop devices and scratch directories)
+function nodeTest(dirs, concurrency = 1) {
   return async (name) => {
     const tap = join(tmp, `${name}.tap`);
     rmSync(tap, { force: true });
-    const r = await run(process.execPath, ['--test', '--test-concurrency=1',
+    const r = await run(process.execPath, ['--test', `--test-concurrency=${concurrency}`,
       '--test-reporter=spec', '--test-reporter-destination=stdout',
       '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...dirs]);
     return { ...r, counts: tapCounts(tap) };
@@ -86,7 +88,7 @@ const LAYERS = [
     }
     return { ...r, counts };
   }],
-  ['kernel', 'kernel oracle (loop mounts, btrfs check)', nodeTest(['tests/kernel/'])],
+  ['kernel', 'kernel oracle (loop mounts, btrfs check)', nodeTest(['tests/kernel/'], 2)],
 ];
 
 const only = process.argv.slice(2);

@@ -77,6 +77,23 @@ int blab_open(const u8 *data, u64 len)
 	return fs ? put_handle(fs) : last_err.code;
 }
 
+int blab_reopen(int h)
+{
+	struct btrfs_fs_info *src = get(h);
+	if (!src)
+		return last_err.code;
+	struct blab_device dev;
+	int ret = device_clone(&src->dev, &dev);
+	if (ret)
+		return blab_fail(&last_err, ret, "a copy of the image of handle %d (only images held in memory can be copied)", h);
+	struct btrfs_fs_info *fs = btrfs_open(&dev, &last_err);
+	if (!fs)
+		return last_err.code ? last_err.code : BLAB_EIO;
+	trace_free(&fs->trace);
+	fs->trace = (struct blab_trace){.enabled = 1};
+	return put_handle(fs);
+}
+
 void blab_close(int h)
 {
 	if (!get(h))
@@ -163,6 +180,16 @@ int blab_session_crash(int h, int line)
 {
 	struct btrfs_fs_info *fs;
 	int ret = on_session(h, line, scenario_session_crash, &fs);
+	return ret ? ret : put_handle(fs);
+}
+
+int blab_session_crash_event(int h, u64 seq)
+{
+	struct scenario_session *s = session_of(h);
+	if (!s)
+		return last_err.code ? last_err.code : BLAB_EINVAL;
+	struct btrfs_fs_info *fs;
+	int ret = scenario_session_crash_at_event(s, seq, &fs, &last_err);
 	return ret ? ret : put_handle(fs);
 }
 

@@ -42,6 +42,14 @@ int blab_session_seek(int h, int line);
 /* A crash point: a new handle holding the state after `line`, then a power
  * cut (its log, if one was synced, pending), its trace on for a replay. */
 int blab_session_crash(int h, int line);
+/* A new handle on a copy of handle h's image (pages shared), opened as the
+ * next mount opens it (a pending log stays pending), its trace on: a replay
+ * on it leaves h as it is. */
+int blab_reopen(int h);
+/* A crash point inside a line: a new handle holding the device right after
+ * event seq of the run's trace (a block or superblock write), opened as the
+ * next mount opens it, its trace on for a replay (crash.h). */
+int blab_session_crash_event(int h, u64 seq);
 /* The tree tree_id (0: every tree) of session h right after the run's
  * event seq (its trace's numbering), in the middle of a command, as
  * blab_dump_json_tree writes it: the state the player shows when stepping

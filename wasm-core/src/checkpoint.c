@@ -293,6 +293,69 @@ int scenario_session_dump_at_event(struct scenario_session *s, u64 seq, u64 tree
 			 (unsigned long long)seq, ret < 0 ? "the run from a checkpoint failed" : "the final commit, or past the end");
 }
 
+/* What a run stopped at a crash point captures: a copy of its device. */
+struct device_capture {
+	u64 seq;
+	int done;
+	int ret;
+	struct blab_device dev;
+};
+
+static void capture_device(void *ctx, struct blab_trace *t, const struct trace_event *e)
+{
+	struct device_capture *c = ctx;
+	if (e->seq != c->seq)
+		return;
+	struct btrfs_fs_info *fs = (struct btrfs_fs_info *)((char *)t - offsetof(struct btrfs_fs_info, trace));
+	t->hook = NULL;
+	c->done = 1;
+	c->ret = device_clone(&fs->dev, &c->dev);
+}
+
+int scenario_session_crash_at_event(struct scenario_session *s, u64 seq, struct btrfs_fs_info **fs, struct blab_err *err)
+{
+	*fs = NULL;
+	size_t lo = last_checkpoint(s, 1, seq);
+	if (!s->ncps || s->cps[lo].events > seq)
+		return blab_fail(err, BLAB_EINVAL, "event %llu: before the first checkpoint (mkfs)", (unsigned long long)seq);
+	struct scenario_run *run = scenario_clone(s->cps[lo].run, err);
+	if (!run)
+		return err->code;
+	struct device_capture c = {.seq = seq};
+	struct blab_trace *t = &scenario_fs(run)->trace;
+	t->enabled = 1;
+	t->count_only = 1;
+	t->next_seq = s->cps[lo].events;
+	t->hook = capture_device;
+	t->hook_ctx = &c;
+	int ret = 0;
+	while (!c.done && (ret = scenario_step(run)) > 0)
+		s->units_run++;
+	if (!c.done && ret == 0) {
+		/* in the final commit: the rest of the run, then the commit, hooked */
+		struct scenario_result res;
+		scenario_fs(run)->trace.hook = capture_device;
+		scenario_fs(run)->trace.hook_ctx = &c;
+		if (!(ret = scenario_end(run, &res, err))) {
+			btrfs_fs_free(res.fs);
+			scenario_result_free(&res);
+		}
+		run = NULL;
+	}
+	if (run)
+		scenario_abort(run);
+	if (!c.done)
+		return ret < 0 ? ret
+			       : blab_fail(err, BLAB_EINVAL, "event %llu: past the end of the run", (unsigned long long)seq);
+	if (c.ret)
+		return blab_fail(err, c.ret, "a copy of the device at event %llu", (unsigned long long)seq);
+	if (!(*fs = btrfs_open(&c.dev, err)))
+		return err->code ? err->code : BLAB_EIO;
+	trace_free(&(*fs)->trace);
+	(*fs)->trace = (struct blab_trace){.enabled = 1};
+	return 0;
+}
+
 u64 scenario_session_units_run(const struct scenario_session *s)
 {
 	return s->units_run;

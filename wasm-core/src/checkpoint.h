@@ -59,6 +59,11 @@ int scenario_session_copy(struct scenario_session *s, int line, struct btrfs_fs_
  * device (pages shared) opened as the next mount opens it, a filesystem of
  * the caller's own with its trace on and empty (for the replay). */
 int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs_info **fs, struct blab_err *err);
+/* A crash point inside a line: the device right after event seq of the
+ * run's trace (a block_write or super_write: see crash.h) was emitted,
+ * opened as the next mount opens it, as scenario_session_crash gives it.
+ * seq may lie in the final commit. 0, or a negative code with err. */
+int scenario_session_crash_at_event(struct scenario_session *s, u64 seq, struct btrfs_fs_info **fs, struct blab_err *err);
 /* The tree tree_id (0: every tree) as dump-json writes it (leaves cut to
  * max_leaf_entries, 0: whole), right after event seq of the run's trace was
  * emitted: in the middle of a command, between a split and the insert it

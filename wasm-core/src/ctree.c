@@ -82,9 +82,11 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out)
 {
 	assert(fs->trans_running);
-	if (btrfs_header_generation(eb->data) == fs->generation) {
+	if (btrfs_header_generation(eb->data) == fs->generation && !(btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_WRITTEN)) {
 		/* Allocated in this transaction and not yet written: change in place
-		 * (a copy of its own if a checkpoint holds these bytes too). */
+		 * (a copy of its own if a checkpoint holds these bytes too). A log
+		 * block a log sync wrote is copied like a committed one: the
+		 * superblock on disk may name the log it is in. */
 		int ret = btrfs_eb_unshare(fs, eb);
 		if (ret)
 			return ret;

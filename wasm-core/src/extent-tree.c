@@ -181,10 +181,13 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 {
 	u64 bytenr = eb->start;
 	if (root->objectid == BTRFS_TREE_LOG_OBJECTID) {
+		/* a log block a log sync wrote may be in the log the superblock
+		 * on disk names: pinned until the commit, not reused */
+		int written = (btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_WRITTEN) != 0;
 		fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = root->objectid, .bytenr = bytenr,
 						  .level = btrfs_level(eb)});
 		btrfs_evict_eb(fs, bytenr);
-		return btrfs_free_reserved(fs, bytenr, fs->nodesize);
+		return written ? pin(fs, bytenr, fs->nodesize) : btrfs_free_reserved(fs, bytenr, fs->nodesize);
 	}
 	root->bytes_used -= fs->nodesize;
 	eb->dirty = 0;
@@ -205,6 +208,11 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 				       .owner = root->objectid};
 	int ret = pin(fs, bytenr, fs->nodesize);
 	return ret ? ret : queue_evict(fs, bytenr);
+}
+
+int btrfs_pin_log_block(struct btrfs_fs_info *fs, u64 start, u64 len)
+{
+	return pin(fs, start, len);
 }
 
 int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len)

@@ -25,6 +25,11 @@ int btrfs_add_new_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 len, u64 ro
 /* Replay: keeps a free extent the log uses (a log block, logged data) from
  * allocation until after the commit. */
 int btrfs_pin_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
+/* A log tree block freed when its log is dropped (at a commit): pinned, not
+ * free, until that commit is on disk, since the superblock on disk may
+ * still name the log it belongs to (a power cut before the new superblock
+ * is written replays that log: its blocks must not have been reused). */
+int btrfs_pin_log_block(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Replay allocates a logged data extent pinned so: 1 when it was, else 0. */
 int btrfs_claim_log_extent(struct btrfs_fs_info *fs, u64 start, u64 len);
 /* Applies the queued reference changes to the extent tree (may queue more;

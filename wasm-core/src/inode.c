@@ -432,6 +432,7 @@ int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u6
 		return ret;
 	in.nlink++;
 	btrfs_inode_touch(fs, &in, 0);
+	btrfs_log_note_link(fs, ino);
 	return btrfs_update_inode(fs, root, &in);
 }
 

@@ -594,6 +594,14 @@ int scenario_next_line(struct scenario_run *r)
 
 u64 scenario_units(const struct scenario_run *r) { return r->units; }
 
+int scenario_next_words(struct scenario_run *r, const char *const **argv)
+{
+	if (r->failed || r->br.active || !r->held)
+		return -1;
+	*argv = (const char *const *)r->l->argv;
+	return r->l->argc;
+}
+
 struct btrfs_fs_info *scenario_fs(const struct scenario_run *r) { return r->fs; }
 
 int scenario_end(struct scenario_run *r, struct scenario_result *out, struct blab_err *err)
@@ -747,7 +755,8 @@ char *scenario_metrics_json(const struct scenario_result *r)
 	sb_printf(&out, "},\"crashed\":%s,\"dir_logging\":\"%s\",\"fsyncs\":[", r->crashed ? "true" : "false",
 		  btrfs_dir_logging(fs) == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");
 	static const char *const why[] = {"logged", "full commit: new chunk", "full commit: directory lost a name to a rename",
-					  "full commit: file renamed or unlinked", "nothing to log"};
+					  "full commit: file renamed or unlinked", "nothing to log",
+					  "full commit: a new hard link", "full commit: a logged name was removed"};
 	for (int i = 0; i < r->nfsyncs; i++) {
 		const struct btrfs_log_stats *st = &r->fsyncs[i].st;
 		sb_printf(&out, "%s{\"line\":%d,\"ms\":%.3f,\"ino\":%" PRIu64 ",\"result\":\"%s\",\"items\":{", i ? "," : "",

@@ -72,6 +72,11 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 int scenario_step(struct scenario_run *r);
 /* The script line of the next unit (0: the script has ended). */
 int scenario_next_line(struct scenario_run *r);
+/* The words of the line the next unit starts (its command first), once
+ * scenario_next_line has returned it: their count, and *argv. -1 when the
+ * next unit is not a line's first (the rest of a brace range: the line's
+ * words were given before its first name) or the script has ended. */
+int scenario_next_words(struct scenario_run *r, const char *const **argv);
 /* Units run so far. */
 u64 scenario_units(const struct scenario_run *r);
 /* The filesystem as the run stands (owned by the run). */

@@ -20,6 +20,8 @@ static const char *const fsync_result[] = {
 	[BTRFS_LOG_FULL_COMMIT_RENAMED_FROM] = "full commit: directory lost a name to a rename",
 	[BTRFS_LOG_FULL_COMMIT_UNLINKED] = "full commit: file renamed or unlinked",
 	[BTRFS_LOG_NOTHING] = "nothing to log",
+	[BTRFS_LOG_FULL_COMMIT_NEW_LINK] = "full commit: a new hard link",
+	[BTRFS_LOG_FULL_COMMIT_LOGGED_NAME_GONE] = "full commit: a logged name was removed",
 };
 static const char *const replay_pass[] = {
 	[BTRFS_REPLAY_PASS_PIN] = "pin",

@@ -586,9 +586,16 @@ static int replay_ref(struct replay *r, const struct btrfs_key *lk, const u8 *p,
 		u64 dir = parents[i];
 		if (dir == ino)
 			continue; /* a subvolume root's ".." ref to itself */
-		if ((ret = inode_exists(r, dir, &d)) <= 0)
-			return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu INODE_REF %llu): parent directory %llu does not exist",
-							 (unsigned long long)ino, (unsigned long long)lk->offset, (unsigned long long)dir);
+		if ((ret = inode_exists(r, dir, &d)) < 0)
+			return ret;
+		if (!ret) {
+			/* A name in a directory that exists in neither the log nor the
+			 * filesystem (a hard link made in a new directory, the file
+			 * fsynced, the directory not): the kernel skips the rest of
+			 * the item, and the link count is counted again from the
+			 * names there are. */
+			return fixup(r, ino);
+		}
 		const char *name = (const char *)names[i].name;
 		u16 nl = names[i].len;
 		int named = clear_name(r, lk, dir, name, nl, ino);

@@ -56,6 +56,14 @@ void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_r
 	struct btrfs_log_inode_state *s = inode_state(fs, ino);
 	if (s)
 		s->last_unlink_trans = fs->generation;
+	/* The log may hold the inode with that name (its INODE_REF): a replay
+	 * would bring the name back. The kernel deletes it from the log; the
+	 * core commits instead at the directory's next fsync. */
+	if (s && s->logged_trans == fs->generation) {
+		struct btrfs_log_inode_state *d = inode_state(fs, dir);
+		if (d)
+			d->logged_name_gone_trans = fs->generation;
+	}
 	/* A directory that lost a name to a rename, or a subdirectory, cannot say
 	 * where it went: its fsync commits instead. */
 	if (for_rename || is_dir) {
@@ -63,6 +71,13 @@ void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_r
 		if (d)
 			d->last_unlink_trans = fs->generation;
 	}
+}
+
+void btrfs_log_note_link(struct btrfs_fs_info *fs, u64 ino)
+{
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	if (s)
+		s->last_link_trans = fs->generation;
 }
 
 void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino)
@@ -141,9 +156,13 @@ static int free_log_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, vo
 {
 	(void)arg;
 	u64 start = eb->start;
+	/* a block a log sync wrote may be what the superblock on disk names
+	 * until this commit's superblock is written: pinned till then, never
+	 * reused by the commit's own writes (crash.h found that) */
+	int written = (btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_WRITTEN) != 0;
 	btrfs_evict_eb(fs, start);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = BTRFS_TREE_LOG_OBJECTID, .bytenr = start});
-	return btrfs_free_reserved(fs, start, fs->nodesize);
+	return written ? btrfs_pin_log_block(fs, start, fs->nodesize) : btrfs_free_reserved(fs, start, fs->nodesize);
 }
 
 static void free_root(struct btrfs_root *r)
@@ -409,7 +428,8 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		if (k.type == BTRFS_EXTENT_DATA_KEY) {
 			u8 t = btrfs_file_extent_type(buf);
 			if (t == BTRFS_FILE_EXTENT_INLINE) {
-				ext_end = k.offset + btrfs_file_extent_ram_bytes(buf);
+				/* an inline extent fills its sector: a hole after it starts at the next one */
+				ext_end = (k.offset + btrfs_file_extent_ram_bytes(buf) + sector - 1) / sector * sector;
 			} else {
 				ext_bytenr = btrfs_file_extent_disk_bytenr(buf);
 				ext_len = btrfs_file_extent_disk_num_bytes(buf);
@@ -730,6 +750,10 @@ int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 		fallback = BTRFS_LOG_FULL_COMMIT_NEW_CHUNK;
 	if (!fallback && s->last_unlink_trans == fs->generation)
 		fallback = is_dir ? BTRFS_LOG_FULL_COMMIT_RENAMED_FROM : BTRFS_LOG_FULL_COMMIT_UNLINKED;
+	if (!fallback && !is_dir && in.nlink > 1 && s->last_link_trans == fs->generation)
+		fallback = BTRFS_LOG_FULL_COMMIT_NEW_LINK;
+	if (!fallback && is_dir && s->logged_name_gone_trans == fs->generation)
+		fallback = BTRFS_LOG_FULL_COMMIT_LOGGED_NAME_GONE;
 	if (!fallback && in.transid < fs->generation && s->logged_trans != fs->generation)
 		fallback = BTRFS_LOG_NOTHING;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)fallback});

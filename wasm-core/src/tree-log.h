@@ -32,6 +32,8 @@ enum btrfs_log_fallback {
 	BTRFS_LOG_FULL_COMMIT_RENAMED_FROM = 2,  /* a directory lost a name to a rename or rmdir */
 	BTRFS_LOG_FULL_COMMIT_UNLINKED = 3,      /* the file was renamed or lost a link */
 	BTRFS_LOG_NOTHING = 4,                   /* nothing changed since the last commit */
+	BTRFS_LOG_FULL_COMMIT_NEW_LINK = 5,      /* a file of several links got a new one in this transaction */
+	BTRFS_LOG_FULL_COMMIT_LOGGED_NAME_GONE = 6, /* a directory lost a name whose inode the log holds */
 };
 
 /* What one fsync did, for --metrics and the lessons. */
@@ -61,6 +63,10 @@ int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 /* Hooks from the namespace and file code. */
 void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir);
 void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino);
+/* A new hard link to file ino: its fsync commits while it has more than one
+ * name, as the kernel's does (a log from one name's path cannot reach every
+ * new parent directory of the others). */
+void btrfs_log_note_link(struct btrfs_fs_info *fs, u64 ino);
 /* A name left directory dir (legacy logging marks its DIR_ITEM hash). */
 int btrfs_log_note_name_removed(struct btrfs_fs_info *fs, u64 dir, u64 name_hash);
 

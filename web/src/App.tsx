@@ -8,6 +8,7 @@ import { readAddress, writeAddress, type Address } from './model/address';
 import { BusyBar } from './views/BusyBar';
 import { FilesPanel } from './views/FilesPanel';
 import { FormatPanel, type FormatRequest } from './views/FormatPanel';
+import { ImageLogReplay } from './views/ImageLogReplay';
 import { ImagePanel } from './views/ImagePanel';
 import { LessonView, type LessonScripts } from './views/LessonView';
 import { TreeExplorer } from './views/TreeExplorer';
@@ -149,9 +150,9 @@ export function App() {
           <LessonView key={`${lesson.id}-${generation}`} core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
             onStep={(i) => setWhere((w) => ({ ...w, step: i }))}
             scripts={lessonScripts.current.get(lesson.id) ?? (where.script !== null ? { draft: where.script, ran: where.script } : undefined)}
-            crash={where.crash ?? undefined}
+            crash={where.crash ?? undefined} write={where.write ?? undefined}
             onScripts={(s) => lessonScripts.current.set(lesson.id, s)}
-            onPlace={(p) => setWhere((w) => (w.script === p.script && w.crash === p.crash ? w : { ...w, ...p }))} />
+            onPlace={(p) => setWhere((w) => (w.script === p.script && w.crash === p.crash && (w.write ?? null) === p.write ? w : { ...w, ...p }))} />
         )}
         {!where.lesson && (
           <>
@@ -160,6 +161,10 @@ export function App() {
               <>
                 <ImagePanel image={state.image} onDownload={download} />
                 <FilesPanel key={state.image.handle} core={core.current!} handle={state.image.handle as Handle} />
+                {state.image.dump.trees.some((t) => t.name === 'log') && (
+                  <ImageLogReplay key={`replay-${state.image.handle}`} core={core.current!} handle={state.image.handle as Handle} reducedMotion={reducedMotion}
+                    name={state.image.source.kind === 'file' ? state.image.source.name : 'this image'} />
+                )}
                 <TreeExplorer dump={state.image.dump} marks={noMarks} treeName={explorerTree} onTreeName={setExplorerTree} reducedMotion={reducedMotion} />
                 <details className="panel">
                   <summary>Every block and item as a list</summary>

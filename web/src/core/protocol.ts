@@ -1,5 +1,6 @@
 // The short, typed message list between the page and the core's Worker.
 import type { TreeDump } from '../model/dump';
+import type { CrashPoint } from '../model/crashPoints';
 import type { StepInfo, StepView } from '../model/steps';
 import type { TraceEvent } from '../model/trace';
 import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
@@ -17,8 +18,12 @@ export type Request =
   | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null }
   | { op: 'stateAt'; script: string; opts: RunOptions; line: number; tree: bigint; maxLeafEntries: number }
   | { op: 'stateAtEvent'; script: string; opts: RunOptions; seq: number; tree: bigint; maxLeafEntries: number }
-  | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; maxLeafEntries: number }
-  | { op: 'replayStateAt'; script: string; opts: RunOptions; line: number; steps: number; maxLeafEntries: number }
+  | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; seq?: number; maxLeafEntries: number }
+  | { op: 'replayStateAt'; script: string; opts: RunOptions; line: number; seq?: number; steps: number; maxLeafEntries: number }
+  | { op: 'crashPoints'; script: string; opts: RunOptions }
+  | { op: 'imageReplay'; handle: Handle; maxLeafEntries: number }
+  | { op: 'imageReplayStateAt'; handle: Handle; steps: number; maxLeafEntries: number }
+  | { op: 'crashImage'; script: string; opts: RunOptions; line: number; seq?: number }
   | { op: 'sessionStats'; script: string; opts: RunOptions }
   | { op: 'ls'; handle: Handle; path: string }
   | { op: 'cat'; handle: Handle; path: string }
@@ -46,8 +51,16 @@ export interface Results {
   stateAtEvent: TreeDump;
   /** A crash after line `line`: the trees before replay (fs and log), the replay's events, the fs tree after. */
   crashReplay: { before: TreeDump; events: TraceEvent[]; after: TreeDump };
-  /** The fs tree after `steps` replay actions of a crash after line `line`. */
+  /** The fs tree after `steps` replay actions of a crash after line `line` (or at the write whose event is seq). */
   replayStateAt: TreeDump;
+  /** An opened image's pending log, replayed on a copy: as crashReplay gives it. */
+  imageReplay: { before: TreeDump; events: TraceEvent[]; after: TreeDump };
+  /** The fs tree after `steps` replay actions of an opened image's log (on a copy). */
+  imageReplayStateAt: TreeDump;
+  /** Every crash point of the run: after each tree block and superblock copy it writes (wasm-core/src/crash.h). */
+  crashPoints: CrashPoint[];
+  /** The image a crash after line `line` (or right after the write whose event is seq) leaves, its log pending. */
+  crashImage: { blob: Blob };
   sessionStats: SessionStats;
   ls: DirEntry[];
   cat: Uint8Array;

@@ -4,6 +4,7 @@
 // seconds). The page gets the steps without their events (StepInfo), and
 // asks for what it draws of one step in one tree: its sentence, its marks,
 // the blocks its COWs replaced, how many moments it has and the one on show.
+import { crashPointsOf, type CrashPoint } from '../model/crashPoints';
 import { ghostsAt } from '../model/ghosts';
 import { marksFor } from '../model/marks';
 import { momentsOf, treeOf, type Moment } from '../model/moments';
@@ -27,8 +28,11 @@ export class RunSteps {
   // the steps with only their COWs and commits: what ghosts are found from (a walk back to the last commit can cross a million events)
   private readonly cows: Step[];
 
+  private readonly lines: number;
+
   constructor(events: TraceEvent[], lines: string[], readonly commandEvents: number, private readonly keep = 8) {
     this.steps = groupSteps(events, lines, commandEvents);
+    this.lines = this.steps.filter((s) => !s.final).reduce((m, s) => Math.max(m, s.line), 0);
     this.infos = this.steps.map(stepInfo);
     this.cows = this.steps.map((s) => ({ ...s, events: s.events.filter((e) => e.kind === 'cow' || e.kind === 'commit') }));
   }
@@ -54,6 +58,12 @@ export class RunSteps {
     if (!s) throw new CoreError(CORE_ERRNO.EINVAL, `EINVAL: step ${index}: the run has ${this.steps.length} steps (0 to ${this.steps.length - 1})`);
     return s;
   }
+
+  /** Every crash point of the run (after each tree block and superblock copy written), found once. */
+  crashPoints(): CrashPoint[] {
+    return (this.points ??= crashPointsOf(this.steps, this.lines));
+  }
+  private points?: CrashPoint[];
 
   /** The moments of step index in tree (none before the first command: mkfs runs before the session's first checkpoint). */
   momentsAt(index: number, tree: bigint): Moment[] {

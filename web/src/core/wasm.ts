@@ -33,6 +33,8 @@ export interface EmscriptenCore {
   _blab_session(text: number, len: number, seed: bigint, now: bigint, flags: number, every: number): number;
   _blab_session_seek(h: number, line: number): number;
   _blab_session_crash(h: number, line: number): number;
+  _blab_session_crash_event(h: number, seq: bigint): number;
+  _blab_reopen(h: number): number;
   _blab_session_stats_json(h: number): number;
   _blab_alloc(n: number): number;
   _blab_free(p: number): void;
@@ -184,6 +186,16 @@ export class Core {
   /** A crash point: a new handle with the state after `line` of session h, then a power cut (its log pending), trace on. */
   crash(h: Handle, line: number): Handle {
     return this.check(this.m._blab_session_crash(h, line)) as Handle;
+  }
+
+  /** A copy of image h, opened as the next mount opens it (its log pending), trace on: replay it without changing h. */
+  reopen(h: Handle): Handle {
+    return this.check(this.m._blab_reopen(h)) as Handle;
+  }
+
+  /** A crash point inside a line: a new handle with the device right after the run's event seq (a block or superblock write), its log pending, trace on. */
+  crashAtEvent(h: Handle, seq: number): Handle {
+    return this.check(this.m._blab_session_crash_event(h, BigInt(seq))) as Handle;
   }
 
   sessionStats(h: Handle): SessionStats {

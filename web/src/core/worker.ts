@@ -5,7 +5,7 @@ import wasmUrl from './generated/btrfslab-core.wasm?url';
 import { CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
 import { Sessions } from './sessions';
-import { Core } from './wasm';
+import { Core, type Handle, type RunOptions } from './wasm';
 
 const TREE_LOG = 18446744073709551610n;
 
@@ -13,6 +13,25 @@ const scope = self as unknown as DedicatedWorkerGlobalScope;
 let live: Sessions | null = null;
 const sessions = (core: Core) => (live ??= new Sessions(core));
 const ready: Promise<Core> = createBtrfsCore({ locateFile: () => wasmUrl }).then(Core.fromModule);
+
+/** The crash point of a request: after its line, or right after the write whose event is seq. */
+function crashAt(core: Core, req: { script: string; opts: RunOptions; line: number; seq?: number }): Handle {
+  const h = sessions(core).get(req.script, req.opts);
+  return req.seq !== undefined ? core.crashAtEvent(h, req.seq) : core.crash(h, req.line);
+}
+
+/** A crashed image (handle h, closed here) before its replay (fs and log trees), the replay's events, and the fs tree after. */
+function replayed(core: Core, h: Handle, maxLeafEntries: number): Results['crashReplay'] {
+  try {
+    const fs = core.dumpTree(h, 5n, maxLeafEntries);
+    const logs = core.dumpTree(h, TREE_LOG, maxLeafEntries);
+    const before = { ...fs, trees: fs.trees.map((t) => (t.id === TREE_LOG ? logs.trees.find((l) => l.name === t.name) ?? t : t)) };
+    core.replay(h);
+    return { before, events: core.trace(h), after: core.dumpTree(h, 5n, maxLeafEntries) };
+  } finally {
+    core.close(h);
+  }
+}
 
 function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[keyof Results] {
   switch (req.op) {
@@ -45,23 +64,34 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
     }
     case 'stateAtEvent':
       return core.dumpAtEvent(sessions(core).get(req.script, req.opts), req.seq, req.tree, req.maxLeafEntries);
-    case 'crashReplay': {
-      const h = core.crash(sessions(core).get(req.script, req.opts), req.line);
+    case 'crashReplay':
+      return replayed(core, crashAt(core, req), req.maxLeafEntries);
+    case 'imageReplay':
+      return replayed(core, core.reopen(req.handle), req.maxLeafEntries);
+    case 'imageReplayStateAt': {
+      const h = core.reopen(req.handle);
       try {
-        const fs = core.dumpTree(h, 5n, req.maxLeafEntries);
-        const logs = core.dumpTree(h, TREE_LOG, req.maxLeafEntries);
-        const before = { ...fs, trees: fs.trees.map((t) => (t.id === TREE_LOG ? logs.trees.find((l) => l.name === t.name) ?? t : t)) };
-        core.replay(h);
-        return { before, events: core.trace(h), after: core.dumpTree(h, 5n, req.maxLeafEntries) };
+        if (req.steps > 0) core.replay(h, req.steps);
+        return core.dumpTree(h, 5n, req.maxLeafEntries);
       } finally {
         core.close(h);
       }
     }
     case 'replayStateAt': {
-      const h = core.crash(sessions(core).get(req.script, req.opts), req.line);
+      const h = crashAt(core, req);
       try {
         if (req.steps > 0) core.replay(h, req.steps);
         return core.dumpTree(h, 5n, req.maxLeafEntries);
+      } finally {
+        core.close(h);
+      }
+    }
+    case 'crashPoints':
+      return sessions(core).steps(req.script, req.opts).crashPoints();
+    case 'crashImage': {
+      const h = crashAt(core, req);
+      try {
+        return { blob: new Blob(core.imageParts(h) as BlobPart[], { type: 'application/octet-stream' }) };
       } finally {
         core.close(h);
       }

@@ -10,6 +10,11 @@ describe('the address bar', () => {
     expect(q).toMatch(/^lesson=02-fsync-log-tree&step=7&script=mkfs/);
     expect(readAddress(`?${q}`, ids)).toEqual(a);
     expect(writeAddress({ lesson: '01-cow-btree', step: 0, script: null, crash: null })).toBe('lesson=01-cow-btree');
+    // a crash point inside a line: after its third write
+    const w: Address = { lesson: '02-fsync-log-tree', step: 0, script: null, crash: 9, write: 3 };
+    expect(writeAddress(w)).toBe('lesson=02-fsync-log-tree&crash=9.3');
+    expect(readAddress('?lesson=02-fsync-log-tree&crash=9.3', ids)).toEqual(w);
+    expect(readAddress('?lesson=02-fsync-log-tree&crash=9.x', ids)).toEqual({ lesson: '02-fsync-log-tree', step: 0, script: null, crash: 9 });
   });
 
   test('the playground; unknown lessons, bad numbers and over-long scripts fall back', () => {

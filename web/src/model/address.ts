@@ -10,6 +10,8 @@ export interface Address {
   script: string | null;
   /** The replay view's crash point, a script line (null: its default). */
   crash: number | null;
+  /** Inside that line, after its write number `write` (null: after the whole line); `crash=12.3` in the address. */
+  write?: number | null;
 }
 
 /** Scenarios longer than this stay out of the address (links stay shareable). */
@@ -22,11 +24,13 @@ export function readAddress(search: string, lessonIds: string[]): Address {
   const lesson = q.get('view') === 'playground' ? null : want && lessonIds.includes(want) ? want : lessonIds[0] ?? null;
   const whole = (v: string | null) => (v !== null && /^\d+$/.test(v) ? Number(v) : null);
   const script = q.get('script');
+  const write = whole(q.get('crash')?.split('.')[1] ?? null);
   return {
     lesson,
     step: whole(q.get('step')) ?? 0,
     script: lesson && script !== null && script.length <= MAX_SCRIPT_IN_ADDRESS ? script : null,
-    crash: lesson ? whole(q.get('crash')) : null,
+    crash: lesson ? whole(q.get('crash')?.split('.')[0] ?? null) : null,
+    ...(lesson && write ? { write } : {}),
   };
 }
 
@@ -40,6 +44,6 @@ export function writeAddress(a: Address): string {
   q.set('lesson', a.lesson);
   if (a.step) q.set('step', String(a.step));
   if (a.script !== null && a.script.length <= MAX_SCRIPT_IN_ADDRESS) q.set('script', a.script);
-  if (a.crash !== null) q.set('crash', String(a.crash));
+  if (a.crash !== null) q.set('crash', a.write ? `${a.crash}.${a.write}` : String(a.crash));
   return q.toString();
 }

@@ -14,6 +14,8 @@ export interface QuestionLike {
 export interface ReplayState {
   /** The crash point: the last line that runs (null until the view knows its points). */
   at: number | null;
+  /** Inside line `at`: the crash comes right after its write number `write` (1-based; null: after the whole line). */
+  write: number | null;
   /** The run cut at `at`: the image as the crash left it, after replay, and the replay's actions. */
   data: { before: TreeDump; after: TreeDump; steps: ReplayStep[] } | null;
   /** Replay actions done (0: before replay). */
@@ -73,6 +75,7 @@ export type LessonAction =
   | { type: 'treeName'; name: string }
   | { type: 'dump'; step: number; moment?: number | null; dump: TreeDump; view?: StepView | null }
   | { type: 'crashAt'; at: number }
+  | { type: 'crashWrite'; write: number | null }
   | { type: 'replayRun'; at: number; before: TreeDump; after: TreeDump; steps: ReplayStep[] }
   | { type: 'replayFailed'; message: string }
   | { type: 'replayStep'; step: number }
@@ -81,12 +84,12 @@ export type LessonAction =
   | { type: 'logTree'; name: string }
   | { type: 'fsTree'; name: string };
 
-export const initialReplay: ReplayState = { at: null, data: null, step: 0, fsAt: null, fsAtStep: -1, logTree: 'log', fsTree: 'fs', error: null };
+export const initialReplay: ReplayState = { at: null, write: null, data: null, step: 0, fsAt: null, fsAtStep: -1, logTree: 'log', fsTree: 'fs', error: null };
 
-export function initLesson(init: { draft: string; ran: string; step: number; crash?: number }): LessonState {
+export function initLesson(init: { draft: string; ran: string; step: number; crash?: number; write?: number }): LessonState {
   return {
     draft: init.draft, ran: init.ran, running: false, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, playing: false, speed: 1,
-    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, view: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash },
+    treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, view: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash, write: init.write ?? null },
   };
 }
 
@@ -139,7 +142,9 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
     case 'dump':
       return { ...s, dump: a.dump, dumpStep: a.step, dumpMoment: a.moment ?? null, view: a.view ?? null };
     case 'crashAt':
-      return replay(s, { at: a.at });
+      return replay(s, a.at === s.replay.at ? { at: a.at } : { at: a.at, write: null });
+    case 'crashWrite':
+      return replay(s, { write: a.write });
     case 'replayRun':
       return replay(s, { at: a.at, data: { before: a.before, after: a.after, steps: a.steps }, step: 0, fsAt: a.before, fsAtStep: 0, error: null });
     case 'replayFailed':

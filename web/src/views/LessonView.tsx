@@ -26,8 +26,10 @@ export interface LessonViewProps {
   onScripts?: (s: LessonScripts) => void;
   /** The crash point to start the replay view at (from the address bar). */
   crash?: number;
+  /** Inside that line, the write to crash after (1-based). */
+  write?: number;
   /** Where the learner is, for the address bar: their own script (null: the lesson's) and the crash point. */
-  onPlace?: (p: { script: string | null; crash: number | null }) => void;
+  onPlace?: (p: { script: string | null; crash: number | null; write: number | null }) => void;
 }
 
 export interface LessonScripts {
@@ -66,8 +68,8 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, running, rows, err
 });
 
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
-export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, onPlace }: LessonViewProps) {
-  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash }, initLesson);
+export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, write, onPlace }: LessonViewProps) {
+  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash, write }, initLesson);
   const { draft, ran, steps, dump, dumpStep, dumpMoment, view, error, treeName, answers, asking } = state;
   const cache = useRef(new Map<string, TreeDump>());
   // what the worker told of a step in a tree (at a moment): its sentence, marks, ghosts and moments (core/runs.ts)
@@ -105,9 +107,10 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   const onPlaceRef = useRef(onPlace);
   onPlaceRef.current = onPlace;
   const crashAt = state.replay.at;
+  const crashWrite = state.replay.write;
   useEffect(() => {
-    onPlaceRef.current?.({ script: ran === lesson.scenario ? null : ran, crash: crashAt });
-  }, [ran, crashAt, lesson]);
+    onPlaceRef.current?.({ script: ran === lesson.scenario ? null : ran, crash: crashAt, write: crashWrite });
+  }, [ran, crashAt, crashWrite, lesson]);
 
   // the address bar follows the player
   const onStepRef = useRef(onStep);

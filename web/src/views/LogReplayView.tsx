@@ -1,5 +1,7 @@
-import { useEffect, useMemo, useRef, type Dispatch } from 'react';
+import { useEffect, useMemo, useRef, useState, type Dispatch } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
+import type { Handle } from '../core/wasm';
+import { describeCrashPoint, type CrashPoint } from '../model/crashPoints';
 import type { TreeDump } from '../model/dump';
 import { marksFor } from '../model/marks';
 import type { LessonAction, ReplayState } from '../model/lessonStore';
@@ -11,8 +13,10 @@ import { TreeExplorer } from './TreeExplorer';
 
 export interface LogReplayViewProps {
   core: CoreClient;
-  /** The scenario; the crash point cuts it after a line. */
-  script: string;
+  /** The scenario; the crash point cuts it after a line (or inside one, after a write). */
+  script?: string;
+  /** Or an opened image with a pending log (the kernel's, copied while mounted, or a crash point's): its replay, on a copy. */
+  image?: { handle: Handle; name: string };
   reducedMotion: boolean;
   /** Its state, in the lesson's store. */
   state: ReplayState;
@@ -23,19 +27,35 @@ const RUN = { seed: 1n, now: 1700000000n, trace: true };
 const LOD = 24;
 
 /** The fs tree and the log tree side by side; a crash point the learner moves along the scenario, then the replay step by step, each action highlighted in both trees and labelled with its pass. */
-export function LogReplayView({ core, script, reducedMotion, state, dispatch }: LogReplayViewProps) {
+export function LogReplayView({ core, script = '', image, reducedMotion, state, dispatch }: LogReplayViewProps) {
   const lines = useMemo(() => script.replace(/\n*$/, '').split('\n').filter((l) => !/^\s*crash\s*$/.test(l)), [script]);
-  const points = useMemo(() => crashPoints(lines), [lines]);
+  const points = useMemo(() => (image ? [] : crashPoints(lines)), [lines, image]);
   // one run of the scenario, kept by the worker: a crash point is a checkpoint of it plus a power cut
   const runScript = useMemo(() => lines.join('\n') + '\n', [lines]);
   const { data, step, fsAt, fsAtStep, logTree, fsTree, error } = state;
   // the crash point chosen (from the slider or the address bar) when it is one of this script's, else the last
   const at = state.at !== null && points.includes(state.at) ? state.at : points[points.length - 1] ?? lines.length;
   const cache = useRef(new Map<number, TreeDump>());
+  // every write of the run is a crash point too (wasm-core/src/crash.h): the ones of line `at` refine it
+  const [writes, setWrites] = useState<{ script: string; points: CrashPoint[] } | null>(null);
+  useEffect(() => {
+    let live = true;
+    if (image) return;
+    core.call({ op: 'crashPoints', script: runScript, opts: RUN }).then((points) => live && setWrites({ script: runScript, points }), () => {});
+    return () => {
+      live = false;
+    };
+  }, [core, runScript, image]);
+  const lineWrites = useMemo(() => (writes?.script === runScript ? writes.points.filter((p) => p.line === at) : []), [writes, runScript, at]);
+  // inside the line: after write `w` of it (its last, or none: the whole line)
+  const w = state.write !== null && state.write >= 1 && state.write < lineWrites.length ? state.write : null;
+  const point = w !== null ? lineWrites[w - 1] : null;
+  const seq = point?.seq;
 
   useEffect(() => {
     let live = true;
-    core.call({ op: 'crashReplay', script: runScript, opts: RUN, line: at, maxLeafEntries: LOD }).then(
+    (image ? core.call({ op: 'imageReplay', handle: image.handle, maxLeafEntries: LOD })
+      : core.call({ op: 'crashReplay', script: runScript, opts: RUN, line: at, seq, maxLeafEntries: LOD })).then(
       (r) => {
         if (!live) return;
         const steps = replaySteps(r.events);
@@ -47,7 +67,17 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
     return () => {
       live = false;
     };
-  }, [core, runScript, at, dispatch]);
+  }, [core, runScript, at, seq, image, dispatch]);
+
+  const download = () => {
+    core.call({ op: 'crashImage', script: runScript, opts: RUN, line: at, seq }).then(({ blob }) => {
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(blob);
+      a.download = `crash-line${at}${w !== null ? `-write${w}` : ''}.img`;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    }, (e: Error) => !(e instanceof CancelledError) && dispatch({ type: 'replayError', message: e.message }));
+  };
 
   // the fs tree after `step` replay actions, from the core (the replay stops there)
   useEffect(() => {
@@ -58,7 +88,8 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
       return;
     }
     let live = true;
-    core.call({ op: 'replayStateAt', script: runScript, opts: RUN, line: at, steps: step, maxLeafEntries: LOD }).then(
+    (image ? core.call({ op: 'imageReplayStateAt', handle: image.handle, steps: step, maxLeafEntries: LOD })
+      : core.call({ op: 'replayStateAt', script: runScript, opts: RUN, line: at, seq, steps: step, maxLeafEntries: LOD })).then(
       (d) => {
         cache.current.set(step, d);
         if (live) dispatch({ type: 'replayFs', step, dump: d });
@@ -68,7 +99,7 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
     return () => {
       live = false;
     };
-  }, [core, data, step, fsAtStep, runScript, at, dispatch]);
+  }, [core, data, step, fsAtStep, runScript, at, seq, image, dispatch]);
 
   const cur = data && step > 0 ? data.steps[step - 1] : null;
   // the log leaf holding the action's item (by key range: a leaf drawn with its middle folded holds it too), marked, and the item in it when drawn
@@ -95,8 +126,10 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
   const hasLog = !!data?.before.trees.some((t) => t.name === 'log');
   return (
     <section className="panel replay-view" aria-labelledby="replay-h">
-      <h3 id="replay-h">Crash and log replay</h3>
-      {points.length === 0 ? (
+      <h3 id="replay-h">{image ? `Log replay: ${image.name}` : 'Crash and log replay'}</h3>
+      {image ? (
+        <p>This image holds a log no mount has replayed yet: step through the replay a mount would do. The image itself is left as it is (the replay runs on a copy).</p>
+      ) : points.length === 0 ? (
         <p>This scenario has no fsync: a crash would leave only the last commit, with no log to replay.</p>
       ) : (
         <div className="replay-controls">
@@ -106,6 +139,18 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
               onChange={(e) => dispatch({ type: 'crashAt', at: Number(e.target.value) })} />
           </label>
           <code className="crash-line" title="the last line that ran">{lines[at - 1]}</code>
+          {lineWrites.length > 1 ? (
+            <label>
+              Inside it: after write <output aria-live="polite">{w ?? lineWrites.length}</output> of {lineWrites.length}
+              <input type="range" aria-label="Crash after write" min={1} max={lineWrites.length} value={w ?? lineWrites.length}
+                onChange={(e) => { const v = Number(e.target.value); dispatch({ type: 'crashWrite', write: v >= lineWrites.length ? null : v }); }} />
+            </label>
+          ) : null}
+          <p className="crash-write" data-testid="crash-write">
+            {lineWrites.length === 0 ? 'This line writes nothing to the device: a crash during it leaves what the lines before left.'
+              : `Crash ${describeCrashPoint(point ?? lineWrites[lineWrites.length - 1])}${point ? ', in the middle of the line: the writes after it never happen.' : ', the line\'s last write.'}`}
+          </p>
+          <button type="button" onClick={download}>Download this crash image</button>
         </div>
       )}
       {error && <p className="error" role="alert">{error}</p>}
@@ -129,8 +174,8 @@ export function LogReplayView({ core, script, reducedMotion, state, dispatch }: 
             </div>
           )}
           <p className="step-text" role="status" aria-live="polite">
-            {!hasLog ? 'No log at this crash point: the last commit is all there is (the fsyncs before it committed, or nothing was logged).'
-              : step === 0 ? `The image as the crash left it: the last commit, and the log that fsync wrote. Replay has ${total} actions.`
+            {!hasLog ? (image ? 'This image has no pending log: a mount finds nothing to replay.' : 'No log at this crash point: the last commit is all there is (the fsyncs before it committed, or nothing was logged).')
+              : step === 0 ? `The image as the ${image ? 'power cut' : 'crash'} left it: the last commit, and the log that fsync wrote. Replay has ${total} actions.`
               : <><span className={`pass pass-${cur!.action.pass.replace(' ', '-')}`}>{cur!.action.pass}</span> {cur!.action.action}: {replaySaid(cur!.action)}.
                 {' '}<span className="means">{replayMeans(cur!.action)}</span></>}
           </p>
