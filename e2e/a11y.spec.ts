@@ -2,8 +2,12 @@
 // open and an item selected: no violations. axe runs in the page (its
 // source injected), with the WCAG 2.x A and AA rules and best practices.
 import { expect, test, type Page } from '@playwright/test';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { CLI } from '../tests/kernel/lib.mjs';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -82,6 +86,23 @@ for (const size of SIZES) {
       await page.getByRole('group', { name: 'Jump to a pass' }).getByRole('button', { name: /^inodes/ }).click();
       await expect(page.getByRole('list', { name: 'Items this action changed in the fs tree' })).toBeVisible();
       expect(await violations(page)).toEqual([]);
+      // a crash inside a line: the write slider and its sentence
+      await page.goto('./?lesson=02-fsync-log-tree&crash=9.1');
+      await settle(page);
+      await expect(page.getByRole('slider', { name: 'Crash after write' })).toBeVisible();
+      expect(await violations(page)).toEqual([]);
+    });
+
+    test('an opened image with a pending log: its replay view', async ({ page }) => {
+      const img = join(mkdtempSync(join(tmpdir(), 'btrfslab-a11y-')), 'crashed.img');
+      execFileSync(CLI, ['run', 'tests/scenarios/007-fsync-crash/scenario.txt', '--image', img]);
+      await page.goto('./?view=playground');
+      await expect(page.getByRole('status').first()).not.toHaveText(/Loading the core/);
+      await page.getByLabel(/Or open an image/).setInputFiles(img);
+      await expect(page.getByRole('region', { name: 'Log replay: crashed.img' }).locator('p.step-text')).toContainText('Replay has');
+      await page.getByRole('button', { name: 'Next replay step' }).click();
+      expect(await violations(page)).toEqual([]);
+      rmSync(dirname(img), { recursive: true, force: true });
     });
 
     test('the image playground, with an image made', async ({ page }) => {
