@@ -12,6 +12,7 @@
 #include "../src/rootdir.h"
 #include "../src/transaction.h"
 #include "extract.h"
+#include "kernel.h"
 #include "ls.h"
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,6 +51,10 @@ static const char usage_text[] =
 	"        returned promised (its file's size and contents, its directory's names) verified;\n"
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
 	"        points.json (the crash point, its line, the promises in force) to the new DIR\n"
+	"  kernel IMAGE [--json] [--in-place]\n"
+	"        (root) a private copy of IMAGE (or IMAGE itself with --in-place) on a loop device of\n"
+	"        its own, mounted by the kernel (which replays a pending log): every path it lists,\n"
+	"        then btrfs check; the mount and loop device always removed\n"
 	"  ls [--replay] [-R] [-l] IMAGE [PATH]\n"
 	"        list a directory (or every path below it with -R) of any image\n"
 	"        (--replay: of the state after replaying its log, nothing written)\n"
@@ -855,7 +860,7 @@ static int run_command(int argc, char **argv)
 		{"mkfs", cmd_mkfs, 0},   {"run", cmd_run, 0},		{"replay", cmd_replay, 0},
 		{"ls", cmd_ls_cat, 0},   {"cat", cmd_ls_cat, 1},	{"extract", cmd_extract, 0},
 		{"check", cmd_check, 0}, {"dump-tree", cmd_dump, 0}, {"dump-json", cmd_dump, 1},
-		{"crashes", cmd_crashes, 0},
+		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0},
 	};
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(c, commands[i].name))

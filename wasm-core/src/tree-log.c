@@ -583,6 +583,10 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 	if (ret)
 		return ret;
 	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
+	/* a symlink's target is its data (an inline extent): logged whole, as
+	 * the kernel does, or a replay of a new one leaves it empty */
+	if ((in.mode & S_IFMT_) == S_IFLNK_)
+		all = 1;
 	if (is_dir && all && s->last_unlink_trans == fs->generation)
 		return NEED_FULL_COMMIT; /* moved here by a rename: its old name cannot be logged away */
 	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_INODE, .tree = c->root->objectid, .a = ino, .b = (u64)!all});
