@@ -13,6 +13,7 @@
 #include "../src/transaction.h"
 #include "extract.h"
 #include "kernel.h"
+#include "write.h"
 #include "ls.h"
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +52,11 @@ static const char usage_text[] =
 	"        returned promised (its file's size and contents, its directory's names) verified;\n"
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
 	"        points.json (the crash point, its line, the promises in force) to the new DIR\n"
+	"  write IMAGE DEVICE [--dry-run] [--force] [--device-ok DEVICE] [--zero]\n"
+	"        write IMAGE to a loop device (another block device only when --device-ok names it\n"
+	"        again): refuses a mounted or busy device, one too small, one holding a filesystem\n"
+	"        (unless --force); writes only the blocks in use, superblocks last, then reads it\n"
+	"        all back; the rest discarded where the device can (zeroed with --zero)\n"
 	"  kernel IMAGE [--json] [--in-place]\n"
 	"        (root) a private copy of IMAGE (or IMAGE itself with --in-place) on a loop device of\n"
 	"        its own, mounted by the kernel (which replays a pending log): every path it lists,\n"
@@ -860,7 +866,7 @@ static int run_command(int argc, char **argv)
 		{"mkfs", cmd_mkfs, 0},   {"run", cmd_run, 0},		{"replay", cmd_replay, 0},
 		{"ls", cmd_ls_cat, 0},   {"cat", cmd_ls_cat, 1},	{"extract", cmd_extract, 0},
 		{"check", cmd_check, 0}, {"dump-tree", cmd_dump, 0}, {"dump-json", cmd_dump, 1},
-		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0},
+		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0}, {"write", cmd_write, 0},
 	};
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(c, commands[i].name))

@@ -1,0 +1,546 @@
+/* write.c — `btrfslab write IMAGE DEVICE`: an image onto a real device,
+ * carefully.
+ *
+ * Nothing is written until every check passed: IMAGE opens as a btrfs
+ * filesystem (the core's own open: superblock, chunk and root trees);
+ * DEVICE is a block device (or an existing regular file), not mounted and
+ * with no mounted partition, held by nothing (no holders, and opened
+ * O_EXCL for the whole write), at least as large as the filesystem, with no
+ * filesystem or partition-table signature (unless --force), and a loop
+ * device unless --device-ok names it again.
+ *
+ * Then, in an order that never leaves a half-written filesystem that looks
+ * whole: every superblock location on the device (64 KiB, 64 MiB, 256 GiB)
+ * is zeroed and flushed; the ranges the image does not use are discarded
+ * where the device can (zeroed instead with --zero, else left as they are);
+ * the image's data ranges (SEEK_DATA) are written, superblock copies
+ * excepted, and flushed; the superblocks are written last and flushed. An
+ * interruption (SIGINT, SIGTERM, SIGHUP) or an I/O error stops it there,
+ * says how far it got, and leaves no valid superblock behind. Last, what
+ * was written is read back past the page cache and compared, 64 KiB at a
+ * time; a mismatch names the first bad block.
+ *
+ * Test hooks (environment): BTRFSLAB_WRITE_FAIL_AFTER=BYTES fails the data
+ * writes with EIO once that many bytes are written; BTRFSLAB_WRITE_CORRUPT_AT
+ * =OFFSET flips a byte on the device after the writes, before the read-back
+ * (a device that lies); BTRFSLAB_WRITE_PAUSE_AFTER=BYTES stops once that
+ * many data bytes are written, says "paused" on stderr, and waits for a
+ * signal (so a test interrupts it at a known point, not after a guessed
+ * time). */
+#define _GNU_SOURCE
+#include "write.h"
+#include "../src/crc32c.h"
+#include "../src/disk-io.h"
+#include "../src/image.h"
+#include "../src/ondisk.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK (1u << 20)
+#define VERIFY_BLOCK (64u << 10)
+
+static volatile sig_atomic_t stop_signal;
+static void on_signal(int sig) { stop_signal = sig; }
+
+struct range {
+	u64 start, end;
+};
+
+struct plan {
+	struct range *r; /* the image's data ranges, superblock copies cut out */
+	size_t n, cap;
+	u64 bytes;
+	u64 supers[BTRFS_SUPER_MIRROR_MAX]; /* superblock offsets the image holds (0: none) */
+	int nsupers;
+};
+
+static int add_range(struct plan *p, u64 s, u64 e)
+{
+	if (s >= e)
+		return 0;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		struct range *r = realloc(p->r, cap * sizeof(*r));
+		if (!r)
+			return -1;
+		p->r = r;
+		p->cap = cap;
+	}
+	p->r[p->n++] = (struct range){s, e};
+	p->bytes += e - s;
+	return 0;
+}
+
+/* The data ranges of the image file, the superblock copies cut out of them. */
+static int make_plan(int img, u64 size, struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (int m = 0; m < BTRFS_SUPER_MIRROR_MAX; m++)
+		if (btrfs_sb_offset(m) + BTRFS_SUPER_INFO_SIZE <= size)
+			p->supers[p->nsupers++] = btrfs_sb_offset(m);
+	u64 pos = 0;
+	while (pos < size) {
+		off_t d = lseek(img, (off_t)pos, SEEK_DATA);
+		if (d < 0)
+			break;
+		off_t h = lseek(img, d, SEEK_HOLE);
+		u64 s = (u64)d, e = h < 0 || (u64)h > size ? size : (u64)h;
+		for (int m = 0; m < p->nsupers; m++) {
+			u64 so = p->supers[m], se = so + BTRFS_SUPER_INFO_SIZE;
+			if (so >= s && se <= e) {
+				if (add_range(p, s, so))
+					return -1;
+				s = se;
+			}
+		}
+		if (add_range(p, s, e))
+			return -1;
+		pos = e;
+	}
+	return 0;
+}
+
+/* "loop", "dm-3": the kernel's name of block device rdev. */
+static int block_name(dev_t rdev, char *out, size_t n)
+{
+	char link[64], target[256];
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(rdev), minor(rdev));
+	ssize_t l = readlink(link, target, sizeof(target) - 1);
+	if (l < 0)
+		return -1;
+	target[l] = 0;
+	const char *base = strrchr(target, '/');
+	snprintf(out, n, "%s", base ? base + 1 : target);
+	return 0;
+}
+
+/* Whether a filesystem mounted anywhere sits on rdev or a partition of it. */
+static int mounted_on(dev_t rdev, char *what, size_t n)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	if (!f)
+		return 0;
+	char name[64] = "";
+	block_name(rdev, name, sizeof(name));
+	char line[4096];
+	int found = 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		char mnt[2048], source[1024];
+		if (sscanf(line, "%*u %*u %u:%u %*s %2047s", &maj, &min, mnt) != 3)
+			continue;
+		dev_t d = makedev(maj, min);
+		/* btrfs shows an anonymous device number there: the mount's source names the device */
+		const char *sep = strstr(line, " - ");
+		struct stat ss;
+		if (sep && sscanf(sep + 3, "%*s %1023s", source) == 1 && source[0] == '/' && !stat(source, &ss) && S_ISBLK(ss.st_mode))
+			d = ss.st_rdev;
+		char dn[64] = "";
+		int part = 0;
+		if (d != rdev && name[0] && !block_name(d, dn, sizeof(dn))) {
+			/* a partition of ours: /sys/class/block/NAME/DN exists */
+			char p[256];
+			snprintf(p, sizeof(p), "/sys/class/block/%s/%s", name, dn);
+			part = access(p, F_OK) == 0;
+		}
+		if (d == rdev || part) {
+			snprintf(what, n, "%s is mounted on %s", part ? dn : name, mnt);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Whether something holds rdev (device-mapper, md, bcache...). */
+static int held(dev_t rdev, char *what, size_t n)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/holders", major(rdev), minor(rdev));
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(what, n, "held by %s", e->d_name);
+		found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The signature of a filesystem or partition table on the device, or NULL. */
+static const char *signature(int fd, u64 size)
+{
+	static u8 b[72 * 1024];
+	size_t want = size < sizeof(b) ? (size_t)size : sizeof(b);
+	memset(b, 0, sizeof(b));
+	if (pread(fd, b, want, 0) < 0)
+		return NULL;
+	if (!memcmp(b + 0x10040, "_BHRfS_M", 8))
+		return "btrfs";
+	if (b[1080] == 0x53 && b[1081] == 0xef)
+		return "ext2/3/4";
+	if (!memcmp(b, "XFSB", 4))
+		return "xfs";
+	if (!memcmp(b, "LUKS\xba\xbe", 6))
+		return "LUKS";
+	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
+		return "swap";
+	if (!memcmp(b + 32769, "CD001", 5))
+		return "iso9660";
+	if (!memcmp(b + 512, "EFI PART", 8))
+		return "a GPT partition table";
+	if (!memcmp(b + 3, "NTFS    ", 8))
+		return "ntfs";
+	if (b[510] == 0x55 && b[511] == 0xaa) {
+		if (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT", 3))
+			return "vfat";
+		for (int i = 0; i < 4; i++)
+			if (b[446 + 16 * i + 4]) /* a partition type */
+				return "an MBR partition table";
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void progress(int tty, u64 done, u64 total, double t0, int final)
+{
+	static double last;
+	double t = now_s();
+	if (!tty || (!final && t - last < 0.2))
+		return;
+	last = t;
+	double rate = done / (t - t0 > 1e-6 ? t - t0 : 1e-6);
+	double left = rate > 0 ? (double)(total - done) / rate : 0;
+	fprintf(stderr, "\r  %.1f of %.1f MiB, %.1f MiB/s, %.0f s left   %s", done / 1048576.0, total / 1048576.0, rate / 1048576.0,
+		left, final ? "\n" : "");
+}
+
+static int zero_range(int fd, int is_blk, u64 s, u64 e)
+{
+	if (is_blk) {
+		u64 r[2] = {s, e - s};
+		if (!ioctl(fd, BLKZEROOUT, r))
+			return 0;
+	}
+	static const u8 z[CHUNK];
+	for (u64 o = s; o < e;) {
+		size_t n = e - o < CHUNK ? (size_t)(e - o) : CHUNK;
+		if (pwrite(fd, z, n, (off_t)o) != (ssize_t)n)
+			return -1;
+		o += n;
+	}
+	return 0;
+}
+
+/* Discards [s, e) where the device can; 0 also when it cannot (left as it is). */
+static void discard_range(int fd, int is_blk, u64 s, u64 e, int *discarded)
+{
+	if (is_blk) {
+		u64 r[2] = {s, e - s};
+		if (!ioctl(fd, BLKDISCARD, r))
+			*discarded = 1;
+	} else if (!fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)s, (off_t)(e - s))) {
+		*discarded = 1;
+	}
+}
+
+int cmd_write(int argc, char **argv, int variant)
+{
+	(void)variant;
+	const char *image = NULL, *device = NULL, *device_ok = NULL;
+	int force = 0, dry = 0, zero = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--force"))
+			force = 1;
+		else if (!strcmp(a, "--dry-run"))
+			dry = 1;
+		else if (!strcmp(a, "--zero"))
+			zero = 1;
+		else if (!strcmp(a, "--device-ok")) {
+			if (i + 1 >= argc)
+				return fprintf(stderr, "btrfslab write: --device-ok needs the device named again\n"), 2;
+			device_ok = argv[++i];
+		} else if (a[0] == '-' && a[1])
+			return fprintf(stderr, "btrfslab write: unknown option '%s'\n", a), 2;
+		else if (!image)
+			image = a;
+		else if (!device)
+			device = a;
+		else
+			return fprintf(stderr, "btrfslab write: unexpected argument '%s'\n", a), 2;
+	}
+	if (!image || !device)
+		return fprintf(stderr, "btrfslab write: usage: write IMAGE DEVICE [--force] [--device-ok DEVICE] [--dry-run] [--zero]\n"), 2;
+
+	/* the image: a filesystem the core opens */
+	struct blab_device idev;
+	struct blab_err err = {0};
+	if (image_read_file(&idev, image, &err))
+		return fprintf(stderr, "btrfslab write: %s\n", err.msg), 1;
+	struct btrfs_fs_info *fs = btrfs_open(&idev, &err);
+	if (!fs)
+		return fprintf(stderr, "btrfslab write: %s is not a filesystem to write: %s\n", image, err.msg), 1;
+	u64 fs_bytes = btrfs_super_total_bytes(fs->super);
+	btrfs_fs_free(fs);
+	int img = open(image, O_RDONLY | O_CLOEXEC);
+	struct stat ist;
+	if (img < 0 || fstat(img, &ist))
+		return fprintf(stderr, "btrfslab write: %s: %s\n", image, strerror(errno)), 1;
+
+	/* the device: every refusal before anything is written */
+	struct stat dst;
+	if (stat(device, &dst))
+		return close(img), fprintf(stderr, "btrfslab write: %s: %s\n", device, strerror(errno)), 1;
+	int is_blk = S_ISBLK(dst.st_mode);
+	if (!is_blk && !S_ISREG(dst.st_mode))
+		return close(img), fprintf(stderr, "btrfslab write: %s is neither a block device nor a regular file\n", device), 1;
+	char name[64] = "", why[512];
+	if (is_blk) {
+		block_name(dst.st_rdev, name, sizeof(name));
+		char loopdir[128];
+		snprintf(loopdir, sizeof(loopdir), "/sys/dev/block/%u:%u/loop", major(dst.st_rdev), minor(dst.st_rdev));
+		int is_loop = access(loopdir, F_OK) == 0;
+		struct stat ok;
+		if (!is_loop && !(device_ok && !stat(device_ok, &ok) && S_ISBLK(ok.st_mode) && ok.st_rdev == dst.st_rdev))
+			return close(img), fprintf(stderr,
+						   "btrfslab write: %s (%s) is not a loop device: to write to it, name it again with "
+						   "--device-ok %s (everything on it will be lost)\n",
+						   device, name, device), 1;
+		if (mounted_on(dst.st_rdev, why, sizeof(why)))
+			return close(img), fprintf(stderr, "btrfslab write: refusing %s: %s (unmount it first)\n", device, why), 1;
+		if (held(dst.st_rdev, why, sizeof(why)))
+			return close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s\n", device, why), 1;
+	}
+	int fd = open(device, O_RDWR | O_CLOEXEC | (is_blk ? O_EXCL : 0));
+	if (fd < 0) {
+		int e = errno;
+		close(img);
+		if (e == EBUSY)
+			return fprintf(stderr, "btrfslab write: refusing %s: it is in use (another program holds it open exclusively, or it is mounted)\n", device), 1;
+		return fprintf(stderr, "btrfslab write: %s: %s\n", device, strerror(e)), 1;
+	}
+	u64 dev_size = (u64)dst.st_size;
+	if (is_blk && ioctl(fd, BLKGETSIZE64, &dev_size))
+		return close(fd), close(img), fprintf(stderr, "btrfslab write: %s: its size: %s\n", device, strerror(errno)), 1;
+	if (dev_size < fs_bytes)
+		return close(fd), close(img), fprintf(stderr,
+						      "btrfslab write: refusing %s: it holds %llu bytes, the filesystem needs %llu\n",
+						      device, (unsigned long long)dev_size, (unsigned long long)fs_bytes), 1;
+	const char *sig = signature(fd, dev_size);
+	if (sig && !force)
+		return close(fd), close(img), fprintf(stderr,
+						      "btrfslab write: refusing %s: it holds %s (a filesystem or partition table); "
+						      "--force overwrites it\n", device, sig), 1;
+
+	struct plan p;
+	u64 isize = (u64)ist.st_size < fs_bytes ? (u64)ist.st_size : fs_bytes;
+	if (make_plan(img, isize, &p))
+		return close(fd), close(img), fprintf(stderr, "btrfslab write: out of memory\n"), 1;
+	u64 super_bytes = 0;
+	for (int m = 0; m < p.nsupers; m++)
+		super_bytes += BTRFS_SUPER_INFO_SIZE;
+	if (dry) {
+		printf("btrfslab write (dry run): nothing written\n");
+		printf("  image   %s: a %llu-byte filesystem, %llu bytes of data in %zu ranges, %d superblock copies\n", image,
+		       (unsigned long long)fs_bytes, (unsigned long long)p.bytes, p.n, p.nsupers);
+		printf("  device  %s%s%s: %llu bytes, %s%s\n", device, name[0] ? " (" : "", name[0] ? name : "", (unsigned long long)dev_size,
+		       is_blk ? "not mounted, not in use, opened exclusively" : "a regular file", name[0] ? ")" : "");
+		printf("  checks  passed%s\n", sig ? " (--force: its signature is overwritten)" : "");
+		printf("  would   zero the superblock locations, %s the %llu bytes the image does not use, write %llu bytes, "
+		       "then the superblocks, then read everything back\n",
+		       zero ? "zero" : "discard (where the device can)", (unsigned long long)(dev_size - p.bytes - super_bytes),
+		       (unsigned long long)p.bytes);
+		free(p.r);
+		close(fd);
+		close(img);
+		return 0;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	const char *fail_env = getenv("BTRFSLAB_WRITE_FAIL_AFTER"), *corrupt_env = getenv("BTRFSLAB_WRITE_CORRUPT_AT");
+	const char *pause_env = getenv("BTRFSLAB_WRITE_PAUSE_AFTER");
+	u64 fail_after = fail_env ? strtoull(fail_env, NULL, 10) : ~0ULL;
+	u64 pause_after = pause_env ? strtoull(pause_env, NULL, 10) : ~0ULL;
+	int tty = isatty(2);
+	double t0 = now_s();
+	u64 total = p.bytes + super_bytes, done = 0;
+	int rc = 1, discarded = 0;
+	const char *stage = "zeroing the superblock locations";
+	static u8 buf[CHUNK];
+	char ioerr[256] = "";
+
+	/* 1. no superblock survives an interruption from here on */
+	for (int m = 0; m < BTRFS_SUPER_MIRROR_MAX; m++) {
+		u64 o = btrfs_sb_offset(m);
+		if (o + BTRFS_SUPER_INFO_SIZE <= dev_size && zero_range(fd, 0, o, o + BTRFS_SUPER_INFO_SIZE)) {
+			snprintf(ioerr, sizeof(ioerr), "at byte %llu: %s", (unsigned long long)o, strerror(errno));
+			goto stopped;
+		}
+	}
+	if (fdatasync(fd)) {
+		snprintf(ioerr, sizeof(ioerr), "flush: %s", strerror(errno));
+		goto stopped;
+	}
+	/* 2. what the image does not use: discarded, or zeroed with --zero */
+	stage = zero ? "zeroing what the image does not use" : "discarding what the image does not use";
+	{
+		u64 at = 0;
+		for (size_t i = 0; i <= p.n && !stop_signal; i++) {
+			u64 e = i < p.n ? p.r[i].start : dev_size;
+			/* the superblock copies are not gaps: they are written below */
+			for (int m = 0; m < p.nsupers && at < e; m++) {
+				u64 so = p.supers[m];
+				if (so >= at && so < e) {
+					if (zero ? zero_range(fd, is_blk, at, so) : (discard_range(fd, is_blk, at, so, &discarded), 0))
+						goto io;
+					at = so + BTRFS_SUPER_INFO_SIZE;
+				}
+			}
+			if (at < e && (zero ? zero_range(fd, is_blk, at, e) : (discard_range(fd, is_blk, at, e, &discarded), 0)))
+				goto io;
+			at = i < p.n ? p.r[i].end : dev_size;
+		}
+	}
+	/* 3. the data, superblocks excepted */
+	stage = "writing the image's data";
+	for (size_t i = 0; i < p.n && !stop_signal; i++) {
+		for (u64 o = p.r[i].start; o < p.r[i].end && !stop_signal;) {
+			size_t n = p.r[i].end - o < CHUNK ? (size_t)(p.r[i].end - o) : CHUNK;
+			if (pread(img, buf, n, (off_t)o) != (ssize_t)n) {
+				snprintf(ioerr, sizeof(ioerr), "reading %s at byte %llu: %s", image, (unsigned long long)o, strerror(errno));
+				goto stopped;
+			}
+			if (done + n > fail_after) {
+				errno = EIO;
+				snprintf(ioerr, sizeof(ioerr), "at byte %llu: %s", (unsigned long long)o, strerror(errno));
+				goto stopped;
+			}
+			if (pwrite(fd, buf, n, (off_t)o) != (ssize_t)n) {
+				snprintf(ioerr, sizeof(ioerr), "at byte %llu: %s", (unsigned long long)o, strerror(errno));
+				goto stopped;
+			}
+			o += n;
+			done += n;
+			progress(tty, done, total, t0, 0);
+			if (done >= pause_after) {
+				pause_after = ~0ULL;
+				fprintf(stderr, "btrfslab write: paused after %llu bytes\n", (unsigned long long)done);
+				while (!stop_signal)
+					usleep(10000);
+			}
+		}
+	}
+	if (stop_signal)
+		goto stopped;
+	if (fdatasync(fd))
+		goto io;
+	/* 4. the superblocks, last */
+	stage = "writing the superblocks";
+	for (int m = 0; m < p.nsupers && !stop_signal; m++) {
+		u64 o = p.supers[m];
+		if (pread(img, buf, BTRFS_SUPER_INFO_SIZE, (off_t)o) != BTRFS_SUPER_INFO_SIZE ||
+		    pwrite(fd, buf, BTRFS_SUPER_INFO_SIZE, (off_t)o) != BTRFS_SUPER_INFO_SIZE)
+			goto io;
+		done += BTRFS_SUPER_INFO_SIZE;
+	}
+	if (stop_signal)
+		goto stopped;
+	if (fsync(fd))
+		goto io;
+	progress(tty, done, total, t0, 1);
+	double wrote_s = now_s() - t0;
+
+	if (corrupt_env) { /* the test hook: a device that lies */
+		u64 o = strtoull(corrupt_env, NULL, 10);
+		u8 c;
+		if (pread(fd, &c, 1, (off_t)o) == 1) {
+			c ^= 0xff;
+			if (pwrite(fd, &c, 1, (off_t)o) != 1 || fdatasync(fd))
+				goto io;
+		}
+	}
+	/* 5. read back, past the page cache */
+	stage = "reading back";
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	if (is_blk)
+		ioctl(fd, BLKFLSBUF, 0);
+	{
+		static u8 back[VERIFY_BLOCK], want[VERIFY_BLOCK];
+		struct range all[BTRFS_SUPER_MIRROR_MAX];
+		for (int m = 0; m < p.nsupers; m++)
+			all[m] = (struct range){p.supers[m], p.supers[m] + BTRFS_SUPER_INFO_SIZE};
+		for (size_t i = 0; i < p.n + (size_t)p.nsupers; i++) {
+			struct range r = i < p.n ? p.r[i] : all[i - p.n];
+			for (u64 o = r.start; o < r.end; o += VERIFY_BLOCK) {
+				size_t n = r.end - o < VERIFY_BLOCK ? (size_t)(r.end - o) : VERIFY_BLOCK;
+				if (pread(fd, back, n, (off_t)o) != (ssize_t)n || pread(img, want, n, (off_t)o) != (ssize_t)n)
+					goto io;
+				if (crc32c(back, n) != crc32c(want, n) || memcmp(back, want, n)) {
+					u64 at = o;
+					for (size_t k = 0; k < n; k++)
+						if (back[k] != want[k]) {
+							at = o + k;
+							break;
+						}
+					fprintf(stderr,
+						"btrfslab write: verify failed: the device's block at byte %llu (64 KiB block from %llu) differs from "
+						"the image; the device is not a faithful copy\n",
+						(unsigned long long)at, (unsigned long long)o);
+					goto out;
+				}
+			}
+		}
+	}
+	printf("btrfslab write: %llu bytes in %zu ranges to %s in %.2f s (%.1f MiB/s), %s; read back and verified\n",
+	       (unsigned long long)done, p.n, device, wrote_s, done / 1048576.0 / (wrote_s > 1e-6 ? wrote_s : 1e-6),
+	       zero ? "the rest zeroed" : discarded ? "the rest discarded" : "the rest left as it was (the device cannot discard)");
+	rc = 0;
+	goto out;
+io:
+	snprintf(ioerr, sizeof(ioerr), "%s", strerror(errno ? errno : EIO));
+stopped:
+	if (tty)
+		fprintf(stderr, "\n");
+	if (stop_signal)
+		fprintf(stderr, "btrfslab write: interrupted by signal %d while %s, after %llu of %llu bytes; the device holds no valid "
+				"superblock (they are written last)\n",
+			(int)stop_signal, stage, (unsigned long long)done, (unsigned long long)total);
+	else
+		fprintf(stderr, "btrfslab write: I/O error while %s (%s), after %llu of %llu bytes; the device holds no valid "
+				"superblock (they are written last)\n",
+			stage, ioerr, (unsigned long long)done, (unsigned long long)total);
+	rc = stop_signal ? 128 + (int)stop_signal : 1;
+out:
+	free(p.r);
+	close(fd);
+	close(img);
+	return rc;
+}
