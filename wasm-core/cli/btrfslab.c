@@ -13,6 +13,7 @@
 #include "../src/transaction.h"
 #include "extract.h"
 #include "kernel.h"
+#include "serve.h"
 #include "write.h"
 #include "ls.h"
 #define _GNU_SOURCE
@@ -57,6 +58,9 @@ static const char usage_text[] =
 	"        again): refuses a mounted or busy device, one too small, one holding a filesystem\n"
 	"        (unless --force); writes only the blocks in use, superblocks last, then reads it\n"
 	"        all back; the rest discarded where the device can (zeroed with --zero)\n"
+	"  serve [--port N] [--app URL] [--origin ORIGIN]... [--max-body S] [--timeout SECONDS]\n"
+	"        (root) the companion the app asks the kernel through: 127.0.0.1 only, a random token\n"
+	"        in the URL it prints, Origin and Host checked; one `kernel` job at a time\n"
 	"  kernel IMAGE [--json] [--in-place]\n"
 	"        (root) a private copy of IMAGE (or IMAGE itself with --in-place) on a loop device of\n"
 	"        its own, mounted by the kernel (which replays a pending log): every path it lists,\n"
@@ -866,7 +870,7 @@ static int run_command(int argc, char **argv)
 		{"mkfs", cmd_mkfs, 0},   {"run", cmd_run, 0},		{"replay", cmd_replay, 0},
 		{"ls", cmd_ls_cat, 0},   {"cat", cmd_ls_cat, 1},	{"extract", cmd_extract, 0},
 		{"check", cmd_check, 0}, {"dump-tree", cmd_dump, 0}, {"dump-json", cmd_dump, 1},
-		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0}, {"write", cmd_write, 0},
+		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0}, {"write", cmd_write, 0}, {"serve", cmd_serve, 0},
 	};
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(c, commands[i].name))

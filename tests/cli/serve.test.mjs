@@ -1,0 +1,144 @@
+// `btrfslab serve`, the companion: 127.0.0.1 only; the token, the Origin and
+// the Host checked on every request; CORS preflights; bodies over the limit
+// refused from their Content-Length; one job at a time (a second POST while
+// one is being received gets 429); SIGTERM stops it. No kernel needed: the
+// job is held mid-body, never run.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const APP = 'http://127.0.0.1:4174';
+let server, port, token;
+
+before(async () => {
+  server = spawn(CLI, ['serve', '--port', '0', '--app', `${APP}/`, '--max-body', '1M', '--timeout', '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  await new Promise((resolve, reject) => {
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/open: (\S+)#companion=http:\/\/127\.0\.0\.1:(\d+)&token=([0-9a-f]{64})\n/);
+      if (m) {
+        assert.equal(m[1], `${APP}/`);
+        port = Number(m[2]);
+        token = m[3];
+        resolve();
+      }
+    });
+    server.on('exit', (c) => reject(new Error(`serve exited ${c}: ${out}`)));
+  });
+});
+after(() => server?.kill('SIGKILL'));
+
+/** A raw request: its head lines and body; resolves to { status, headers, body }. */
+function raw(lines, body = '', { keepOpen = false, host = `127.0.0.1:${port}` } = {}) {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    let data = '';
+    sock.on('data', (d) => { data += d; });
+    sock.on('error', reject);
+    sock.on('close', () => {
+      const [head, ...rest] = data.split('\r\n\r\n');
+      const [status, ...hs] = head.split('\r\n');
+      const headers = Object.fromEntries(hs.map((h) => [h.split(':')[0].toLowerCase(), h.slice(h.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(status.split(' ')[1]), headers, body: rest.join('\r\n\r\n'), sock });
+    });
+    sock.write([...lines.map((l) => l.replace('HOST', host)), '', ''].join('\r\n'));
+    if (body) sock.write(body);
+    if (keepOpen) resolve({ sock });
+  });
+}
+const hello = (extra = [], opts) => raw(['GET /v1/hello HTTP/1.1', 'Host: HOST', ...extra], '', opts);
+const auth = () => `Authorization: Bearer ${token}`;
+
+describe('btrfslab serve', () => {
+  test('the app\'s origin with the token: hello answers, with CORS headers for that origin', async () => {
+    const r = await hello([`Origin: ${APP}`, auth()]);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['access-control-allow-origin'], APP);
+    assert.equal(r.headers.vary, 'Origin');
+    const j = JSON.parse(r.body);
+    assert.match(j.version, /btrfslab serve/);
+    assert.equal(typeof j.root, 'boolean');
+  });
+
+  test('a wrong token, no token: 401', async () => {
+    assert.equal((await hello([`Origin: ${APP}`, `Authorization: Bearer ${'0'.repeat(64)}`])).status, 401);
+    assert.equal((await hello([`Origin: ${APP}`, `Authorization: Bearer ${token.slice(0, 63)}`])).status, 401);
+    assert.equal((await hello([`Origin: ${APP}`])).status, 401);
+  });
+
+  test('a wrong Origin, no Origin, a wrong Host: 403, with no CORS header for the stranger', async () => {
+    const evil = await hello(['Origin: http://evil.example', auth()]);
+    assert.equal(evil.status, 403);
+    assert.equal(evil.headers['access-control-allow-origin'], undefined);
+    assert.equal((await hello([auth()])).status, 403);
+    assert.equal((await hello([`Origin: ${APP}`, auth()], { host: `rebind.example:${port}` })).status, 403);
+  });
+
+  test('CORS preflight: 204 for the app, 403 for another origin', async () => {
+    const pre = (origin) => raw(['OPTIONS /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${origin}`, 'Access-Control-Request-Method: POST', 'Access-Control-Request-Headers: authorization, content-type']);
+    const ok = await pre(APP);
+    assert.equal(ok.status, 204);
+    assert.equal(ok.headers['access-control-allow-origin'], APP);
+    assert.match(ok.headers['access-control-allow-headers'], /Authorization/);
+    assert.match(ok.headers['access-control-allow-methods'], /POST/);
+    assert.equal((await pre('http://evil.example')).status, 403);
+  });
+
+  test('a body over --max-body: 413 from its Content-Length, unread; none: 411; unknown paths and methods', async () => {
+    const big = await raw(['POST /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(), `Content-Length: ${(1 << 20) + 1}`]);
+    assert.equal(big.status, 413);
+    assert.equal((await raw(['POST /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth()])).status, 411);
+    assert.equal((await raw(['GET /etc/passwd HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth()])).status, 404);
+    assert.equal((await raw(['GET /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth()])).status, 405);
+    assert.equal((await raw(['GET /v1/hello HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(), `X-Pad: ${'a'.repeat(17000)}`])).status, 431);
+  });
+
+  test('one job at a time: a POST while another is mid-body gets 429 with Retry-After; the first is still answered', async () => {
+    // the first job: its head and part of its body, the socket kept open
+    const first = connect(port, '127.0.0.1');
+    let firstData = '';
+    first.on('data', (d) => { firstData += d; });
+    const firstDone = new Promise((resolve) => first.on('close', resolve));
+    first.write(['POST /v1/kernel HTTP/1.1', `Host: 127.0.0.1:${port}`, `Origin: ${APP}`, auth(), 'Content-Length: 1000', '', ''].join('\r\n'));
+    first.write('x'.repeat(100));
+    // wait until the server holds it as the job (hello says busy), not a fixed time
+    for (let i = 0; i < 200; i++) {
+      if (JSON.parse((await hello([`Origin: ${APP}`, auth()])).body).busy) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const second = await raw(['POST /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(), 'Content-Length: 10'], 'y'.repeat(10));
+    assert.equal(second.status, 429);
+    assert.ok(Number(second.headers['retry-after']) > 0);
+    // the first, completed, is answered (not an image: the kernel job says so, or, without root, fails)
+    first.write('x'.repeat(900));
+    await firstDone;
+    assert.match(firstData, /^HTTP\/1\.1 (200|500) /);
+  });
+
+  test('it listens on 127.0.0.1 only, and stops on SIGTERM', async () => {
+    const other = await new Promise((resolve) => {
+      const s = connect(port, '0.0.0.0');
+      s.on('connect', () => { s.destroy(); resolve('connected'); });
+      s.on('error', (e) => resolve(e.code));
+    });
+    // 0.0.0.0 as a destination means this host: a socket bound to 127.0.0.1 answers it only through loopback
+    assert.ok(['connected', 'ECONNREFUSED'].includes(other));
+    const addrs = (await import('node:os')).networkInterfaces();
+    const external = Object.values(addrs).flat().find((a) => a.family === 'IPv4' && !a.internal);
+    if (external) {
+      const r = await new Promise((resolve) => {
+        const s = connect(port, external.address);
+        s.on('connect', () => { s.destroy(); resolve('connected'); });
+        s.on('error', (e) => resolve(e.code));
+      });
+      assert.equal(r, 'ECONNREFUSED', `reachable on ${external.address}`);
+    }
+    const exited = new Promise((resolve) => server.on('exit', (code, sig) => resolve({ code, sig })));
+    server.kill('SIGTERM');
+    assert.deepEqual(await exited, { code: 0, sig: null });
+  });
+});
