@@ -343,7 +343,8 @@ const u8 *blab_cat(int h, const char *path, u32 *len)
 		last_err = fs->err;
 		return NULL;
 	}
-	if ((in.mode & S_IFMT_) != S_IFREG_) {
+	int link = (in.mode & S_IFMT_) == S_IFLNK_; /* its target */
+	if ((in.mode & S_IFMT_) != S_IFREG_ && !link) {
 		blab_fail(&last_err, BLAB_EISDIR, "%s: not a regular file", path);
 		return NULL;
 	}
@@ -357,7 +358,8 @@ const u8 *blab_cat(int h, const char *path, u32 *len)
 		blab_fail(&last_err, BLAB_ENOMEM, "%s", path);
 		return NULL;
 	}
-	if (btrfs_file_read(fs, fs->fs_root, ino, 0, cat_buf, in.size, &got, 1)) {
+	if (link ? btrfs_file_read_any(fs, fs->fs_root, ino, 0, cat_buf, in.size, &got)
+		 : btrfs_file_read(fs, fs->fs_root, ino, 0, cat_buf, in.size, &got, 1)) {
 		last_err = fs->err;
 		return NULL;
 	}

@@ -1,6 +1,7 @@
 // The short, typed message list between the page and the core's Worker.
 import type { TreeDump } from '../model/dump';
 import type { CrashPoint } from '../model/crashPoints';
+import type { FileView } from '../model/kernelAnswer';
 import type { StepInfo, StepView } from '../model/steps';
 import type { TraceEvent } from '../model/trace';
 import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
@@ -24,6 +25,7 @@ export type Request =
   | { op: 'imageReplay'; handle: Handle; maxLeafEntries: number }
   | { op: 'imageReplayStateAt'; handle: Handle; steps: number; maxLeafEntries: number }
   | { op: 'crashImage'; script: string; opts: RunOptions; line: number; seq?: number }
+  | { op: 'kernelInput'; script: string; opts: RunOptions; line: number; seq?: number }
   | { op: 'sessionStats'; script: string; opts: RunOptions }
   | { op: 'ls'; handle: Handle; path: string }
   | { op: 'cat'; handle: Handle; path: string }
@@ -59,6 +61,8 @@ export interface Results {
   imageReplayStateAt: TreeDump;
   /** Every crash point of the run: after each tree block and superblock copy it writes (wasm-core/src/crash.h). */
   crashPoints: CrashPoint[];
+  /** What goes to the kernel for a state: the image a power cut there leaves (line -1: the run's end, committed), and the core's own files after its replay of it. */
+  kernelInput: { blob: Blob; files: FileView[] };
   /** The image a crash after line `line` (or right after the write whose event is seq) leaves, its log pending. */
   crashImage: { blob: Blob };
   sessionStats: SessionStats;

@@ -2,7 +2,9 @@
 // The core in a Web Worker: loads the WASM module once, answers requests.
 import createBtrfsCore from './generated/btrfslab-core.mjs';
 import wasmUrl from './generated/btrfslab-core.wasm?url';
-import { CoreError } from './errors';
+import { typeOfFt, type FileView } from '../model/kernelAnswer';
+import { sha256Hex } from '../model/sha256';
+import { CORE_ERRNO, CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
 import { Sessions } from './sessions';
 import { Core, type Handle, type RunOptions } from './wasm';
@@ -18,6 +20,24 @@ const ready: Promise<Core> = createBtrfsCore({ locateFile: () => wasmUrl }).then
 function crashAt(core: Core, req: { script: string; opts: RunOptions; line: number; seq?: number }): Handle {
   const h = sessions(core).get(req.script, req.opts);
   return req.seq !== undefined ? core.crashAtEvent(h, req.seq) : core.crash(h, req.line);
+}
+
+/** Every path of h, as `btrfslab kernel --json` lists the kernel's (at most 100,000: a view, not a copy). */
+function filesOf(core: Core, h: Handle): FileView[] {
+  const out: FileView[] = [{ path: '/', type: 'dir' }];
+  const walk = (dir: string) => {
+    for (const e of core.ls(h, dir)) {
+      if (out.length >= 100000) throw new CoreError(CORE_ERRNO.EINVAL, 'EINVAL: more than 100,000 paths: too many to set beside the kernel\'s');
+      const path = dir === '/' ? `/${e.name}` : `${dir}/${e.name}`;
+      const f: FileView = { path, type: typeOfFt(e.type), mode: e.mode & 0o7777, nlink: e.nlink, size: Number(e.size) };
+      if (f.type === 'file') f.sha256 = sha256Hex(core.cat(h, path));
+      if (f.type === 'symlink') f.target = new TextDecoder().decode(core.cat(h, path));
+      out.push(f);
+      if (f.type === 'dir') walk(path);
+    }
+  };
+  walk('/');
+  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** A crashed image (handle h, closed here) before its replay (fs and log trees), the replay's events, and the fs tree after. */
@@ -88,6 +108,16 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
     }
     case 'crashPoints':
       return sessions(core).steps(req.script, req.opts).crashPoints();
+    case 'kernelInput': {
+      const h = req.line < 0 ? core.reopen(sessions(core).get(req.script, req.opts)) : crashAt(core, req);
+      try {
+        const blob = new Blob(core.imageParts(h) as BlobPart[], { type: 'application/octet-stream' });
+        core.replay(h);
+        return { blob, files: filesOf(core, h) };
+      } finally {
+        core.close(h);
+      }
+    }
     case 'crashImage': {
       const h = crashAt(core, req);
       try {

@@ -8,6 +8,7 @@ import type { StepView } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
 import { Player } from './Player';
+import { AskKernel } from './AskKernel';
 import { LiveFigure } from './LiveFigure';
 import { QuestionPanel } from './QuestionPanel';
 import { lessonViews } from './registry';
@@ -248,6 +249,10 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       <div className={state.running ? 'stale' : undefined} aria-busy={state.running}>
       {dump && <TreeExplorer dump={dump} marks={marks} treeName={treeName} onTreeName={(name) => dispatch({ type: 'treeName', name })} reducedMotion={reducedMotion} stateKey={dumpMoment === null ? String(dumpStep) : `${dumpStep}.${dumpMoment}`} labels={momentView?.labels} focusItem={focusItem} ghosts={ghosts} />}
       </div>
+      {steps.length > 0 && !state.running && (
+        // what is on the device at this step (the last commit and any log; the end: committed), for the kernel to mount
+        <AskKernel core={core} script={ran} opts={RUN} line={steps[index]?.final ? -1 : steps[index]?.line ?? 0} what="this step" />
+      )}
       {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch })}</Fragment>)}
       </div>
     </article>

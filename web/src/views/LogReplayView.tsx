@@ -9,6 +9,7 @@ import { keyText } from '../model/names';
 import { crashPoints, itemChanges, leafHolding, passStarts, replaySteps } from '../model/replay';
 import { replayMeans, replaySaid } from './replay.sentences';
 import type { Mark } from './treeView';
+import { AskKernel } from './AskKernel';
 import { TreeExplorer } from './TreeExplorer';
 
 export interface LogReplayViewProps {
@@ -151,6 +152,7 @@ export function LogReplayView({ core, script = '', image, reducedMotion, state, 
               : `Crash ${describeCrashPoint(point ?? lineWrites[lineWrites.length - 1])}${point ? ', in the middle of the line: the writes after it never happen.' : ', the line\'s last write.'}`}
           </p>
           <button type="button" onClick={download}>Download this crash image</button>
+          <AskKernel core={core} script={runScript} opts={RUN} line={at} seq={seq} what="this crash point" />
         </div>
       )}
       {error && <p className="error" role="alert">{error}</p>}
