@@ -113,6 +113,13 @@ describe('btrfslab write', { skip }, () => {
         r = write(img, dev, '--force');
         assert.equal(r.status, 0, r.stderr);
         assert.ok(hasBtrfs(dev));
+        // no trace of the old filesystem for other tools: btrfs alone
+        assert.deepEqual(execFileSync('wipefs', ['--noheadings', '--output', 'TYPE', dev], { encoding: 'utf8' }).trim().split('\n'), ['btrfs']);
+        // a regular file that backs a loop device is in use too
+        const backing = join(dir, 'a.dev');
+        const rb = write(img, backing, '--force');
+        assert.equal(rb.status, 1);
+        assert.match(rb.stderr, /refusing .*a\.dev: it is in use, it backs \/dev\/loop\d+ \(detach it first\)/);
         // not a loop device: a dm linear device over one where device-mapper is there,
         // else a block device node of our own with a major no driver has (nothing behind it to touch)
         const under = loopOver(join(dir, 'd.dev'), 160 << 20);

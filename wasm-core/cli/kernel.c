@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include "kernel.h"
 #include "sha256.h"
+#include "../src/crc32c.h"
 #include "../src/ondisk.h"
 #include "../src/print-tree.h"
 #include <dirent.h>
@@ -281,7 +282,16 @@ static int attach_loop(struct run *r, const char *file, char *err, size_t errn)
 		cfg.fd = (unsigned)bfd;
 		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR; /* detached on the last close, whatever happens to us */
 		snprintf((char *)cfg.info.lo_file_name, sizeof(cfg.info.lo_file_name), "%s", file);
-		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
+		int ok = ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0;
+		if (!ok && (errno == EINVAL || errno == ENOTTY)) {
+			/* before Linux 5.8: the fd, then the flags */
+			ok = ioctl(lfd, LOOP_SET_FD, bfd) == 0;
+			if (ok && ioctl(lfd, LOOP_SET_STATUS64, &cfg.info)) {
+				ioctl(lfd, LOOP_CLR_FD, 0);
+				ok = 0;
+			}
+		}
+		if (ok) {
 			r->loopfd = lfd;
 			ret = 0;
 		} else {
@@ -396,8 +406,13 @@ static void json_str(struct strbuf *b, const char *s)
 		int ok = len > 0;
 		for (int i = 1; ok && i < len; i++)
 			ok = (p[i] & 0xc0) == 0x80;
+		/* overlong forms, surrogates, past U+10FFFF (RFC 3629) */
 		if (ok && len == 2 && c < 0xc2)
-			ok = 0; /* overlong */
+			ok = 0;
+		if (ok && len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
+			ok = 0;
+		if (ok && len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90) || c > 0xf4))
+			ok = 0;
 		if (!ok) {
 			sb_printf(b, "\\u%04x", c);
 			p++;
@@ -427,7 +442,9 @@ static u64 pending_log(const char *image)
 		return 0;
 	ssize_t n = pread(fd, sb, sizeof(sb), BTRFS_SUPER_INFO_OFFSET);
 	close(fd);
-	if (n != (ssize_t)sizeof(sb) || memcmp(sb + 0x40, "_BHRfS_M", 8))
+	/* a superblock whose checksum fails is not the kernel's to read: no log either */
+	if (n != (ssize_t)sizeof(sb) || memcmp(sb + 0x40, "_BHRfS_M", 8) ||
+	    get_le32(sb) != crc32c(sb + BTRFS_CSUM_SIZE, BTRFS_SUPER_INFO_SIZE - BTRFS_CSUM_SIZE))
 		return 0;
 	return btrfs_super_log_root(sb);
 }

@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #define CHUNK (1u << 20)
-#define VERIFY_BLOCK (64u << 10)
+#define VERIFY_BLOCK (1u << 20)
 
 static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig) { stop_signal = sig; }
@@ -178,6 +178,38 @@ static int held(dev_t rdev, char *what, size_t n)
 			continue;
 		snprintf(what, n, "held by %s", e->d_name);
 		found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether regular file path backs a loop device (it is in use then). */
+static int backs_loop(const char *path, char *what, size_t n)
+{
+	char real[4096];
+	if (!realpath(path, real))
+		return 0;
+	DIR *d = opendir("/sys/block");
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d))) {
+		if (strncmp(e->d_name, "loop", 4))
+			continue;
+		char p[300], b[4096];
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", e->d_name);
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (fgets(b, sizeof(b), f)) {
+			b[strcspn(b, "\n")] = 0;
+			if (!strcmp(b, real)) {
+				snprintf(what, n, "it backs /dev/%s", e->d_name);
+				found = 1;
+			}
+		}
+		fclose(f);
 	}
 	closedir(d);
 	return found;
@@ -333,6 +365,8 @@ int cmd_write(int argc, char **argv, int variant)
 			return close(img), fprintf(stderr, "btrfslab write: refusing %s: %s (unmount it first)\n", device, why), 1;
 		if (held(dst.st_rdev, why, sizeof(why)))
 			return close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s\n", device, why), 1;
+	} else if (backs_loop(device, why, sizeof(why))) {
+		return close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s (detach it first)\n", device, why), 1;
 	}
 	int fd = open(device, O_RDWR | O_CLOEXEC | (is_blk ? O_EXCL : 0));
 	if (fd < 0) {
@@ -342,6 +376,9 @@ int cmd_write(int argc, char **argv, int variant)
 			return fprintf(stderr, "btrfslab write: refusing %s: it is in use (another program holds it open exclusively, or it is mounted)\n", device), 1;
 		return fprintf(stderr, "btrfslab write: %s: %s\n", device, strerror(e)), 1;
 	}
+	struct stat fst;
+	if (fstat(fd, &fst) || (is_blk ? !S_ISBLK(fst.st_mode) || fst.st_rdev != dst.st_rdev : fst.st_ino != dst.st_ino || fst.st_dev != dst.st_dev))
+		return close(fd), close(img), fprintf(stderr, "btrfslab write: %s changed while it was checked: not written\n", device), 1;
 	u64 dev_size = (u64)dst.st_size;
 	if (is_blk && ioctl(fd, BLKGETSIZE64, &dev_size))
 		return close(fd), close(img), fprintf(stderr, "btrfslab write: %s: its size: %s\n", device, strerror(errno)), 1;
@@ -392,7 +429,7 @@ int cmd_write(int argc, char **argv, int variant)
 	int tty = isatty(2);
 	double t0 = now_s();
 	u64 total = p.bytes + super_bytes, done = 0;
-	int rc = 1, discarded = 0;
+	int rc = 1, discarded = 0, supers_written = 0;
 	const char *stage = "zeroing the superblock locations";
 	static u8 buf[CHUNK];
 	char ioerr[256] = "";
@@ -427,6 +464,21 @@ int cmd_write(int argc, char **argv, int variant)
 			if (at < e && (zero ? zero_range(fd, is_blk, at, e) : (discard_range(fd, is_blk, at, e, &discarded), 0)))
 				goto io;
 			at = i < p.n ? p.r[i].end : dev_size;
+		}
+	}
+	/* what other tools look at, whatever the device does with a discard:
+	 * the first and last MiB (partition tables, other filesystems'
+	 * signatures, a backup GPT) and every superblock location, zeroed (the
+	 * image's own data there is written next) */
+	stage = "zeroing the device's first and last MiB";
+	{
+		u64 mib = 1ULL << 20;
+		if (zero_range(fd, 0, 0, dev_size < mib ? dev_size : mib) || (dev_size > mib && zero_range(fd, 0, dev_size - mib, dev_size)))
+			goto io;
+		for (int m = 0; m < BTRFS_SUPER_MIRROR_MAX; m++) {
+			u64 o = btrfs_sb_offset(m);
+			if (o + BTRFS_SUPER_INFO_SIZE <= dev_size && zero_range(fd, 0, o, o + BTRFS_SUPER_INFO_SIZE))
+				goto io;
 		}
 	}
 	/* 3. the data, superblocks excepted */
@@ -464,17 +516,29 @@ int cmd_write(int argc, char **argv, int variant)
 		goto io;
 	/* 4. the superblocks, last */
 	stage = "writing the superblocks";
-	for (int m = 0; m < p.nsupers && !stop_signal; m++) {
+	sigset_t every, was;
+	sigfillset(&every);
+	sigprocmask(SIG_BLOCK, &every, &was); /* the superblock copies go together, or not at all */
+	for (int m = 0; m < p.nsupers; m++) {
 		u64 o = p.supers[m];
 		if (pread(img, buf, BTRFS_SUPER_INFO_SIZE, (off_t)o) != BTRFS_SUPER_INFO_SIZE ||
-		    pwrite(fd, buf, BTRFS_SUPER_INFO_SIZE, (off_t)o) != BTRFS_SUPER_INFO_SIZE)
+		    pwrite(fd, buf, BTRFS_SUPER_INFO_SIZE, (off_t)o) != BTRFS_SUPER_INFO_SIZE) {
+			int e = errno;
+			/* a copy may be on the device: none must stay valid */
+			for (int k = 0; k <= m; k++)
+				zero_range(fd, 0, p.supers[k], p.supers[k] + BTRFS_SUPER_INFO_SIZE);
+			fdatasync(fd);
+			sigprocmask(SIG_SETMASK, &was, NULL);
+			errno = e;
 			goto io;
+		}
 		done += BTRFS_SUPER_INFO_SIZE;
 	}
-	if (stop_signal)
-		goto stopped;
-	if (fsync(fd))
+	int synced = fsync(fd);
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	if (synced)
 		goto io;
+	supers_written = 1;
 	progress(tty, done, total, t0, 1);
 	double wrote_s = now_s() - t0;
 
@@ -489,6 +553,8 @@ int cmd_write(int argc, char **argv, int variant)
 	}
 	/* 5. read back, past the page cache */
 	stage = "reading back";
+	if (stop_signal)
+		goto stopped;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	if (is_blk)
 		ioctl(fd, BLKFLSBUF, 0);
@@ -503,7 +569,7 @@ int cmd_write(int argc, char **argv, int variant)
 				size_t n = r.end - o < VERIFY_BLOCK ? (size_t)(r.end - o) : VERIFY_BLOCK;
 				if (pread(fd, back, n, (off_t)o) != (ssize_t)n || pread(img, want, n, (off_t)o) != (ssize_t)n)
 					goto io;
-				if (crc32c(back, n) != crc32c(want, n) || memcmp(back, want, n)) {
+				if (memcmp(back, want, n)) {
 					u64 at = o;
 					for (size_t k = 0; k < n; k++)
 						if (back[k] != want[k]) {
@@ -511,9 +577,9 @@ int cmd_write(int argc, char **argv, int variant)
 							break;
 						}
 					fprintf(stderr,
-						"btrfslab write: verify failed: the device's block at byte %llu (64 KiB block from %llu) differs from "
+						"btrfslab write: verify failed: the device's block at byte %llu (4 KiB block from %llu) differs from "
 						"the image; the device is not a faithful copy\n",
-						(unsigned long long)at, (unsigned long long)o);
+						(unsigned long long)at, (unsigned long long)(at & ~4095ULL));
 					goto out;
 				}
 			}
@@ -525,11 +591,15 @@ int cmd_write(int argc, char **argv, int variant)
 	rc = 0;
 	goto out;
 io:
-	snprintf(ioerr, sizeof(ioerr), "%s", strerror(errno ? errno : EIO));
+	if (!ioerr[0])
+		snprintf(ioerr, sizeof(ioerr), "%s", strerror(errno ? errno : EIO));
 stopped:
 	if (tty)
 		fprintf(stderr, "\n");
-	if (stop_signal)
+	if (supers_written)
+		fprintf(stderr, "btrfslab write: %s while %s: the image is on the device, superblocks included, but was not read back; "
+				"run it again to verify\n", stop_signal ? "interrupted" : ioerr, stage);
+	else if (stop_signal)
 		fprintf(stderr, "btrfslab write: interrupted by signal %d while %s, after %llu of %llu bytes; the device holds no valid "
 				"superblock (they are written last)\n",
 			(int)stop_signal, stage, (unsigned long long)done, (unsigned long long)total);
