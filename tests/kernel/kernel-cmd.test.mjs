@@ -86,6 +86,19 @@ describe('btrfslab kernel', { skip }, () => {
     assert.deepEqual([loops(), mounts()], [l0, m0]);
   });
 
+  test('crashes --kernel: every crash point of lesson 2 mounted by the kernel lists what the core\'s replay holds', () => {
+    const [l0, m0] = [loops(), mounts()];
+    const r = spawnSync(CLI, ['crashes', 'lessons/02-fsync-log-tree/scenario.txt', '--kernel'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const m = r.stdout.match(/(\d+) crash points after mkfs.*, (\d+) tried/);
+    assert.ok(m && Number(m[1]) > 20 && m[1] === m[2], r.stdout);
+    assert.match(r.stdout, new RegExp(`the kernel mounted ${m[1]} of the crash images: its replay listed what the core's did\n`));
+    assert.deepEqual([loops(), mounts()], [l0, m0]);
+    const nonroot = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', CLI, 'crashes', 'lessons/02-fsync-log-tree/scenario.txt', '--kernel'], { encoding: 'utf8' });
+    assert.equal(nonroot.status, 1);
+    assert.match(nonroot.stderr, /--kernel needs root/);
+  });
+
   test('refusals: not root, no image, not a regular file', () => {
     const img = join(dir, 'crash.img');
     let r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', CLI, 'kernel', img], { encoding: 'utf8' });

@@ -47,12 +47,13 @@ static const char usage_text[] =
 	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
 	"        write the result (no log left) to OUT; --trace writes every replay step\n"
-	"  crashes SCRIPT [--json] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
+	"  crashes SCRIPT [--json] [--kernel] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
 	"        a power cut after every tree block or superblock copy the run writes (or a seeded\n"
 	"        sample of N of them): each image replayed, checked, and what every fsync that had\n"
 	"        returned promised (its file's size and contents, its directory's names) verified;\n"
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
-	"        points.json (the crash point, its line, the promises in force) to the new DIR\n"
+	"        points.json (the crash point, its line, the promises in force) to the new DIR;\n"
+	"        --kernel (root) mounts each image tried too: the kernel's replay must list what the core's does\n"
 	"  write IMAGE DEVICE [--dry-run] [--force] [--device-ok DEVICE] [--zero]\n"
 	"        write IMAGE to a loop device (another block device only when --device-ok names it\n"
 	"        again): refuses a mounted or busy device, one too small, one holding a filesystem\n"
@@ -725,21 +726,74 @@ static int cmd_check(int argc, char **argv, int variant)
 
 /* --export of `crashes`: each crash image tried, and a manifest. */
 struct crash_export {
-	const char *dir;
+	const char *dir;      /* --export DIR, or NULL */
 	struct strbuf manifest;
 	u64 n;
+	int kernel;           /* --kernel */
+	char tmp[64];         /* its private directory */
+	u64 kernel_tried;
 };
+
+/* --kernel: the crash image, mounted by the kernel (its replay), must list
+ * what the core's replay of it holds. 1 with err->msg when they differ. */
+static int kernel_point(struct crash_export *x, const struct crash_point *p, const char *path, struct blab_err *err)
+{
+	struct blab_device dev;
+	struct btrfs_fs_info *fs;
+	struct listing ours;
+	if (image_read_file(&dev, path, err) || !(fs = btrfs_open(&dev, err)))
+		return blab_fail(err, BLAB_EIO, "crash point %llu: %s", (unsigned long long)p->index, err->msg), 1;
+	int ret = btrfs_replay_log(fs, NULL);
+	if (ret) {
+		snprintf(err->msg, sizeof(err->msg), "the core's replay fails: %s", fs->err.msg);
+		btrfs_fs_free(fs);
+		return 1;
+	}
+	ret = core_listing(fs, &ours);
+	btrfs_fs_free(fs);
+	if (ret) {
+		snprintf(err->msg, sizeof(err->msg), "the core's replayed state cannot be listed: %s", ours.error);
+		listing_free(&ours);
+		return 1;
+	}
+	struct kernel_view kv;
+	if (kernel_inspect(path, 1, &kv)) {
+		listing_free(&ours);
+		return blab_fail(err, BLAB_EIO, "the kernel: %s", kv.err);
+	}
+	x->kernel_tried++;
+	char why[400];
+	int bad = 0;
+	if (kv.stopped)
+		ret = blab_fail(err, BLAB_EINVAL, "interrupted by signal %d (the mount and loop device are removed)", kv.stopped);
+	else if (kv.mount_err[0])
+		bad = snprintf(err->msg, sizeof(err->msg), "the kernel cannot mount it: %s", kv.mount_err) > 0;
+	else if (!kv.check_ok)
+		bad = snprintf(err->msg, sizeof(err->msg), "btrfs check fails after the kernel's replay: %.300s", kv.check.s ? kv.check.s : "") > 0;
+	else if (listings_differ(&kv.files, &ours, why, sizeof(why)))
+		bad = snprintf(err->msg, sizeof(err->msg), "%s", why) > 0;
+	kernel_view_free(&kv);
+	listing_free(&ours);
+	return ret ? ret : bad;
+}
 
 static int export_point(void *ctx, const struct crash_point *p, struct blab_device *image, const char *promises,
 			struct blab_err *err)
 {
 	struct crash_export *x = ctx;
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/point-%06llu.img", x->dir, (unsigned long long)p->index);
+	snprintf(path, sizeof(path), "%s/point-%06llu.img", x->dir ? x->dir : x->tmp, (unsigned long long)p->index);
 	int ret = image_write_file(image, path, err);
 	device_free(image);
 	if (ret)
 		return ret;
+	int bad = x->kernel ? kernel_point(x, p, path, err) : 0;
+	if (!x->dir) {
+		unlink(path);
+		return bad;
+	}
+	if (bad) /* the kernel differs: the image stays in DIR for a look */
+		return bad;
 	struct strbuf d = {0};
 	crash_point_describe(p, &d);
 	sb_printf(&x->manifest, "%s{\"point\":%llu,\"seq\":%llu,\"line\":%d,\"image\":\"point-%06llu.img\",\"at\":",
@@ -757,6 +811,7 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	const char *script = NULL, *export_dir = NULL, *v;
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
 	struct crash_walk_options wo = {0};
+	struct crash_export x = {0};
 	int json = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -773,6 +828,8 @@ static int cmd_crashes(int argc, char **argv, int variant)
 			json = 1;
 		} else if (!strcmp(a, "--no-check")) {
 			wo.no_check = 1;
+		} else if (!strcmp(a, "--kernel")) {
+			x.kernel = 1;
 		} else if (a[0] == '-' && a[1]) {
 			return fprintf(stderr, "btrfslab crashes: unknown option '%s'\n", a), 2;
 		} else if (script) {
@@ -783,7 +840,17 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	}
 	if (!script)
 		return fprintf(stderr, "btrfslab crashes: missing SCRIPT\n"), 2;
-	struct crash_export x = {.dir = export_dir};
+	x.dir = export_dir;
+	if (x.kernel) {
+		if (geteuid() != 0)
+			return fprintf(stderr, "btrfslab crashes: --kernel needs root (each crash image is mounted on a loop device)\n"), 1;
+		snprintf(x.tmp, sizeof(x.tmp), "/tmp/btrfslab-crashes-XXXXXX");
+		if (!mkdtemp(x.tmp))
+			return fprintf(stderr, "btrfslab crashes: a private directory: %s\n", strerror(errno)), 1;
+		kernel_catch_signals();
+		wo.on_point = export_point;
+		wo.ctx = &x;
+	}
 	if (export_dir) {
 		/* a new directory of our own: nothing of anyone else's is overwritten */
 		if (mkdir(export_dir, 0700))
@@ -801,6 +868,8 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	struct blab_err err = {0};
 	int ret = crash_walk(text, len, name, &o, &wo, &rep, &err);
 	free(text);
+	if (x.tmp[0])
+		rmdir(x.tmp);
 	if (ret) {
 		sb_free(&x.manifest);
 		return fprintf(stderr, "btrfslab crashes: %s\n", err.msg), 1;
@@ -826,6 +895,9 @@ static int cmd_crashes(int argc, char **argv, int variant)
 		       (unsigned long long)rep.tried, wo.sample && rep.tried < rep.points ? " (a seeded sample)" : "");
 		printf("fsync promises made: %llu; broken: %zu%s\n", (unsigned long long)rep.promises, rep.nbroken,
 		       wo.no_check ? "" : " (each replayed state checked too)");
+		if (x.kernel)
+			printf("the kernel mounted %llu of the crash images: its replay listed what the core's did%s\n",
+			       (unsigned long long)x.kernel_tried, rep.nbroken ? ", except where said below" : "");
 		for (size_t i = 0; i < rep.nbroken; i++) {
 			const struct crash_broken *b = &rep.broken[i];
 			struct strbuf d = {0};

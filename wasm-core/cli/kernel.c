@@ -30,6 +30,8 @@
 #include "../src/crc32c.h"
 #include "../src/ondisk.h"
 #include "../src/print-tree.h"
+#include "../src/file.h"
+#include "../src/inode.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,21 +60,6 @@ static void on_signal(int sig)
 {
 	stop_signal = sig;
 }
-
-struct kfile {
-	char *path;
-	const char *type;
-	unsigned mode;
-	unsigned long long nlink, size;
-	char sha[65];
-	char *target;
-};
-
-struct listing {
-	struct kfile *v;
-	size_t n, cap;
-	char error[512]; /* why the walk stopped early, if it did */
-};
 
 struct run {
 	char tmp[64];    /* the private directory */
@@ -449,6 +436,76 @@ static u64 pending_log(const char *image)
 	return btrfs_super_log_root(sb);
 }
 
+void kernel_catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int kernel_inspect(const char *image, int in_place, struct kernel_view *v)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.in_place = in_place;
+	memset(v, 0, sizeof(*v));
+	struct listing *lp = &v->files;
+	v->log_root = pending_log(image);
+	struct utsname u;
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "unknown");
+	snprintf(v->release, sizeof(v->release), "%s", u.release);
+	char *err = v->err;
+	size_t errn = sizeof(v->err);
+
+	snprintf(r.tmp, sizeof(r.tmp), "/tmp/btrfslab-kernel-XXXXXX");
+	if (!mkdtemp(r.tmp))
+		return snprintf(err, errn, "a private directory: %s", strerror(errno)), -1;
+	snprintf(r.mnt, sizeof(r.mnt), "%s/mnt", r.tmp);
+	if (in_place)
+		snprintf(r.copy, sizeof(r.copy), "%s", image);
+	else
+		snprintf(r.copy, sizeof(r.copy), "%s/image", r.tmp);
+	if (mkdir(r.mnt, 0700) || (!in_place && sparse_copy(image, r.copy, err, errn)) ||
+	    attach_loop(&r, in_place ? image : r.copy, err, errn)) {
+		if (!err[0])
+			snprintf(err, errn, "%s", strerror(errno));
+		cleanup(&r);
+		return -1;
+	}
+	if (!stop_signal && mount(r.loop, r.mnt, "btrfs", 0, NULL)) {
+		snprintf(v->mount_err, sizeof(v->mount_err), "mount: %s (the kernel's log says why: dmesg)", strerror(errno));
+	} else if (!stop_signal) {
+		r.mounted = 1;
+		char path[MAX_PATH] = "/";
+		struct stat st;
+		int root = open(r.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (root < 0 || fstat(root, &st) || add_file(lp, "/", &st) || walk(lp, root, path, 1, 0)) {
+			if (!lp->error[0])
+				snprintf(lp->error, sizeof(lp->error), "%s", strerror(errno));
+		}
+		if (root >= 0)
+			close(root);
+		qsort(lp->v, lp->n, sizeof(*lp->v), cmp_path);
+		if (umount2(r.mnt, 0) == 0)
+			r.mounted = 0;
+	}
+	if (!stop_signal) {
+		if (r.mounted)
+			cleanup(&r); /* could not unmount: no check of a mounted device */
+		else {
+			char *argv_check[] = {"btrfs", "check", "--readonly", r.loop, NULL};
+			v->check_ok = run_tool(argv_check, &v->check) == 0;
+		}
+	}
+	v->stopped = (int)stop_signal;
+	cleanup(&r);
+	return 0;
+}
+
 int cmd_kernel(int argc, char **argv, int variant)
 {
 	(void)variant;
@@ -474,71 +531,22 @@ int cmd_kernel(int argc, char **argv, int variant)
 	if (stat(image, &ist) || !S_ISREG(ist.st_mode))
 		return fprintf(stderr, "btrfslab kernel: %s: %s\n", image, errno ? strerror(errno) : "not a regular file"), 1;
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	kernel_catch_signals();
 
-	struct run r;
-	memset(&r, 0, sizeof(r));
-	r.in_place = in_place;
-	struct listing l;
-	memset(&l, 0, sizeof(l));
-	char mount_err[512] = "", err[512] = "";
-	struct strbuf check = {0};
-	int check_ok = 0, rc = 1;
-	u64 log_root = pending_log(image);
+	struct kernel_view kv;
+	int rc = 1;
+	if (kernel_inspect(image, in_place, &kv)) {
+		fprintf(stderr, "btrfslab kernel: %s\n", kv.err);
+		return 1;
+	}
+	struct listing l = kv.files;
+	const char *mount_err = kv.mount_err;
+	struct strbuf check = kv.check;
+	int check_ok = kv.check_ok;
+	u64 log_root = kv.log_root;
 	struct utsname u;
-	if (uname(&u))
-		snprintf(u.release, sizeof(u.release), "unknown");
-
-	snprintf(r.tmp, sizeof(r.tmp), "/tmp/btrfslab-kernel-XXXXXX");
-	if (!mkdtemp(r.tmp)) {
-		fprintf(stderr, "btrfslab kernel: a private directory: %s\n", strerror(errno));
-		return 1;
-	}
-	snprintf(r.mnt, sizeof(r.mnt), "%s/mnt", r.tmp);
-	if (in_place)
-		snprintf(r.copy, sizeof(r.copy), "%s", image);
-	else
-		snprintf(r.copy, sizeof(r.copy), "%s/image", r.tmp);
-	if (mkdir(r.mnt, 0700) || (!in_place && sparse_copy(image, r.copy, err, sizeof(err))) ||
-	    attach_loop(&r, in_place ? image : r.copy, err, sizeof(err))) {
-		if (!err[0])
-			snprintf(err, sizeof(err), "%s", strerror(errno));
-		cleanup(&r);
-		fprintf(stderr, "btrfslab kernel: %s\n", err);
-		return 1;
-	}
-	if (!stop_signal && mount(r.loop, r.mnt, "btrfs", 0, NULL)) {
-		snprintf(mount_err, sizeof(mount_err), "mount: %s (the kernel's log says why: dmesg)", strerror(errno));
-	} else if (!stop_signal) {
-		r.mounted = 1;
-		char path[MAX_PATH] = "/";
-		struct stat st;
-		int root = open(r.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (root < 0 || fstat(root, &st) || add_file(&l, "/", &st) || walk(&l, root, path, 1, 0)) {
-			if (!l.error[0])
-				snprintf(l.error, sizeof(l.error), "%s", strerror(errno));
-		}
-		if (root >= 0)
-			close(root);
-		qsort(l.v, l.n, sizeof(*l.v), cmp_path);
-		if (umount2(r.mnt, 0) == 0)
-			r.mounted = 0;
-	}
-	if (!stop_signal) {
-		if (r.mounted)
-			cleanup(&r); /* could not unmount: no check of a mounted device */
-		else {
-			char *argv_check[] = {"btrfs", "check", "--readonly", r.loop, NULL};
-			check_ok = run_tool(argv_check, &check) == 0;
-		}
-	}
-	int stopped = (int)stop_signal;
-	cleanup(&r);
+	snprintf(u.release, sizeof(u.release), "%s", kv.release);
+	int stopped = kv.stopped;
 	if (stopped) {
 		fprintf(stderr, "btrfslab kernel: interrupted by signal %d; the loop device and mount are cleaned up\n", stopped);
 		rc = 128 + stopped;
@@ -605,11 +613,149 @@ int cmd_kernel(int argc, char **argv, int variant)
 	fputs(o.s ? o.s : "", stdout);
 	sb_free(&o);
 out:
-	for (size_t i = 0; i < l.n; i++) {
-		free(l.v[i].path);
-		free(l.v[i].target);
-	}
-	free(l.v);
-	sb_free(&check);
+	kernel_view_free(&kv);
 	return rc;
+}
+
+void kernel_view_free(struct kernel_view *v)
+{
+	for (size_t i = 0; i < v->files.n; i++) {
+		free(v->files.v[i].path);
+		free(v->files.v[i].target);
+	}
+	free(v->files.v);
+	sb_free(&v->check);
+	memset(v, 0, sizeof(*v));
+}
+
+/* ---------------------------------------------------------------------- */
+/* The core's own view, in the same shape (for `crashes --kernel`)          */
+
+struct core_walk {
+	struct btrfs_fs_info *fs;
+	struct listing *l;
+	char path[MAX_PATH];
+	size_t plen;
+	int depth;
+};
+
+static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type);
+
+static int core_dir(struct core_walk *w, u64 dir)
+{
+	if (w->depth++ > MAX_DEPTH)
+		return lfail(w->l, "%s: deeper than %d directories", w->path, MAX_DEPTH);
+	int ret = btrfs_readdir(w->fs, w->fs->fs_root, dir, core_entry, w);
+	w->depth--;
+	if (ret < 0 && !w->l->error[0])
+		lfail(w->l, "%s: %s", w->path, w->fs->err.msg);
+	return ret ? -1 : 0;
+}
+
+static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
+{
+	struct core_walk *w = ctx;
+	(void)type;
+	if (w->l->n >= MAX_ENTRIES || w->plen + 1 + len >= MAX_PATH)
+		return lfail(w->l, "%s: too many paths or too long a path", w->path);
+	size_t was = w->plen, at = w->plen;
+	if (at > 1)
+		w->path[at++] = '/';
+	memcpy(w->path + at, name, len);
+	w->path[at + len] = 0;
+	w->plen = at + len;
+	struct btrfs_inode in;
+	struct stat st;
+	memset(&st, 0, sizeof(st));
+	int ret = btrfs_read_inode(w->fs, w->fs->fs_root, ino, &in);
+	if (!ret) {
+		st.st_mode = in.mode;
+		st.st_nlink = in.nlink;
+		st.st_size = (off_t)in.size;
+		ret = add_file(w->l, w->path, &st) ? BLAB_ENOMEM : 0;
+	}
+	if (!ret && (S_ISREG(in.mode) || S_ISLNK(in.mode))) {
+		struct kfile *f = &w->l->v[w->l->n - 1];
+		struct sha256 s;
+		sha256_init(&s);
+		static u8 buf[1 << 16];
+		char *target = S_ISLNK(in.mode) ? malloc(in.size + 1) : NULL;
+		for (u64 off = 0; !ret && off < in.size;) {
+			u64 want = in.size - off < sizeof(buf) ? in.size - off : sizeof(buf), got = 0;
+			ret = S_ISREG(in.mode) ? btrfs_file_read(w->fs, w->fs->fs_root, ino, off, buf, want, &got, 1)
+					       : btrfs_file_read_any(w->fs, w->fs->fs_root, ino, off, buf, want, &got);
+			if (!ret && !got)
+				ret = BLAB_ECORRUPT;
+			if (!ret) {
+				sha256_update(&s, buf, (size_t)got);
+				if (target)
+					memcpy(target + off, buf, (size_t)got);
+				off += got;
+			}
+		}
+		if (S_ISREG(in.mode))
+			sha256_hex(&s, f->sha);
+		if (target) {
+			target[ret ? 0 : in.size] = 0;
+			f->target = target;
+		}
+	}
+	if (!ret && S_ISDIR(in.mode))
+		ret = core_dir(w, ino);
+	w->plen = was;
+	w->path[was] = 0;
+	if (ret && !w->l->error[0])
+		lfail(w->l, "%s: %s", w->path, w->fs->err.msg);
+	return ret ? 1 : 0;
+}
+
+int core_listing(struct btrfs_fs_info *fs, struct listing *l)
+{
+	memset(l, 0, sizeof(*l));
+	struct btrfs_inode in;
+	struct stat st;
+	memset(&st, 0, sizeof(st));
+	u64 root = BTRFS_FIRST_FREE_OBJECTID; /* the fs tree's root directory */
+	if (btrfs_read_inode(fs, fs->fs_root, root, &in))
+		return lfail(l, "the root directory: %s", fs->err.msg);
+	st.st_mode = in.mode;
+	st.st_nlink = in.nlink;
+	st.st_size = (off_t)in.size;
+	if (add_file(l, "/", &st))
+		return lfail(l, "out of memory");
+	struct core_walk w = {.fs = fs, .l = l, .path = "/", .plen = 1};
+	int ret = core_dir(&w, root);
+	qsort(l->v, l->n, sizeof(*l->v), cmp_path);
+	return ret;
+}
+
+int listings_differ(const struct listing *kernel, const struct listing *core, char *out, size_t n)
+{
+	size_t i = 0, j = 0;
+	while (i < kernel->n || j < core->n) {
+		int c = i == kernel->n ? 1 : j == core->n ? -1 : strcmp(kernel->v[i].path, core->v[j].path);
+		if (c < 0)
+			return snprintf(out, n, "%s is in the kernel's replay, not in the core's", kernel->v[i].path), 1;
+		if (c > 0)
+			return snprintf(out, n, "%s is in the core's replay, not in the kernel's", core->v[j].path), 1;
+		const struct kfile *a = &kernel->v[i], *b = &core->v[j];
+		const char *what = strcmp(a->type, b->type) ? "type" : a->mode != b->mode ? "mode" : a->nlink != b->nlink ? "link count"
+				 : a->size != b->size ? "size" : strcmp(a->sha, b->sha) ? "contents"
+				 : (a->target || b->target) && (!a->target || !b->target || strcmp(a->target, b->target)) ? "target" : NULL;
+		if (what && strcmp(a->path, "/"))
+			return snprintf(out, n, "%s: its %s differs between the kernel's replay and the core's", a->path, what), 1;
+		i++;
+		j++;
+	}
+	return 0;
+}
+
+void listing_free(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].target);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }

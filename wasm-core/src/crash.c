@@ -411,8 +411,13 @@ static int try_point(struct walk *w, struct btrfs_fs_info *fs, const struct cras
 			return blab_fail(&w->err, ret, "a copy of the device at crash point %llu", (unsigned long long)at->index);
 		}
 		promises_json(w, &js);
-		ret = js.oom ? blab_fail(&w->err, BLAB_ENOMEM, "crash points") : w->wo->on_point(w->wo->ctx, at, &mine, js.s, &w->err);
+		struct blab_err pe = {0};
+		ret = js.oom ? blab_fail(&w->err, BLAB_ENOMEM, "crash points") : w->wo->on_point(w->wo->ctx, at, &mine, js.s, &pe);
 		sb_free(&js);
+		if (ret > 0)
+			ret = add_broken(w, at, NULL, "%s", pe.msg) < 0 ? BLAB_ENOMEM : 0;
+		else if (ret < 0)
+			w->err = pe;
 		if (ret) {
 			device_free(&dev);
 			return ret;

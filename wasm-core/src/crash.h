@@ -56,7 +56,9 @@ struct crash_walk_options {
 	u64 sample_seed;
 	/* Called at each crash point tried, with the crash image (a device the
 	 * callee may keep: it owns it) and the promises in force as a JSON
-	 * array; returns 0 or an error that stops the walk. NULL: none. */
+	 * array; returns 0, 1 when it found the crash point broken (err->msg
+	 * says how: recorded as a broken promise, the walk goes on), or a
+	 * negative error that stops the walk. NULL: none. */
 	int (*on_point)(void *ctx, const struct crash_point *p, struct blab_device *image, const char *promises_json,
 			struct blab_err *err);
 	void *ctx;
