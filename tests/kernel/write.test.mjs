@@ -190,6 +190,14 @@ describe('btrfslab write', { skip }, () => {
     assert.equal(r.status, 0, 'with no signature left, no --force is needed: ' + r.stderr);
   });
 
+  test('on a terminal: a progress line with bytes, rate and time left', () => {
+    const dev = loopOver(join(dir, 'g.dev'), 160 << 20);
+    // script(1) gives it a pseudo-terminal for stderr
+    const r = spawnSync('script', ['-qec', `${CLI} write ${img} ${dev}`, '/dev/null'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /\r {2}[\d.]+ of [\d.]+ MiB, [\d.]+ MiB\/s, \d+ s left/);
+  });
+
   test('usage and bad input', () => {
     let r = write(img);
     assert.equal(r.status, 2);
