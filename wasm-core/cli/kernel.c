@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include "kernel.h"
 #include "sha256.h"
+#include "../src/array.h"
 #include "../src/crc32c.h"
 #include "../src/ondisk.h"
 #include "../src/print-tree.h"
@@ -83,14 +84,8 @@ static int lfail(struct listing *l, const char *fmt, ...)
 
 static int add_file(struct listing *l, const char *path, const struct stat *st)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct kfile *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (array_room(&l->v, l->n, &l->cap, sizeof(*l->v), 256))
+		return -1;
 	struct kfile *f = &l->v[l->n];
 	memset(f, 0, sizeof(*f));
 	if (!(f->path = strdup(path)))

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include "write.h"
 #include "../src/crc32c.h"
+#include "../src/array.h"
 #include "../src/disk-io.h"
 #include "../src/image.h"
 #include "../src/ondisk.h"
@@ -69,14 +70,8 @@ static int add_range(struct plan *p, u64 s, u64 e)
 {
 	if (s >= e)
 		return 0;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		struct range *r = realloc(p->r, cap * sizeof(*r));
-		if (!r)
-			return -1;
-		p->r = r;
-		p->cap = cap;
-	}
+	if (array_room(&p->r, p->n, &p->cap, sizeof(*p->r), 64))
+		return -1;
 	p->r[p->n++] = (struct range){s, e};
 	p->bytes += e - s;
 	return 0;

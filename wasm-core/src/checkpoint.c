@@ -235,6 +235,22 @@ int scenario_session_crash(struct scenario_session *s, int line, struct btrfs_fs
 	return 0;
 }
 
+/* A copy of checkpoint lo's run that counts its events from the
+ * checkpoint's (keeping none) and calls hook with each: NULL with err. */
+static struct scenario_run *hooked_copy(struct scenario_session *s, size_t lo, trace_hook_fn hook, void *ctx, struct blab_err *err)
+{
+	struct scenario_run *run = scenario_clone(s->cps[lo].run, err);
+	if (!run)
+		return NULL;
+	struct blab_trace *t = &scenario_fs(run)->trace;
+	t->enabled = 1;
+	t->count_only = 1;
+	t->next_seq = s->cps[lo].events;
+	t->hook = hook;
+	t->hook_ctx = ctx;
+	return run;
+}
+
 /* What a run stopped at an event captures. */
 struct event_capture {
 	u64 seq;
@@ -269,17 +285,10 @@ int scenario_session_dump_at_event(struct scenario_session *s, u64 seq, u64 tree
 	if (seq >= s->command_events)
 		return blab_fail(err, BLAB_EINVAL, "event %llu: not in a command of the script (the final commit, or past the end)",
 				 (unsigned long long)seq);
-	struct scenario_run *run = scenario_clone(s->cps[lo].run, err);
+	struct event_capture c = {.seq = seq, .tree_id = tree_id, .max_leaf_entries = max_leaf_entries, .out = out};
+	struct scenario_run *run = hooked_copy(s, lo, capture_at_event, &c, err);
 	if (!run)
 		return err->code;
-	struct event_capture c = {.seq = seq, .tree_id = tree_id, .max_leaf_entries = max_leaf_entries, .out = out};
-	/* the copy counts its events from the checkpoint's, keeping none */
-	struct blab_trace *t = &scenario_fs(run)->trace;
-	t->enabled = 1;
-	t->count_only = 1;
-	t->next_seq = s->cps[lo].events;
-	t->hook = capture_at_event;
-	t->hook_ctx = &c;
 	int ret = 0;
 	while (!c.done && (ret = scenario_step(run)) > 0)
 		s->units_run++;
@@ -318,16 +327,10 @@ int scenario_session_crash_at_event(struct scenario_session *s, u64 seq, struct 
 	size_t lo = last_checkpoint(s, 1, seq);
 	if (!s->ncps || s->cps[lo].events > seq)
 		return blab_fail(err, BLAB_EINVAL, "event %llu: before the first checkpoint (mkfs)", (unsigned long long)seq);
-	struct scenario_run *run = scenario_clone(s->cps[lo].run, err);
+	struct device_capture c = {.seq = seq};
+	struct scenario_run *run = hooked_copy(s, lo, capture_device, &c, err);
 	if (!run)
 		return err->code;
-	struct device_capture c = {.seq = seq};
-	struct blab_trace *t = &scenario_fs(run)->trace;
-	t->enabled = 1;
-	t->count_only = 1;
-	t->next_seq = s->cps[lo].events;
-	t->hook = capture_device;
-	t->hook_ctx = &c;
 	int ret = 0;
 	while (!c.done && (ret = scenario_step(run)) > 0)
 		s->units_run++;
