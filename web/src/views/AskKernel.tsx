@@ -58,7 +58,7 @@ export function AskKernel({ core, script, opts, line, seq, what }: AskKernelProp
       {shown.kind === 'asking' && <p role="status">The kernel is mounting {what}'s image…</p>}
       {shown.kind === 'failed' && <p className="error" role="alert">{shown.message}</p>}
       {shown.kind === 'answer' && cmp && (
-        <div className="kernel-answer">
+        <div className="kernel-answer" tabIndex={0 /* it scrolls sideways on a phone: keyboard users scroll it too */}>
           <p role="status" data-testid="kernel-verdict">
             Linux {shown.kernel.kernel}: {shown.kernel.log_pending ? 'a log was pending; the mount replayed it. ' : 'no log pending. '}
             {shown.kernel.mount.ok ? '' : `The mount failed: ${shown.kernel.mount.error}. `}
