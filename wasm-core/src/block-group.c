@@ -1,4 +1,5 @@
 #include "block-group.h"
+#include "ordered-data.h"
 #include "ctree.h"
 #include "volumes.h"
 #include "array.h"
@@ -231,11 +232,15 @@ int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_grou
 	for (size_t i = 0; i < npinned; i++)
 		if (pinned[i].start >= bg->start && pinned[i].start < bg->start + bg->length)
 			cap++;
+	/* extents of ordered extents still in flight: reserved, not yet in the extent tree */
+	size_t nres = btrfs_ordered_reserved_ranges(fs, bg->start, bg->length, NULL, 0);
+	cap += nres;
 	struct free_range *r = malloc(cap * sizeof(*r));
 	if (!r)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "free space");
 	for (size_t i = 0; i < bg->nfree; i++)
 		r[k++] = bg->free[i];
+	k += btrfs_ordered_reserved_ranges(fs, bg->start, bg->length, r + k, nres);
 	for (size_t i = 0; i < npinned; i++)
 		if (pinned[i].start >= bg->start && pinned[i].start < bg->start + bg->length)
 			r[k++] = pinned[i];
@@ -262,7 +267,7 @@ int btrfs_write_block_group_items(struct btrfs_fs_info *fs)
 			continue;
 		struct btrfs_key key = {bg->start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg->length};
 		u8 item[BTRFS_BLOCK_GROUP_ITEM_SIZE];
-		btrfs_set_block_group_used(item, bg->used);
+		btrfs_set_block_group_used(item, bg->used - btrfs_ordered_reserved_in(fs, bg->start, bg->length));
 		btrfs_set_block_group_chunk_objectid(item, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 		btrfs_set_block_group_flags(item, bg->flags);
 		/* clear first: changing the tree may allocate and dirty this group again */

@@ -7,6 +7,9 @@
 #include "inode.h"
 #include "print-tree.h"
 #include "tree-log.h"
+#include "tasks.h"
+#include "delalloc.h"
+#include "array.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +27,8 @@ struct promise {
 	u32 crc;  /* file: crc32c of its contents */
 	char *names; /* directory: its names, sorted, each followed by '\n' */
 	size_t names_len;
+	int by_ino;  /* a thread's fsync: checked by inode number; later appends may have grown it */
+	int task;    /* by_ino: the thread whose fsync made it */
 };
 
 struct walk {
@@ -40,6 +45,9 @@ struct walk {
 	int counting;            /* the first pass of a sample: count only */
 	int failed;              /* an error stopped the walk (err holds it) */
 	struct blab_err err;
+	/* threads: what each fsync running saw when it started (promised when it returns) */
+	struct promise *pending;
+	size_t npending, cappending;
 };
 
 static void promise_free(struct promise *p)
@@ -254,7 +262,7 @@ static int before_line(struct walk *w, struct btrfs_fs_info *fs, const char *con
 		for (size_t i = 0; i < w->nps; i++) {
 			struct promise *p = &w->ps[i];
 			int hit = node && node == p->ino;
-			for (int a = 1; a < argc && !hit; a++)
+			for (int a = 1; a < argc && !hit && p->path; a++)
 				hit = argv[a][0] == '/' && touches(argv[a], p->path);
 			if (hit)
 				promise_free(p);
@@ -330,8 +338,29 @@ static int first_missing(const char *a, const char *b, char *out, size_t n)
 }
 
 /* Checks promise p on the replayed state fs; 0 kept, 1 broken (recorded), or an error. add_broken returns 1 or BLAB_ENOMEM. */
+static int check_by_ino(struct walk *w, const struct crash_point *at, struct btrfs_fs_info *fs, const struct promise *p)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, fs->fs_root, p->ino, &in);
+	if (ret)
+		return add_broken(w, at, p, "inode %llu, fsynced by a thread at line %d, is gone", (unsigned long long)p->ino, p->line);
+	if (in.size < p->size)
+		return add_broken(w, at, p, "inode %llu, fsynced by a thread at line %d with %llu bytes, has %llu",
+				  (unsigned long long)p->ino, p->line, (unsigned long long)p->size, (unsigned long long)in.size);
+	u32 crc;
+	if ((ret = file_crc(fs, p->ino, p->size, 1, &crc)))
+		return add_broken(w, at, p, "inode %llu, fsynced by a thread at line %d: its data cannot be read: %s",
+				  (unsigned long long)p->ino, p->line, fs->err.msg);
+	if (crc != p->crc)
+		return add_broken(w, at, p, "inode %llu, fsynced by a thread at line %d: its first %llu bytes differ", (unsigned long long)p->ino,
+				  p->line, (unsigned long long)p->size);
+	return 0;
+}
+
 static int check_promise(struct walk *w, const struct crash_point *at, struct btrfs_fs_info *fs, const struct promise *p)
 {
+	if (p->by_ino)
+		return check_by_ino(w, at, fs, p);
 	u64 ino;
 	int ret = btrfs_lookup_path(fs, fs->fs_root, p->path, &ino);
 	if (ret == BLAB_ENOENT || ret == BLAB_ENOTDIR)
@@ -454,9 +483,119 @@ static int try_point(struct walk *w, struct btrfs_fs_info *fs, const struct cras
 	return ret < 0 ? ret : 0;
 }
 
+/* Drops the promises (and pending ones) of ino a thread's command may break:
+ * from byte off on (a write), or all of it (off 0: a namespace command, or ino 0: any). */
+static void drop_ino(struct walk *w, u64 ino, u64 off)
+{
+	struct promise *lists[2] = {w->ps, w->pending};
+	size_t *ns[2] = {&w->nps, &w->npending};
+	for (int l = 0; l < 2; l++) {
+		size_t keep = 0;
+		for (size_t i = 0; i < *ns[l]; i++) {
+			struct promise *p = &lists[l][i];
+			int hit = !ino || (p->by_ino ? p->ino == ino && off < p->size : p->ino == ino);
+			if (!ino && !p->by_ino && l == 0)
+				hit = 1;
+			if (hit)
+				promise_free(p);
+			else
+				lists[l][keep++] = *p;
+		}
+		*ns[l] = keep;
+	}
+}
+
+/* A path of inode ino (its first name, up to the top directory), malloc'd, or NULL. */
+static char *path_of_ino(struct btrfs_fs_info *fs, u64 ino)
+{
+	char buf[4096];
+	size_t at = sizeof(buf) - 1;
+	buf[at] = 0;
+	for (int depth = 0; ino != BTRFS_FIRST_FREE_OBJECTID && depth < 256; depth++) {
+		struct btrfs_item_cursor cur;
+		struct btrfs_key from = {ino, BTRFS_INODE_REF_KEY, 0};
+		if (btrfs_cursor_first(fs, fs->fs_root, &from, &cur) || cur.key.objectid != ino ||
+		    cur.key.type != BTRFS_INODE_REF_KEY || cur.size < BTRFS_INODE_REF_SIZE)
+			return NULL;
+		u16 nl = get_le16(cur.data + 8);
+		if ((u32)nl + BTRFS_INODE_REF_SIZE > cur.size || (size_t)nl + 1 > at)
+			return NULL;
+		at -= nl;
+		memcpy(buf + at, cur.data + BTRFS_INODE_REF_SIZE, nl);
+		buf[--at] = '/';
+		ino = cur.key.offset;
+	}
+	return ino == BTRFS_FIRST_FREE_OBJECTID ? strdup(buf + at) : NULL;
+}
+
+/* A thread's command starts or returns: promises of timed sections. */
+static int thread_event(struct walk *w, struct btrfs_fs_info *fs, const struct trace_event *e)
+{
+	int op = e->level;
+	u64 ino = e->bytenr;
+	if (e->kind == TRACE_TASK_OP) {
+		if (op == TOP_WRITE)
+			drop_ino(w, ino, e->c);
+		else if (op == TOP_META)
+			drop_ino(w, 0, 0); /* a namespace command: which names it moves is not in the event */
+		if (op != TOP_FSYNC)
+			return 0;
+		/* what the file holds as its fsync starts is what it promises when it returns */
+		struct promise p = {.line = (int)e->a, .ino = ino, .by_ino = 1, .task = e->slot};
+		struct btrfs_inode in;
+		int was = quiet(fs);
+		int ret = btrfs_read_inode(fs, fs->fs_root, ino, &in);
+		if (!ret && (in.mode & S_IFMT_) == S_IFREG_) {
+			p.size = btrfs_inode_isize(fs, ino, in.size);
+			ret = file_crc(fs, ino, p.size, 0, &p.crc);
+			if (!ret && !(p.path = path_of_ino(fs, ino)))
+				ret = 1; /* a file with no name left: nothing to promise */
+		} else if (!ret) {
+			ret = 1;
+		}
+		fs->trace.enabled = was;
+		if (ret)
+			return ret == 1 ? 0 : ret;
+		if (array_room(&w->pending, w->npending, &w->cappending, sizeof(*w->pending), 8))
+			return BLAB_ENOMEM;
+		w->pending[w->npending++] = p;
+		return 0;
+	}
+	if (op != TOP_FSYNC)
+		return 0;
+	for (size_t i = 0; i < w->npending; i++) {
+		if (w->pending[i].task != e->slot)
+			continue;
+		struct promise p = w->pending[i];
+		memmove(&w->pending[i], &w->pending[i + 1], (w->npending - i - 1) * sizeof(p));
+		w->npending--;
+		/* it replaces what an earlier fsync of the file promised */
+		size_t keep = 0;
+		for (size_t j = 0; j < w->nps; j++) {
+			if (w->ps[j].by_ino && w->ps[j].ino == p.ino)
+				promise_free(&w->ps[j]);
+			else
+				w->ps[keep++] = w->ps[j];
+		}
+		w->nps = keep;
+		return add_promise(w, &p);
+	}
+	return 0;
+}
+
 static void on_event(void *ctx, struct blab_trace *t, const struct trace_event *e)
 {
 	struct walk *w = ctx;
+	if (!w->failed && !w->counting && (e->kind == TRACE_TASK_OP || e->kind == TRACE_TASK_OP_END)) {
+		struct btrfs_fs_info *tfs = (struct btrfs_fs_info *)((char *)t - offsetof(struct btrfs_fs_info, trace));
+		int ret = thread_event(w, tfs, e);
+		if (ret) {
+			w->failed = ret;
+			if (!w->err.code)
+				blab_fail(&w->err, ret, "line %d: a thread's fsync: what it promised cannot be read back", w->line);
+		}
+		return;
+	}
 	if (w->failed || (e->kind != TRACE_BLOCK_WRITE && e->kind != TRACE_SUPER_WRITE))
 		return;
 	u64 index = w->points++;
@@ -610,6 +749,9 @@ out:
 	for (size_t i = 0; i < w.nps; i++)
 		promise_free(&w.ps[i]);
 	free(w.ps);
+	for (size_t i = 0; i < w.npending; i++)
+		promise_free(&w.pending[i]);
+	free(w.pending);
 	clear_renamed(&w);
 	free(w.renamed);
 	free(chosen);

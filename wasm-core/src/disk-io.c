@@ -1,5 +1,6 @@
 #include "disk-io.h"
 #include "tree-log.h"
+#include "delalloc.h"
 #include "crc32c.h"
 #include "ctree.h"
 #include "tree-checker.h"
@@ -385,7 +386,7 @@ struct btrfs_fs_info *btrfs_fs_alloc(void)
 	struct btrfs_fs_info *fs = calloc(1, sizeof(*fs));
 	if (fs) {
 		fs->trace.enabled = 1;
-		if (btrfs_log_init(fs) || btrfs_pinned_init(fs)) {
+		if (btrfs_log_init(fs) || btrfs_pinned_init(fs) || btrfs_delalloc_init(fs)) {
 			btrfs_fs_free(fs);
 			return NULL;
 		}
@@ -440,6 +441,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 	free(fs->chunks);
 	btrfs_free_delayed_refs(fs);
 	btrfs_log_free(fs);
+	btrfs_delalloc_free(fs);
 	btrfs_pinned_free(fs);
 	trace_free(&fs->trace);
 	device_free(&fs->dev);
@@ -556,6 +558,8 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 #undef DUP_VEC
 	if (!ret)
 		ret = btrfs_log_clone(fs, src);
+	if (!ret)
+		ret = btrfs_delalloc_clone(fs, src);
 	if (ret) {
 		blab_fail(err, ret, "cloning the filesystem: %s", fs->err.msg[0] ? fs->err.msg : "out of memory");
 		btrfs_fs_free(fs);

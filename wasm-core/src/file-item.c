@@ -11,10 +11,10 @@ static u32 max_csums_per_item(const struct btrfs_fs_info *fs)
 	return (fs->nodesize - BTRFS_HEADER_SIZE) / 2 / 4;
 }
 
-int btrfs_csum_file_blocks(struct btrfs_fs_info *fs, u64 bytenr, const u8 *data, u64 len)
+/* Inserts the checksums of sectors [bytenr, ...): from sums, or computed from data. */
+static int insert_csums(struct btrfs_fs_info *fs, u64 bytenr, const u32 *sums, const u8 *data, u64 sectors)
 {
 	u32 ss = fs->sectorsize, per = max_csums_per_item(fs);
-	u64 sectors = len / ss;
 	u8 *buf = malloc((size_t)per * 4);
 	if (!buf)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "checksums");
@@ -22,12 +22,22 @@ int btrfs_csum_file_blocks(struct btrfs_fs_info *fs, u64 bytenr, const u8 *data,
 	for (u64 i = 0; i < sectors && !ret; i += per) {
 		u32 n = (u32)(sectors - i < per ? sectors - i : per);
 		for (u32 j = 0; j < n; j++)
-			put_le32(buf + 4 * j, crc32c(data + (i + j) * ss, ss));
+			put_le32(buf + 4 * j, sums ? sums[i + j] : crc32c(data + (i + j) * ss, ss));
 		struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, bytenr + i * ss};
 		ret = btrfs_insert_item(fs, fs->csum_root, &key, buf, n * 4);
 	}
 	free(buf);
 	return ret;
+}
+
+int btrfs_csum_file_blocks(struct btrfs_fs_info *fs, u64 bytenr, const u8 *data, u64 len)
+{
+	return insert_csums(fs, bytenr, NULL, data, len / fs->sectorsize);
+}
+
+int btrfs_insert_csums(struct btrfs_fs_info *fs, u64 bytenr, const u32 *sums, u64 sectors)
+{
+	return insert_csums(fs, bytenr, sums, NULL, sectors);
 }
 
 int btrfs_find_csum_item(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, u64 end, struct btrfs_path *path,

@@ -9,6 +9,8 @@
 
 /* Checksums len bytes (whole sectors) of data written at bytenr. */
 int btrfs_csum_file_blocks(struct btrfs_fs_info *fs, u64 bytenr, const u8 *data, u64 len);
+/* The same from checksums computed before (an ordered extent's). */
+int btrfs_insert_csums(struct btrfs_fs_info *fs, u64 bytenr, const u32 *sums, u64 sectors);
 /* Removes the checksums of [bytenr, bytenr + len). */
 /* The EXTENT_CSUM item of root (the csum tree, or a log) that covers bytenr,
  * or the first one after it below end: 0 with path at it and its range in

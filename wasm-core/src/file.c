@@ -6,6 +6,8 @@
 #include "file-item.h"
 #include "inode.h"
 #include "volumes.h"
+#include "delalloc.h"
+#include "ordered-data.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,20 +85,30 @@ static int read_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino
 	return 0;
 }
 
+int btrfs_read_tree_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 item_size, u64 off, u8 *buf,
+			  u64 len)
+{
+	return read_range(fs, root, ino, item_size, off, buf, len, 0);
+}
+
 int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got, int verify)
 {
 	struct btrfs_inode in;
 	int ret = btrfs_read_inode(fs, root, ino, &in);
 	if (ret)
 		return ret;
-	if (off >= in.size) {
+	u64 size = btrfs_inode_isize(fs, ino, in.size);
+	if (off >= size) {
 		*got = 0;
 		return 0;
 	}
-	if (len > in.size - off)
-		len = in.size - off;
+	if (len > size - off)
+		len = size - off;
 	*got = len;
-	return read_range(fs, root, ino, in.size, off, buf, len, verify);
+	if ((ret = read_range(fs, root, ino, in.size, off, buf, len, verify)))
+		return ret;
+	btrfs_read_cached(fs, ino, off, buf, len); /* what the page cache holds is newer */
+	return 0;
 }
 
 int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got)
@@ -105,8 +117,12 @@ int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	int ret = btrfs_read_inode(fs, root, ino, &in);
 	if (ret)
 		return ret;
-	*got = off >= in.size ? 0 : (len < in.size - off ? len : in.size - off);
-	return *got ? read_range(fs, root, ino, in.size, off, buf, *got, 0) : 0;
+	u64 size = btrfs_inode_isize(fs, ino, in.size);
+	*got = off >= size ? 0 : (len < size - off ? len : size - off);
+	int ret2 = *got ? read_range(fs, root, ino, in.size, off, buf, *got, 0) : 0;
+	if (!ret2 && *got)
+		btrfs_read_cached(fs, ino, off, buf, *got);
+	return ret2;
 }
 
 int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 from, u64 end, u64 *start,
@@ -234,6 +250,26 @@ static int rewrite_range(struct btrfs_fs_info *fs, struct btrfs_root *root, stru
 	return ret;
 }
 
+int btrfs_write_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const u8 *data, u64 size)
+{
+	struct btrfs_inode in;
+	int ret = btrfs_read_inode(fs, root, ino, &in);
+	if (ret)
+		return ret;
+	u64 dropped;
+	if ((ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, &dropped)))
+		return ret;
+	in.nbytes -= dropped;
+	if (size) {
+		if ((ret = btrfs_insert_inline_extent(fs, root, ino, data, (u32)size)))
+			return ret;
+		in.nbytes += size;
+	}
+	in.size = size;
+	in.transid = fs->generation;
+	return btrfs_update_inode(fs, root, &in);
+}
+
 static void touch_data(struct btrfs_fs_info *fs, struct btrfs_inode *in)
 {
 	in->mtime = in->ctime = (struct btrfs_timespec){fs->now, 0};
@@ -280,6 +316,10 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	int ret = regular_inode(fs, root, ino, &in);
 	if (ret)
 		return ret;
+	/* the model writes the file back first, so that the extents hold all of it
+	 * (the kernel drops dirty pages past the new size instead) */
+	if ((ret = btrfs_writeback_and_wait(fs, root, ino, 0, (u64)-1)) || (ret = regular_inode(fs, root, ino, &in)))
+		return ret;
 	if (size > (1ULL << 60))
 		return blab_fail(&fs->err, BLAB_EINVAL, "size %llu is past the largest file size", (unsigned long long)size);
 	u64 ss = fs->sectorsize;
@@ -320,7 +360,10 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	if (ret)
 		return ret;
 	touch_data(fs, &in);
-	return btrfs_update_inode(fs, root, &in);
+	if ((ret = btrfs_update_inode(fs, root, &in)))
+		return ret;
+	btrfs_delalloc_evict(fs, ino); /* written back: the size is the item's again */
+	return 0;
 }
 
 int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
@@ -331,6 +374,9 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	memset(st, 0, sizeof(*st));
 	st->ino = ino;
 	int ret = btrfs_start_transaction(fs);
+	/* without time, writeback and every ordered extent complete first */
+	if (!ret)
+		ret = btrfs_writeback_and_wait(fs, root, ino, 0, (u64)-1);
 	if (!ret)
 		ret = btrfs_log_dentry_safe(fs, root, ino, st);
 	if (ret || st->fallback == BTRFS_LOG_LOGGED || st->fallback == BTRFS_LOG_NOTHING)

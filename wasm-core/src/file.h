@@ -6,7 +6,8 @@
 #include "ctree.h"
 #include "file-item.h" /* the items under a file's data */
 
-/* Writes len bytes at off of regular file ino. */
+/* Writes len bytes at off of regular file ino straight into extents (mkfs
+ * --rootdir; a scenario's write goes through the page cache: delalloc.h). */
 int btrfs_file_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len);
 /* Sets the size of regular file ino. */
 int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 size);
@@ -20,6 +21,13 @@ int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
  * or an error. */
 int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 from, u64 end, u64 *start,
 			 u64 *stop);
+/* [off, off + len) of ino as its extents hold it (item_size: the inode
+ * item's size; zeros past it), no checksum checks, no page cache. */
+int btrfs_read_tree_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 item_size, u64 off, u8 *buf,
+			  u64 len);
+/* The file's whole content becomes an inline extent of size bytes (size
+ * and nbytes of its inode item follow). */
+int btrfs_write_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const u8 *data, u64 size);
 /* Like btrfs_file_read for any inode with data (symlinks too), no checksum checks. */
 int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u8 *buf, u64 len, u64 *got);
 /* fsync of inode ino of root: logs it (tree-log.c) or, when only a commit

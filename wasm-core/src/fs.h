@@ -93,6 +93,8 @@ struct btrfs_fs_info {
 	struct blab_trace trace;
 	struct blab_err err;
 	u64 now; /* seconds, for inode times */
+	u64 clock_ns; /* virtual time of a timed run (sched.h), 0 otherwise */
+	struct btrfs_data_state *data; /* the page cache and ordered extents: delalloc.c's (delalloc-int.h) */
 };
 
 /* Returns the root with this objectid, or NULL. */
@@ -106,6 +108,7 @@ struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid);
 
 static inline void fs_trace(struct btrfs_fs_info *fs, struct trace_event e)
 {
+	e.t = fs->clock_ns;
 	trace_emit(&fs->trace, &e);
 }
 #endif

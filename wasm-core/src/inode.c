@@ -1,3 +1,5 @@
+#include "delalloc.h"
+#include "ordered-data.h"
 #include "inode.h"
 #include "crc32c.h"
 #include "dir-item.h"
@@ -439,7 +441,12 @@ int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u6
 /* Deletes every item of an inode with no names left, dropping its data. */
 int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino)
 {
-	int ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, NULL);
+	/* in-flight ordered extents complete first; dirty pages are dropped */
+	int ret = btrfs_wait_ordered(fs, ino);
+	if (ret)
+		return ret;
+	btrfs_delalloc_evict(fs, ino);
+	ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, NULL);
 	if (ret)
 		return ret;
 	return btrfs_del_items_of(fs, root, ino, 0, (u8)-1);

@@ -1,3 +1,5 @@
+#include "delalloc.h"
+#include "ordered-data.h"
 #include "scenario.h"
 #include "tree-checker.h"
 #include "ctree.h"
@@ -9,6 +11,8 @@
 #include "print-tree.h"
 #include "transaction.h"
 #include "tree-log.h"
+#include "tasks.h"
+#include "array.h"
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -68,6 +72,11 @@ struct scenario_run {
 	char cmdbuf[16];   /* the command of a brace range (l is reused) */
 	struct timespec t0;
 	double ms;
+	/* time: the settings of timed sections, and what they did (NULL until the first) */
+	struct timed_config tcfg;
+	struct timed_state *tst;
+	char sched_names[SCENARIO_MAX_THREADS][SCENARIO_NAME_MAX]; /* a `schedule` line for the next section */
+	int nsched;
 };
 
 static int fail(struct scenario_run *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -273,12 +282,575 @@ static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, 
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
 	for (u64 i = 0; i < len; i++)
 		buf[i] = scenario_data_byte(seed, off + i);
-	ret = btrfs_file_write(r->fs, r->fs->fs_root, ino, off, buf, len);
+	ret = btrfs_buffered_write(r->fs, r->fs->fs_root, ino, off, buf, len);
 	free(buf);
 	return ret ? fail_core(r, ret) : 0;
 }
 
 static int power_cut(struct scenario_run *r);
+
+/* ---- time: threads, sections, settings ---- */
+
+static int run_line(struct scenario_run *r, struct line *l);
+static int read_line(struct scenario_run *r);
+
+/* "5s", "100ms", "20us", "300ns", "2m"; a bare number is seconds. */
+static int parse_duration(struct scenario_run *r, const char *s, u64 *ns)
+{
+	char *end;
+	if (!*s || *s == '-')
+		return fail(r, BLAB_EPARSE, "duration '%s' is not a number", s);
+	unsigned long long v = strtoull(s, &end, 10);
+	u64 mul;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mul = 1000000000ULL;
+	else if (!strcmp(end, "ms"))
+		mul = 1000000ULL;
+	else if (!strcmp(end, "us"))
+		mul = 1000ULL;
+	else if (!strcmp(end, "ns"))
+		mul = 1;
+	else if (!strcmp(end, "m"))
+		mul = 60000000000ULL;
+	else
+		return fail(r, BLAB_EPARSE, "duration '%s': units are ns, us, ms, s or m", s);
+	if (end == s || v > 3600ULL * 1000000000ULL / mul)
+		return fail(r, BLAB_EPARSE, "duration '%s' is not a number of at most an hour", s);
+	*ns = (u64)v * mul;
+	return 0;
+}
+
+static int timed_state_get(struct scenario_run *r)
+{
+	if (!r->tst && !(r->tst = calloc(1, sizeof(*r->tst))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	return 0;
+}
+
+struct sec_line {
+	size_t pos, len;
+	int lineno, skip_first; /* skip_first: the line starts with "NAME:" */
+};
+
+struct sec_thread {
+	char name[SCENARIO_NAME_MAX];
+	struct sec_line *lines;
+	size_t n, cap, next;
+	struct line *l; /* the command running */
+	int lineno;
+	u8 *buf;
+	u64 bufcap;
+	/* a fio job */
+	int fio, rand, fsync_due;
+	u64 ino, bs, nblocks, i, fsync_every, since, stride, first, rng;
+};
+
+struct section {
+	struct scenario_run *r;
+	struct sec_thread *t;
+	int n;
+};
+
+static void section_free(struct section *sec)
+{
+	for (int i = 0; sec->t && i < sec->n; i++) {
+		free(sec->t[i].lines);
+		free(sec->t[i].l);
+		free(sec->t[i].buf);
+	}
+	free(sec->t);
+}
+
+static int thread_index(struct scenario_run *r, struct section *sec, const char *name, size_t len)
+{
+	if (!len || len >= SCENARIO_NAME_MAX)
+		return fail(r, BLAB_EPARSE, "thread names are 1 to %d characters", SCENARIO_NAME_MAX - 1);
+	for (int i = 0; i < sec->n; i++)
+		if (strlen(sec->t[i].name) == len && !memcmp(sec->t[i].name, name, len))
+			return i;
+	if (sec->n == SCENARIO_MAX_THREADS)
+		return fail(r, BLAB_EPARSE, "more than %d threads in one section", SCENARIO_MAX_THREADS);
+	struct sec_thread *t = &sec->t[sec->n];
+	memcpy(t->name, name, len);
+	t->name[len] = 0;
+	return sec->n++;
+}
+
+static int add_line(struct scenario_run *r, struct sec_thread *t, int skip_first)
+{
+	if (array_room(&t->lines, t->n, &t->cap, sizeof(*t->lines), 16))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	size_t e = r->held_pos;
+	while (e < r->len && r->text[e] != '\n')
+		e++;
+	t->lines[t->n++] = (struct sec_line){r->held_pos, e - r->held_pos, r->held_lineno, skip_first};
+	return 0;
+}
+
+/* A "NAME:" first word: the name's length, or 0. */
+static size_t prefix_name(const char *w)
+{
+	size_t n = strlen(w);
+	if (n < 2 || w[n - 1] != ':')
+		return 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!isalnum((unsigned char)w[i]) && w[i] != '_' && w[i] != '-' && w[i] != '.')
+			return 0;
+	return n - 1;
+}
+
+static int is_section_line(const struct line *l)
+{
+	return !strcmp(l->argv[0], "thread") || prefix_name(l->argv[0]);
+}
+
+/* Reads the section that starts with r->l: thread blocks and NAME: lines,
+ * up to the first other command (left held) or the end. */
+static int section_collect(struct scenario_run *r, struct section *sec)
+{
+	int ret;
+	for (;;) {
+		struct line *l = r->l;
+		r->held = 0;
+		if (!strcmp(l->argv[0], "thread")) {
+			if ((ret = want_args(r, l, 1, 1, "thread NAME (its commands follow, up to `end`)")))
+				return ret;
+			int ti = thread_index(r, sec, l->argv[1], strlen(l->argv[1]));
+			if (ti < 0)
+				return ti;
+			int open_line = r->lineno;
+			for (;;) {
+				if ((ret = read_line(r)))
+					return ret;
+				if (!r->held)
+					return fail(r, BLAB_EPARSE, "thread %s (line %d) has no `end`", sec->t[ti].name, open_line);
+				const char *c = r->l->argv[0];
+				if (!strcmp(c, "end")) {
+					r->held = 0;
+					if (r->l->argc != 1)
+						return fail(r, BLAB_EPARSE, "`end` takes no arguments");
+					break;
+				}
+				if (!strcmp(c, "thread") || prefix_name(c))
+					return fail(r, BLAB_EPARSE, "thread %s (line %d) has no `end` before this", sec->t[ti].name, open_line);
+				if ((ret = add_line(r, &sec->t[ti], 0)))
+					return ret;
+				r->held = 0;
+			}
+		} else {
+			size_t nl = prefix_name(l->argv[0]);
+			if (l->argc < 2)
+				return fail(r, BLAB_EPARSE, "'%s' names a thread but no command follows", l->argv[0]);
+			int ti = thread_index(r, sec, l->argv[0], nl);
+			if (ti < 0)
+				return ti;
+			if ((ret = add_line(r, &sec->t[ti], 1)))
+				return ret;
+		}
+		if ((ret = read_line(r)))
+			return ret;
+		if (!r->held || !is_section_line(r->l))
+			return 0;
+	}
+}
+
+static int ensure_buf(struct scenario_run *r, struct sec_thread *t, u64 len)
+{
+	if (t->bufcap >= len)
+		return 0;
+	u8 *b = realloc(t->buf, len ? len : 1);
+	if (!b)
+		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
+	t->buf = b;
+	t->bufcap = len;
+	return 0;
+}
+
+static int fio_next(struct scenario_run *r, struct sec_thread *t, struct timed_op *op)
+{
+	if (t->fsync_due) {
+		t->fsync_due = 0;
+		op->kind = TOP_FSYNC;
+		op->ino = t->ino;
+		return 0;
+	}
+	if (t->i == t->nblocks) {
+		op->kind = TOP_END;
+		return 0;
+	}
+	int ret = count_op(r);
+	if (ret)
+		return ret;
+	u64 blk = t->rand ? (t->first + t->i * t->stride) % t->nblocks : t->i;
+	t->i++;
+	u64 off = blk * t->bs;
+	if (t->bs > r->max_bytes - r->bytes)
+		return fail(r, BLAB_EINVAL, "the script writes more than %llu bytes, the limit of a run", (unsigned long long)r->max_bytes);
+	r->bytes += t->bs;
+	/* fio's buffers: random bytes, each 4 KiB stamped with where it goes */
+	for (u64 p = 0; p + 8 <= t->bs; p += 4096)
+		put_le64(t->buf + p, off + p);
+	op->kind = TOP_WRITE;
+	op->ino = t->ino;
+	op->off = off;
+	op->len = t->bs;
+	op->data = t->buf;
+	if (t->fsync_every && ++t->since == t->fsync_every) {
+		t->since = 0;
+		t->fsync_due = 1;
+	}
+	return 0;
+}
+
+static int section_meta(void *ctx, int ti)
+{
+	struct section *sec = ctx;
+	struct scenario_run *r = sec->r;
+	struct sec_thread *t = &sec->t[ti];
+	r->lineno = t->lineno;
+	r->cmd = t->l->argv[0];
+	return run_line(r, t->l);
+}
+
+static int section_next(void *ctx, int ti, struct timed_op *op)
+{
+	struct section *sec = ctx;
+	struct scenario_run *r = sec->r;
+	struct sec_thread *t = &sec->t[ti];
+	struct btrfs_fs_info *fs = r->fs;
+	if (t->fio)
+		return fio_next(r, t, op);
+	if (t->next == t->n) {
+		op->kind = TOP_END;
+		return 0;
+	}
+	const struct sec_line *sl = &t->lines[t->next++];
+	r->lineno = t->lineno = op->line = sl->lineno;
+	r->cmd = NULL;
+	if (!t->l && !(t->l = malloc(sizeof(*t->l))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	int ret = tokenize(r, r->text + sl->pos, sl->len, t->l);
+	if (ret)
+		return ret;
+	struct line *l = t->l;
+	if (sl->skip_first) {
+		memmove(l->argv, l->argv + 1, (size_t)(l->argc - 1) * sizeof(l->argv[0]));
+		l->argc--;
+	}
+	const char *c = l->argv[0];
+	r->cmd = c;
+	u64 a, b, seed = 1;
+	if (!strcmp(c, "write")) {
+		if ((ret = count_op(r)) || (ret = want_args(r, l, 3, 4, "write PATH OFFSET LENGTH [SEED]")) ||
+		    (ret = parse_num(r, "offset", l->argv[2], &a)) || (ret = parse_num(r, "length", l->argv[3], &b)) ||
+		    (l->argc == 5 && (ret = parse_num(r, "seed", l->argv[4], &seed))))
+			return ret;
+		if (b > r->max_bytes - r->bytes)
+			return fail(r, BLAB_EINVAL, "the script writes more than %llu bytes, the limit of a run", (unsigned long long)r->max_bytes);
+		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &op->ino)))
+			return fail_core(r, ret);
+		r->bytes += b;
+		if ((ret = ensure_buf(r, t, b)))
+			return ret;
+		for (u64 i = 0; i < b; i++)
+			t->buf[i] = scenario_data_byte(seed, a + i);
+		op->kind = TOP_WRITE;
+		op->off = a;
+		op->len = b;
+		op->data = t->buf;
+	} else if (!strcmp(c, "fsync")) {
+		if ((ret = count_op(r)) || (ret = want_args(r, l, 1, 1, "fsync PATH")))
+			return ret;
+		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &op->ino)))
+			return fail_core(r, ret);
+		op->kind = TOP_FSYNC;
+	} else if (!strcmp(c, "sync") || !strcmp(c, "commit")) {
+		if ((ret = count_op(r)) || (ret = want_args(r, l, 0, 0, "no arguments")))
+			return ret;
+		op->kind = TOP_SYNC;
+	} else if (!strcmp(c, "sleep")) {
+		if ((ret = want_args(r, l, 1, 1, "sleep DURATION (5s, 100ms, 20us)")) || (ret = parse_duration(r, l->argv[1], &op->ns)))
+			return ret;
+		op->kind = TOP_SLEEP;
+	} else if (!strcmp(c, "mkdir") || !strcmp(c, "create") || !strcmp(c, "symlink") || !strcmp(c, "link") ||
+		   !strcmp(c, "rename") || !strcmp(c, "rmdir") || !strcmp(c, "setxattr") || !strcmp(c, "truncate") ||
+		   !strcmp(c, "unlink")) {
+		for (int i = 1; i < l->argc; i++)
+			if (strchr(l->argv[i], '{'))
+				return fail(r, BLAB_EPARSE, "brace ranges are not allowed inside a thread");
+		op->kind = TOP_META;
+		op->meta = section_meta;
+		if ((!strcmp(c, "truncate") || !strcmp(c, "unlink")) && l->argc >= 2) {
+			/* its ordered extents complete first */
+			u64 ino;
+			struct btrfs_inode in;
+			if (!btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino) && !btrfs_read_inode(fs, fs->fs_root, ino, &in) &&
+			    (in.mode & S_IFMT_) == S_IFREG_)
+				op->ino = ino;
+			fs->err.code = 0;
+		}
+	} else {
+		return fail(r, BLAB_EPARSE, "'%s' cannot run inside a thread (threads run write, fsync, sync, commit, sleep and "
+					    "namespace commands)", c);
+	}
+	return 0;
+}
+
+static int fio_setup(struct scenario_run *r, struct section *sec, struct line *l)
+{
+	u64 jobs = 1, size = 0, bs = 4096, fsync_every = 0;
+	int rand = 0;
+	const char *dir = "/";
+	int ret;
+	for (int i = 1; i < l->argc; i++) {
+		const char *w = l->argv[i], *eq = strchr(w, '=');
+		if (!eq)
+			return fail(r, BLAB_EPARSE, "'%s': fio takes jobs=N size=S bs=B fsync=F rw=write|randwrite [dir=PATH]", w);
+		size_t kl = (size_t)(eq - w);
+		if (kl == 4 && !strncmp(w, "jobs", 4))
+			ret = parse_num(r, "jobs", eq + 1, &jobs);
+		else if (kl == 4 && !strncmp(w, "size", 4))
+			ret = parse_num(r, "size", eq + 1, &size);
+		else if (kl == 2 && !strncmp(w, "bs", 2))
+			ret = parse_num(r, "bs", eq + 1, &bs);
+		else if (kl == 5 && !strncmp(w, "fsync", 5))
+			ret = parse_num(r, "fsync", eq + 1, &fsync_every);
+		else if (kl == 2 && !strncmp(w, "rw", 2)) {
+			if (!strcmp(eq + 1, "write"))
+				rand = 0;
+			else if (!strcmp(eq + 1, "randwrite"))
+				rand = 1;
+			else
+				return fail(r, BLAB_EPARSE, "'%s': rw is write or randwrite", w);
+			ret = 0;
+		} else if (kl == 3 && !strncmp(w, "dir", 3)) {
+			dir = eq + 1;
+			ret = 0;
+		} else {
+			return fail(r, BLAB_EPARSE, "unknown fio option '%.*s' (jobs, size, bs, fsync, rw, dir)", (int)kl, w);
+		}
+		if (ret)
+			return ret;
+	}
+	if (!jobs || jobs > SCENARIO_MAX_THREADS)
+		return fail(r, BLAB_EPARSE, "fio: jobs is 1 to %d", SCENARIO_MAX_THREADS);
+	if (bs < 512 || bs % 512 || bs > (64ULL << 20))
+		return fail(r, BLAB_EPARSE, "fio: bs is a multiple of 512 up to 64M");
+	if (!size || size % bs)
+		return fail(r, BLAB_EPARSE, "fio: size is a nonzero multiple of bs");
+	if (size > r->max_bytes || jobs * size > r->max_bytes - r->bytes)
+		return fail(r, BLAB_EINVAL, "fio: %llu jobs of %llu bytes write more than %llu bytes, the limit of a run",
+			    (unsigned long long)jobs, (unsigned long long)size, (unsigned long long)r->max_bytes);
+	for (u64 j = 0; j < jobs; j++) {
+		char path[4400], name[SCENARIO_NAME_MAX];
+		snprintf(path, sizeof(path), "%s%swriters.%llu.0", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", (unsigned long long)j);
+		snprintf(name, sizeof(name), "job%llu", (unsigned long long)j);
+		int ti = thread_index(r, sec, name, strlen(name));
+		if (ti < 0)
+			return ti;
+		struct sec_thread *t = &sec->t[ti];
+		u64 ino;
+		if (btrfs_lookup_path(r->fs, r->fs->fs_root, path, &ino)) {
+			struct inode_attrs at = {.mode = S_IFREG_ | 0644};
+			r->fs->err.code = 0;
+			if ((ret = btrfs_create(r->fs, r->fs->fs_root, path, &at, &ino)))
+				return fail_core(r, ret);
+		}
+		t->fio = 1;
+		t->rand = rand;
+		t->ino = ino;
+		t->bs = bs;
+		t->nblocks = size / bs;
+		t->fsync_every = fsync_every;
+		t->rng = r->tcfg.seed * 1000003ULL + j;
+		/* randwrite: every block once, in an order a stride coprime with the count gives */
+		u64 st = (t->rng | 1) % t->nblocks;
+		if (!st)
+			st = 1;
+		for (u64 a = st, b = t->nblocks, g; ; st++, a = st, b = t->nblocks) {
+			while (b) {
+				g = a % b;
+				a = b;
+				b = g;
+			}
+			if (a == 1)
+				break;
+		}
+		t->stride = st;
+		t->first = (t->rng >> 17) % t->nblocks;
+		if ((ret = ensure_buf(r, t, bs)))
+			return ret;
+		u64 x = t->rng;
+		for (u64 p = 0; p < bs; p += 8) {
+			u64 z = (x += 0x9E3779B97F4A7C15ULL);
+			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+			z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+			put_le64(t->buf + p, z ^ (z >> 31));
+		}
+	}
+	return 0;
+}
+
+/* A timed section: thread blocks and NAME: lines from l on, or a fio line. */
+static int run_section(struct scenario_run *r, struct line *l)
+{
+	struct section sec = {.r = r};
+	int ret = timed_state_get(r);
+	if (ret)
+		return ret;
+	if (!(sec.t = calloc(SCENARIO_MAX_THREADS, sizeof(*sec.t))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	int is_fio = !strcmp(l->argv[0], "fio");
+	ret = is_fio ? fio_setup(r, &sec, l) : section_collect(r, &sec);
+	if (is_fio && !ret) {
+		/* the next line, to know whether a crash follows */
+		ret = read_line(r);
+	}
+	int saved_lineno = r->lineno;
+	const char *saved_cmd = r->cmd;
+	int sched[SCENARIO_MAX_THREADS * 4], nsched = 0;
+	for (int i = 0; !ret && i < r->nsched; i++) {
+		int k = 0;
+		while (k < sec.n && strcmp(sec.t[k].name, r->sched_names[i]))
+			k++;
+		if (k == sec.n)
+			ret = fail(r, BLAB_EPARSE, "schedule names thread '%s', which this section does not have", r->sched_names[i]);
+		else
+			sched[nsched++] = k;
+	}
+	r->nsched = 0;
+	if (ret) {
+		section_free(&sec);
+		return ret;
+	}
+	int drain = !(r->held && !strcmp(r->l->argv[0], "crash"));
+	const char *names[SCENARIO_MAX_THREADS];
+	for (int i = 0; i < sec.n; i++)
+		names[i] = sec.t[i].name;
+	ret = timed_section(r->fs, &r->tcfg, r->tst, sec.n, names, section_next, &sec, sched, (size_t)nsched, drain);
+	section_free(&sec);
+	if (ret && !r->err.code)
+		ret = fail_core(r, ret);
+	if (!ret) {
+		r->lineno = saved_lineno;
+		r->cmd = saved_cmd;
+	}
+	return ret;
+}
+
+/* `set` of a time setting: 1 when name is one, 0 when not, or an error. */
+static int set_time(struct scenario_run *r, const char *w)
+{
+	const char *eq = strchr(w, '=');
+	if (!eq)
+		return 0;
+	size_t kl = (size_t)(eq - w);
+	const char *v = eq + 1;
+	u64 n;
+	int ret;
+#define KEY(k) (kl == sizeof(k) - 1 && !strncmp(w, k, kl))
+	if (KEY("device")) {
+		const struct btrfs_device_profile *p = btrfs_device_profile(v);
+		if (!p)
+			return fail(r, BLAB_EPARSE, "'%s': devices are nvme, ssd, hdd and loop", v);
+		r->tcfg.dev = *p;
+	} else if (KEY("fsync_wait")) {
+		if (!strcmp(v, "ordered"))
+			btrfs_set_fsync_wait_mode(r->fs, BTRFS_FSYNC_WAIT_ORDERED);
+		else if (!strcmp(v, "writeback"))
+			btrfs_set_fsync_wait_mode(r->fs, BTRFS_FSYNC_WAIT_WRITEBACK);
+		else
+			return fail(r, BLAB_EPARSE, "'%s': fsync_wait is ordered (before 5.10) or writeback (5.10 on)", v);
+	} else if (KEY("cpus")) {
+		if ((ret = parse_num(r, "cpus", v, &n)))
+			return ret;
+		if (!n || n > 256)
+			return fail(r, BLAB_EPARSE, "cpus is 1 to 256");
+		r->tcfg.cpus = (int)n;
+	} else if (KEY("sched")) {
+		if (!strcmp(v, "seed"))
+			r->tcfg.policy = SCHED_SEED;
+		else if (!strcmp(v, "rr") || !strcmp(v, "round-robin"))
+			r->tcfg.policy = SCHED_ROUND_ROBIN;
+		else
+			return fail(r, BLAB_EPARSE, "'%s': sched is seed or rr (round robin)", v);
+	} else if (KEY("seed")) {
+		if ((ret = parse_num(r, "seed", v, &r->tcfg.seed)))
+			return ret;
+	} else if (KEY("memory")) {
+		if ((ret = parse_num(r, "memory", v, &n)))
+			return ret;
+		r->tcfg.dirty_bytes = n / 5;
+		r->tcfg.dirty_background_bytes = n / 10;
+	} else if (KEY("dirty")) {
+		if ((ret = parse_num(r, "dirty", v, &r->tcfg.dirty_bytes)))
+			return ret;
+	} else if (KEY("dirty_background")) {
+		if ((ret = parse_num(r, "dirty_background", v, &r->tcfg.dirty_background_bytes)))
+			return ret;
+	} else if (kl > 5 && !strncmp(w, "cost.", 5)) {
+		char key[32];
+		snprintf(key, sizeof(key), "%.*s", (int)(kl - 5), w + 5);
+		int id = btrfs_cost_by_key(key);
+		if (id < 0)
+			return fail(r, BLAB_EPARSE, "'%s': no such cost (btrfslab costs lists them)", key);
+		if ((ret = parse_duration(r, v, &r->tcfg.cost[id])))
+			return ret;
+	} else if (kl > 7 && !strncmp(w, "device.", 7)) {
+		const char *f = w + 7;
+		size_t fl = kl - 7;
+		struct btrfs_device_profile *d = &r->tcfg.dev;
+#define FIELD(k) (fl == sizeof(k) - 1 && !strncmp(f, k, fl))
+		if (FIELD("flush"))
+			ret = parse_duration(r, v, &d->flush_ns);
+		else if (FIELD("fua"))
+			ret = parse_duration(r, v, &d->fua_ns);
+		else if (FIELD("latency"))
+			ret = parse_duration(r, v, &d->write_latency_ns);
+		else if (FIELD("seek"))
+			ret = parse_duration(r, v, &d->seek_ns);
+		else if (FIELD("jiffy"))
+			ret = parse_duration(r, v, &d->jiffy_ns);
+		else if (FIELD("bandwidth")) {
+			if (!(ret = parse_num(r, "bandwidth", v, &n)) && !n)
+				ret = fail(r, BLAB_EPARSE, "bandwidth must be above 0");
+			d->bandwidth = n;
+		} else if (FIELD("qd")) {
+			if (!(ret = parse_num(r, "qd", v, &n)) && (!n || n > 4096))
+				ret = fail(r, BLAB_EPARSE, "qd is 1 to 4096");
+			d->queue_depth = (int)n;
+		} else if (FIELD("jitter")) {
+			if (!(ret = parse_num(r, "jitter", v, &n)) && n > 90)
+				ret = fail(r, BLAB_EPARSE, "device.jitter is a percentage, 0 to 90");
+			d->jitter_pct = (u32)n;
+		} else if (FIELD("barrier")) {
+			if (strcmp(v, "0") && strcmp(v, "1"))
+				return fail(r, BLAB_EPARSE, "device.barrier is 0 or 1");
+			d->flush_barrier = *v == '1';
+			ret = 0;
+		} else if (FIELD("ssd")) {
+			if (strcmp(v, "0") && strcmp(v, "1"))
+				return fail(r, BLAB_EPARSE, "device.ssd is 0 or 1");
+			d->ssd = *v == '1';
+			ret = 0;
+		} else
+			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier",
+				    (int)fl, f);
+#undef FIELD
+		if (ret)
+			return ret;
+	} else if (KEY("commit")) {
+		if ((ret = parse_duration(r, v, &n)))
+			return ret;
+		if (!n)
+			return fail(r, BLAB_EPARSE, "commit interval must be above 0");
+		r->tcfg.commit_interval_ns = n;
+	} else {
+		return 0;
+	}
+#undef KEY
+	return 1;
+}
 
 static int run_line(struct scenario_run *r, struct line *l)
 {
@@ -291,10 +863,11 @@ static int run_line(struct scenario_run *r, struct line *l)
 	fs_trace(fs, (struct trace_event){.kind = TRACE_OP, .slot = r->lineno});
 	if (!fs->trans_running)
 		btrfs_start_transaction(fs);
-	if (!strcmp(c, "commit")) {
+	if (!strcmp(c, "commit") || !strcmp(c, "sync")) {
 		if ((ret = want_args(r, l, 0, 0, "no arguments")))
 			return ret;
-		if ((ret = btrfs_commit_transaction(fs)))
+		/* syncfs: dirty pages written back and their ordered extents complete, then the commit */
+		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_commit_transaction(fs)))
 			return fail_core(r, ret);
 		r->res.commits++;
 		return 0;
@@ -306,16 +879,47 @@ static int run_line(struct scenario_run *r, struct line *l)
 		return power_cut(r);
 	}
 	if (!strcmp(c, "set")) {
-		if ((ret = want_args(r, l, 1, 1, "set dir_logging=index-only|legacy")))
+		if ((ret = want_args(r, l, 1, 1, "set NAME=VALUE")))
 			return ret;
 		if (!strcmp(l->argv[1], "dir_logging=index-only"))
 			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_INDEX_ONLY);
 		else if (!strcmp(l->argv[1], "dir_logging=legacy"))
 			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_LEGACY);
-		else
-			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only or dir_logging=legacy", l->argv[1]);
+		else if (!strncmp(l->argv[1], "dir_logging=", 12))
+			return fail(r, BLAB_EPARSE, "'%s': the setting is dir_logging=index-only or dir_logging=legacy", l->argv[1]);
+		else if ((ret = set_time(r, l->argv[1])) < 0)
+			return ret;
+		else if (!ret)
+			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only|legacy, fsync_wait=ordered|writeback, "
+						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
+						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION", l->argv[1]);
 		return 0;
 	}
+	if (!strcmp(c, "schedule")) {
+		if (l->argc < 2)
+			return fail(r, BLAB_EPARSE, "expects schedule NAME... (the order the next section's threads start their commands)");
+		if (r->nsched + l->argc - 1 > SCENARIO_MAX_THREADS)
+			return fail(r, BLAB_EPARSE, "a schedule of more than %d turns", SCENARIO_MAX_THREADS);
+		for (int i = 1; i < l->argc; i++) {
+			if (strlen(l->argv[i]) >= SCENARIO_NAME_MAX)
+				return fail(r, BLAB_EPARSE, "'%s' is not a thread name", l->argv[i]);
+			snprintf(r->sched_names[r->nsched++], SCENARIO_NAME_MAX, "%s", l->argv[i]);
+		}
+		return 0;
+	}
+	if (!strcmp(c, "sleep")) {
+		u64 ns;
+		if ((ret = want_args(r, l, 1, 1, "sleep DURATION (5s, 100ms, 20us)")) || (ret = parse_duration(r, l->argv[1], &ns)) ||
+		    (ret = timed_state_get(r)))
+			return ret;
+		if ((ret = timed_sleep(fs, &r->tcfg, r->tst, ns)))
+			return r->err.code ? ret : fail_core(r, ret);
+		return 0;
+	}
+	if (!strcmp(c, "thread") || !strcmp(c, "fio") || prefix_name(c))
+		return run_section(r, l);
+	if (!strcmp(c, "end"))
+		return fail(r, BLAB_EPARSE, "`end` without `thread`");
 	if ((ret = count_op(r)))
 		return ret;
 	if (!strcmp(c, "fsync")) {
@@ -396,7 +1000,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail_core(r, ret);
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr fsync commit crash set)");
+					    "unlink rmdir setxattr fsync commit sync crash set sleep schedule thread fio)");
 	}
 	return ret;
 }
@@ -481,6 +1085,7 @@ static void run_free(struct scenario_run *r)
 	if (!r)
 		return;
 	btrfs_fs_free(r->fs);
+	free(r->tst);
 	scenario_result_free(&r->res);
 	brace_clear(&r->br);
 	free(r->l);
@@ -524,6 +1129,8 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 		return blab_fail(err, BLAB_ENOMEM, "scenario");
 	}
 	r->o = *o;
+	timed_config_default(&r->tcfg);
+	r->tcfg.seed = o->seed ? o->seed : 1;
 	r->max_ops = o->max_ops ? o->max_ops : SCENARIO_MAX_OPS;
 	r->max_bytes = o->max_bytes ? o->max_bytes : SCENARIO_MAX_BYTES;
 	struct mkfs_options mo;
@@ -616,16 +1223,20 @@ int scenario_end(struct scenario_run *r, struct scenario_result *out, struct bla
 	if (ret)
 		return run_failed(r, err);
 	r->res.lines = r->lineno;
-	if (r->fs->trans_running && !r->o.no_final_commit) {
+	if ((r->fs->trans_running || btrfs_dirty_bytes(r->fs, 0)) && !r->o.no_final_commit) {
 		r->lineno++;
 		r->cmd = "(final commit)";
-		if ((ret = btrfs_commit_transaction(r->fs))) {
+		/* as unmount does: every dirty page written back, then the commit */
+		if ((ret = btrfs_sync_data(r->fs)) || (ret = btrfs_commit_transaction(r->fs))) {
 			fail_core(r, ret);
 			return run_failed(r, err);
 		}
 		r->res.commits++;
 	}
 	r->ms += ms_since(&t0);
+	r->res.timed = r->tst;
+	r->res.tcfg = r->tcfg;
+	r->tst = NULL;
 	*out = r->res;
 	out->run_ms = r->ms;
 	out->fs = r->fs;
@@ -657,6 +1268,12 @@ struct scenario_run *scenario_clone(const struct scenario_run *src, struct blab_
 	memset(&r->br, 0, sizeof(r->br));
 	r->res.fsyncs = NULL;
 	r->res.nfsyncs = r->res.capfsyncs = 0;
+	r->tst = NULL;
+	if (src->tst) {
+		if (!(r->tst = malloc(sizeof(*r->tst))))
+			goto nomem;
+		memcpy(r->tst, src->tst, sizeof(*r->tst));
+	}
 	if (src->held) {
 		/* read the held line again when the copy runs */
 		r->held = 0;
@@ -709,6 +1326,8 @@ void scenario_result_free(struct scenario_result *r)
 	free(r->fsyncs);
 	r->fsyncs = NULL;
 	r->nfsyncs = r->capfsyncs = 0;
+	free(r->timed);
+	r->timed = NULL;
 }
 
 struct tree_stats {
@@ -776,7 +1395,15 @@ char *scenario_metrics_json(const struct scenario_result *r)
 			  st->items_total, st->bytes, st->leaves, st->nodes, st->level, st->blocks_written, st->fs_leaves_read,
 			  st->inodes_logged, st->ranges, st->shifted, st->log_searches, st->cost);
 	}
-	sb_printf(&out, "]}");
+	sb_printf(&out, "]");
+	const struct btrfs_ordered_stats *os = btrfs_ordered_stats(fs);
+	sb_printf(&out, ",\"ordered\":{\"added\":%" PRIu64 ",\"finished\":%" PRIu64 ",\"loggedInFlight\":%" PRIu64
+			",\"fsyncsLoggingInFlight\":%" PRIu64 "},\"fsyncWait\":\"%s\"",
+		  os->added, os->finished, os->logged_in_flight, os->fsyncs_logged_in_flight,
+		  btrfs_fsync_wait_mode(fs) == BTRFS_FSYNC_WAIT_ORDERED ? "ordered" : "writeback");
+	if (r->timed)
+		timed_metrics_json(&out, &r->tcfg, r->timed);
+	sb_printf(&out, "}");
 	if (out.oom) {
 		sb_free(&out);
 		return NULL;

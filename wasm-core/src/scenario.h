@@ -19,6 +19,7 @@
 #define BTRFSLAB_SCENARIO_H
 #include "fs.h"
 #include "tree-log.h"
+#include "tasks.h"
 
 struct scenario_options {
 	u64 seed; /* UUIDs */
@@ -29,6 +30,10 @@ struct scenario_options {
 	u64 max_ops;   /* operations a run may do (each name of a brace range is one); 0: SCENARIO_MAX_OPS */
 	u64 max_bytes; /* bytes all `write` lines together may write; 0: SCENARIO_MAX_BYTES */
 };
+
+/* Threads of one timed section, and the length of a thread's name. */
+#define SCENARIO_MAX_THREADS 256
+#define SCENARIO_NAME_MAX 16
 
 /* The default limits: a script cannot make a run take more than about a
  * minute or more memory than its writes plus the trees of two million
@@ -50,6 +55,8 @@ struct scenario_result {
 	struct scenario_fsync *fsyncs; /* malloc'd; free with scenario_result_free */
 	int nfsyncs, capfsyncs;
 	double run_ms; /* time in the core, for benchmarks */
+	struct timed_state *timed; /* what timed sections did (malloc'd; NULL when there were none) */
+	struct timed_config tcfg;  /* the time settings at the end */
 };
 
 /* Runs the script text (name is used in messages). On error returns a

@@ -37,7 +37,12 @@ enum btrfs_lock_mode {
 	E(E_FSYNC_RESULT, "fsync_result")   \
 	E(E_REPLAY_PASS, "replay_pass")     \
 	E(E_REPLAY_ACTION, "replay_action") \
-	E(E_LOCK_MODE, "lock_mode")
+	E(E_LOCK_MODE, "lock_mode")         \
+	E(E_WAIT_CAUSE, "wait_cause")       \
+	E(E_WORK, "work")                   \
+	E(E_BIO_OP, "bio_op")               \
+	E(E_TASK_KIND, "task_kind")         \
+	E(E_TIMED_OP, "timed_op")
 
 #define TRACE_EVENTS(EV, F)                                                                                         \
 	EV(OP, "op", "A scenario command begins.", F(line, INT, slot))                                               \
@@ -103,6 +108,42 @@ enum btrfs_lock_mode {
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
 	   F(mode, E_LOCK_MODE, a))                                                                                  \
 	EV(TASK_SWITCH, "task_switch", "The modelled CPU switches from one task to another at time atNs.",          \
-	   F(from, INT, slot) F(to, U32, a) F(atNs, U64, b))
+	   F(from, INT, slot) F(to, U32, a) F(atNs, U64, b))                                                        \
+	EV(PAGE_DIRTY, "page_dirty", "A write copies bytes into the page cache: the pages are dirty and delalloc, no extent yet.", \
+	   F(tree, U64, tree) F(ino, U64, a) F(offset, U64, b) F(length, U64, c) F(atNs, U64, t))                \
+	EV(WRITE_INLINE, "write_inline", "Writeback stores a small file whole as an inline extent.",                 \
+	   F(tree, U64, tree) F(ino, U64, a) F(size, U64, c) F(atNs, U64, t))                                      \
+	EV(ORDERED_ADD, "ordered_add", "Writeback reserves an extent for dirty pages and makes its ordered extent; the pages go under writeback.", \
+	   F(id, INT, slot) F(tree, U64, tree) F(ino, U64, a) F(offset, U64, b) F(length, U64, c)                 \
+	   F(diskBytenr, U64, bytenr) F(atNs, U64, t))                                                             \
+	EV(ORDERED_IO_DONE, "ordered_io_done", "An ordered extent's bio completed: its data is on the device, its pages leave writeback.", \
+	   F(id, INT, slot) F(tree, U64, tree) F(ino, U64, a) F(offset, U64, b) F(length, U64, c)                 \
+	   F(diskBytenr, U64, bytenr) F(atNs, U64, t))                                                             \
+	EV(ORDERED_LOGGED, "ordered_logged", "A fast fsync logs an ordered extent still in flight, its checksums taken from it.", \
+	   F(id, INT, slot) F(tree, U64, tree) F(ino, U64, a) F(offset, U64, b) F(length, U64, c)                 \
+	   F(diskBytenr, U64, bytenr) F(atNs, U64, t))                                                             \
+	EV(ORDERED_FINISH, "ordered_finish", "An ordered extent completes: its file extent item and checksums are in the trees.", \
+	   F(id, INT, slot) F(tree, U64, tree) F(ino, U64, a) F(offset, U64, b) F(length, U64, c)                 \
+	   F(diskBytenr, U64, bytenr) F(atNs, U64, t))                                                             \
+	EV(TASK_NEW, "task_new", "A task of a timed run begins: a scenario thread or a kernel worker.",             \
+	   F(task, INT, slot) F(kind, E_TASK_KIND, level) F(index, U32, a) F(atNs, U64, t))                       \
+	EV(TASK_OP, "task_op", "A thread starts a command of its script line (or of its fio job).",                 \
+	   F(task, INT, slot) F(line, U32, a) F(op, E_TIMED_OP, level) F(ino, U64, bytenr) F(offset, U64, c)     \
+	   F(length, U64, b) F(atNs, U64, t))                                                                       \
+	EV(TASK_OP_END, "task_op_end", "A thread's command returns after durNs.",                                    \
+	   F(task, INT, slot) F(line, U32, a) F(op, E_TIMED_OP, level) F(ino, U64, bytenr) F(durNs, U64, c)      \
+	   F(atNs, U64, t))                                                                                          \
+	EV(TASK_CPU, "task_cpu", "A task runs on a CPU for durNs doing one kind of work.",                          \
+	   F(task, INT, slot) F(work, E_WORK, level) F(durNs, U64, a) F(atNs, U64, t))                            \
+	EV(TASK_WAIT, "task_wait", "A task blocks: what it waits for, and which object (lock, ordered extent, transaction).", \
+	   F(task, INT, slot) F(cause, E_WAIT_CAUSE, level) F(object, U64, a) F(atNs, U64, t))                    \
+	EV(TASK_WAKE, "task_wake", "A blocked task can run again, after waiting waitNs.",                           \
+	   F(task, INT, slot) F(cause, E_WAIT_CAUSE, level) F(object, U64, a) F(waitNs, U64, b) F(atNs, U64, t))  \
+	EV(BIO_SUBMIT, "bio_submit", "A bio is queued to the device (data, log blocks, commit blocks, flush, superblock).", \
+	   F(id, U32, a) F(task, INT, slot) F(op, E_BIO_OP, level) F(logical, U64, bytenr) F(bytes, U64, b)       \
+	   F(atNs, U64, t))                                                                                          \
+	EV(BIO_DONE, "bio_done", "The device completes a bio, serviceNs after it started.",                         \
+	   F(id, U32, a) F(op, E_BIO_OP, level) F(logical, U64, bytenr) F(bytes, U64, b) F(serviceNs, U64, c)    \
+	   F(atNs, U64, t))
 
 #endif

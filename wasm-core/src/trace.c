@@ -1,3 +1,5 @@
+#include "sched.h"
+#include "tasks.h"
 #include "trace.h"
 #include "errors.h"
 #include "print-tree.h"
@@ -64,7 +66,10 @@ struct enum_table {
 };
 #define TABLE(a) {a, sizeof(a) / sizeof(a[0])}
 static const struct enum_table E_FSYNC_RESULT = TABLE(fsync_result), E_REPLAY_PASS = TABLE(replay_pass),
-				 E_REPLAY_ACTION = TABLE(replay_action), E_LOCK_MODE = TABLE(lock_mode);
+				 E_REPLAY_ACTION = TABLE(replay_action), E_LOCK_MODE = TABLE(lock_mode),
+				 E_WAIT_CAUSE = {sched_wait_names, WAIT_CAUSE_COUNT}, E_WORK = {sched_work_names, WORK_COUNT},
+				 E_BIO_OP = {sched_bio_op_names, BIO_OP_COUNT}, E_TASK_KIND = {sched_task_kind_names, TASK_KIND_COUNT},
+				 E_TIMED_OP = {timed_op_names, TOP_COUNT};
 #undef TABLE
 
 const char *trace_kind_name(enum trace_kind k)

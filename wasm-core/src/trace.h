@@ -24,6 +24,7 @@ struct trace_event {
 	int level;
 	int slot;
 	struct btrfs_key key;
+	u64 t; /* virtual time (ns) of a timed run: fs->clock_ns when emitted */
 };
 
 struct blab_trace;

@@ -11,6 +11,8 @@ struct btrfs_log_inode_state {
 	u64 logged_trans;      /* transaction in which the inode was last logged */
 	u64 last_unlink_trans; /* files: renamed or lost a link; dirs: lost a name to a rename */
 	u64 full_sync_trans;   /* truncated (needs all its extents and holes logged) */
+	int needs_full;        /* truncated since its last full log (the kernel's BTRFS_INODE_NEEDS_FULL_SYNC) */
+	u64 full_logged_trans; /* logged in full in this transaction: later fsyncs in it log what changed */
 	u64 last_link_trans;   /* files: a hard link was added */
 	u64 logged_name_gone_trans; /* dirs: lost a name whose inode was logged in this transaction */
 };

@@ -24,6 +24,9 @@
 #include "transaction.h"
 #include "volumes.h"
 #include "array.h"
+#include "delalloc.h"
+#include "ordered-data.h"
+#include "costs.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,7 +87,7 @@ void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino)
 {
 	struct btrfs_log_inode_state *s = inode_state(fs, ino);
 	if (s)
-		s->full_sync_trans = fs->generation;
+		s->full_sync_trans = fs->generation, s->needs_full = 1;
 }
 
 int btrfs_log_note_name_removed(struct btrfs_fs_info *fs, u64 dir, u64 name_hash)
@@ -359,6 +362,8 @@ static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 			return ret == BLAB_ENOENT ? 0 : ret;
 		u64 s = istart > cur ? istart : cur, e = iend < end ? iend : end;
 		u32 n = (u32)((e - s) / ss);
+		if (c->st)
+			c->st->csum_items++;
 		/* c->buf is free again: the extent item that named these checksums is in the log */
 		memcpy(c->buf, btrfs_item_ptr(path.nodes[0], path.slots[0]) + (s - istart) / ss * 4, (size_t)n * 4);
 		struct btrfs_key lk = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s};
@@ -368,6 +373,91 @@ static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 		cur = e;
 	}
 	return 0;
+}
+
+/* An ordered extent still in flight (its bio done, its completion not yet):
+ * its file extent item and its checksums, from the ordered extent itself. */
+static int log_ordered(struct log_ctx *c, struct btrfs_ordered_extent *oe)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u8 fe[BTRFS_FILE_EXTENT_SIZE] = {0};
+	btrfs_set_file_extent_generation(fe, fs->generation);
+	btrfs_set_file_extent_type(fe, BTRFS_FILE_EXTENT_REG);
+	btrfs_set_file_extent_disk_bytenr(fe, oe->disk_bytenr);
+	btrfs_set_file_extent_disk_num_bytes(fe, oe->num_bytes);
+	btrfs_set_file_extent_num_bytes(fe, oe->num_bytes);
+	btrfs_set_file_extent_ram_bytes(fe, oe->num_bytes);
+	struct btrfs_key k = {oe->ino, BTRFS_EXTENT_DATA_KEY, oe->file_offset};
+	int ret = log_insert(c, &k, fe, sizeof(fe), 0);
+	if (ret)
+		return ret;
+	oe->flags |= BTRFS_ORDERED_LOGGED;
+	oe->logged_trans = fs->generation;
+	if (c->st)
+		c->st->ordered_logged++;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_ORDERED_LOGGED, .tree = oe->root, .bytenr = oe->disk_bytenr,
+					  .a = oe->ino, .b = oe->file_offset, .c = oe->num_bytes, .slot = (int)oe->id});
+	u64 *done = u64map_get(&fs->log->csums, oe->disk_bytenr);
+	if (done)
+		return 0;
+	if (!(done = u64map_put(&fs->log->csums, oe->disk_bytenr)))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "logged checksums");
+	*done = oe->num_bytes;
+	u64 sectors = oe->num_bytes / fs->sectorsize, per = (fs->nodesize - BTRFS_HEADER_SIZE) / 2 / 4;
+	for (u64 i = 0; i < sectors && !ret; i += per) {
+		u32 n = (u32)(sectors - i < per ? sectors - i : per);
+		for (u32 j = 0; j < n; j++)
+			put_le32(c->buf + 4 * j, oe->sums[i + j]);
+		struct btrfs_key lk = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, oe->disk_bytenr + i * fs->sectorsize};
+		ret = log_insert(c, &lk, c->buf, n * 4, 0);
+	}
+	return ret;
+}
+
+/* Logs an fs tree extent item (in buf, key k) but for the parts in-flight
+ * ordered extents of the inode replace: 1 when nothing of it is left to log. */
+static int clip_to_ordered(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 src, u64 end)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	struct btrfs_ordered_extent *oes[64];
+	size_t n = btrfs_ordered_of(fs, k->objectid, k->offset, end, oes, 64);
+	if (!n)
+		return 0;
+	if (btrfs_file_extent_type(buf) == BTRFS_FILE_EXTENT_INLINE || n > 64)
+		return 1;
+	/* the pieces of [k->offset, end) outside every ordered extent, logged one by one */
+	u64 cur = k->offset;
+	while (cur < end) {
+		u64 next_start = end, next_end = end;
+		for (size_t i = 0; i < n; i++) {
+			u64 os = oes[i]->file_offset, oe_end = os + oes[i]->num_bytes;
+			if (oe_end <= cur)
+				continue;
+			if (os <= cur) {
+				next_start = cur;
+				next_end = oe_end;
+				break;
+			}
+			if (os < next_start) {
+				next_start = os;
+				next_end = oe_end;
+			}
+		}
+		if (next_start > cur) {
+			u8 piece[BTRFS_FILE_EXTENT_SIZE];
+			memcpy(piece, buf, sizeof(piece));
+			u64 delta = cur - k->offset;
+			if (btrfs_file_extent_disk_bytenr(piece))
+				btrfs_set_file_extent_offset(piece, btrfs_file_extent_offset(piece) + delta);
+			btrfs_set_file_extent_num_bytes(piece, next_start - cur);
+			struct btrfs_key pk = {k->objectid, BTRFS_EXTENT_DATA_KEY, cur};
+			int ret = log_insert(c, &pk, piece, sizeof(piece), src);
+			if (ret)
+				return ret < 0 ? ret : -ret;
+		}
+		cur = next_end > next_start ? next_end : end;
+	}
+	return 1;
 }
 
 /* A hole item (disk_bytenr 0) for [start, end). */
@@ -382,6 +472,83 @@ static int log_hole(struct log_ctx *c, u64 ino, u64 start, u64 end)
 	return log_insert(c, &k, fe, sizeof(fe), 0);
 }
 
+/* Whether ino is logged in full: all its extents (new in this transaction
+ * and not yet logged in full in it, or truncated since its last full log). */
+static int needs_full_log(const struct btrfs_fs_info *fs, const struct btrfs_log_inode_state *s, const struct btrfs_inode *in)
+{
+	u64 trans = fs->generation;
+	return (in->generation == trans && s->full_logged_trans != trans) || (s->full_sync_trans == trans && s->needs_full);
+}
+
+/* Whether a regular file logged before in this transaction (and not in
+ * need of a full log) logs only what was written back since: the kernel's
+ * fast fsync of modified extents. */
+static int incremental_log(const struct btrfs_fs_info *fs, const struct btrfs_log_inode_state *s, const struct btrfs_inode *in,
+			   int all)
+{
+	u64 st[65], en[65];
+	return all && (in->mode & S_IFMT_) == S_IFREG_ && s->logged_trans == fs->generation && !needs_full_log(fs, s, in) &&
+	       btrfs_inode_modified(fs, in->ino, st, en, 65) <= 64;
+}
+
+/* The ranges of ino written back since its last log: the log's extent items
+ * there go, and the fs tree's (or in-flight ordered extents') come in. */
+static int log_modified_ranges(struct log_ctx *c, u64 ino)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u64 st[64], en[64];
+	size_t n = btrfs_inode_modified(fs, ino, st, en, 64);
+	int ret = 0;
+	for (size_t i = 0; i < n && !ret; i++) {
+		u64 s = st[i], e = en[i];
+		struct file_extent fe;
+		/* what the log holds there goes whole: the range grows to cover it */
+		for (u64 cur = s; cur < e && !ret;) {
+			if ((ret = btrfs_find_file_extent(fs, c->log, ino, cur, e, &fe))) {
+				ret = ret == BLAB_ENOENT ? 0 : ret;
+				break;
+			}
+			u64 fe_end = file_extent_end(&fe) > fe.key.offset ? file_extent_end(&fe) : fe.key.offset + 1;
+			if (fe.key.offset < s)
+				s = fe.key.offset;
+			if (fe_end > e)
+				e = fe_end;
+			ret = btrfs_delete_item(fs, c->log, &fe.key);
+			cur = fe_end;
+		}
+		/* then the fs tree's extents over the whole range */
+		for (u64 cur = s; cur < e && !ret;) {
+			if ((ret = btrfs_find_file_extent(fs, c->root, ino, cur, e, &fe))) {
+				ret = ret == BLAB_ENOENT ? 0 : ret;
+				break;
+			}
+			u64 fe_end = file_extent_end(&fe) > fe.key.offset ? file_extent_end(&fe) : fe.key.offset + 1;
+			u8 *p;
+			u32 sz;
+			if ((ret = btrfs_lookup_item(fs, c->root, &fe.key, &p, &sz, 0)))
+				break;
+			if (sz > fs->nodesize) {
+				ret = blab_fail(&fs->err, BLAB_ECORRUPT, "inode %llu: file extent item of %u bytes",
+						(unsigned long long)ino, sz);
+				break;
+			}
+			memcpy(c->buf, p, sz);
+			struct btrfs_key k = fe.key;
+			int r = clip_to_ordered(c, &k, c->buf, 0, fe_end);
+			if (r < 0) {
+				ret = r;
+				break;
+			}
+			if (!r && (ret = log_insert(c, &k, c->buf, sz, 0)))
+				break;
+			if (!r && fe.type != BTRFS_FILE_EXTENT_INLINE && fe.disk_bytenr)
+				ret = log_csums(c, fe.disk_bytenr, fe.disk_num_bytes, 0);
+			cur = fe_end;
+		}
+	}
+	return ret;
+}
+
 /* Copies the inode item, refs, xattrs and (mode ALL) file extents of ino. */
 static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct btrfs_inode *in)
 {
@@ -391,8 +558,9 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 	struct btrfs_log_inode_state *s = inode_state(fs, ino);
 	if (!s)
 		return fs->err.code;
-	int full = in->generation == trans || s->full_sync_trans == trans;
-	u64 sector = fs->sectorsize, size_end = (in->size + sector - 1) / sector * sector, covered = 0;
+	int full = needs_full_log(fs, s, in);
+	int incremental = incremental_log(fs, s, in, all);
+	u64 sector = fs->sectorsize, size_end = (btrfs_inode_isize(fs, ino, in->size) + sector - 1) / sector * sector, covered = 0;
 	struct btrfs_item_cursor cur;
 	struct btrfs_key key = {ino, BTRFS_INODE_ITEM_KEY, 0}, k;
 	int ret = 0, more;
@@ -410,6 +578,8 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		case BTRFS_EXTENT_DATA_KEY:
 			if (!all || !is_reg)
 				continue;
+			if (incremental)
+				goto done; /* the ranges written back since its last log, below */
 			if (!full && btrfs_file_extent_generation(cur.data) != trans)
 				continue;
 			break;
@@ -423,6 +593,9 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 			/* "it exists": replay creates it if missing and leaves an existing one alone */
 			btrfs_set_inode_generation(buf, 0);
 			btrfs_set_inode_size(buf, 0);
+		} else if (k.type == BTRFS_INODE_ITEM_KEY) {
+			/* the size writes made (i_size), not the one completed extents reached */
+			btrfs_set_inode_size(buf, btrfs_inode_isize(fs, ino, in->size));
 		}
 		u64 ext_bytenr = 0, ext_len = 0, ext_start = k.offset, ext_end = 0;
 		if (k.type == BTRFS_EXTENT_DATA_KEY) {
@@ -439,6 +612,12 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		if (k.type == BTRFS_EXTENT_DATA_KEY && full && s->full_sync_trans == trans && ext_start > covered)
 			if ((ret = log_hole(c, ino, covered, ext_start)))
 				break;
+		if (k.type == BTRFS_EXTENT_DATA_KEY && !full && (ret = clip_to_ordered(c, &k, buf, src, ext_end))) {
+			if (ret < 0)
+				break;
+			ret = 0;
+			continue; /* logged in pieces, or replaced whole by ordered extents */
+		}
 		/* the path is kept across the insert: log inserts touch only log blocks */
 		if ((ret = log_insert(c, &k, buf, size, src)))
 			break;
@@ -449,10 +628,36 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 				break;
 		}
 	}
+done:
 	if (more < 0)
 		ret = more;
 	if (!ret && all && is_reg && full && s->full_sync_trans == trans && covered < size_end)
 		ret = log_hole(c, ino, covered, size_end);
+	if (!ret && incremental)
+		ret = log_modified_ranges(c, ino);
+	if (!ret && all && is_reg && full) {
+		s = inode_state(fs, ino);
+		if (!s)
+			return fs->err.code;
+		s->full_logged_trans = trans;
+		s->needs_full = 0;
+	}
+	if (!ret && all && is_reg)
+		btrfs_inode_modified_clear(fs, ino);
+	if (!ret && all && is_reg && !full) {
+		/* the kernel's btrfs_get_ordered_extents_for_logging: extents still in
+		 * flight are logged from their ordered extents */
+		struct btrfs_ordered_extent *oes[256];
+		size_t n = btrfs_ordered_of(fs, ino, 0, (u64)-1, oes, 256);
+		u64 logged = 0;
+		for (size_t i = 0; i < n && i < 256 && !ret; i++) {
+			if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
+				continue; /* not written yet: fsync waits for writeback first */
+			logged++;
+			ret = log_ordered(c, oes[i]);
+		}
+		btrfs_ordered_count_logged(fs, logged);
+	}
 	return ret;
 }
 
@@ -593,8 +798,12 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 	if (c->st)
 		c->st->inodes_logged++;
 	if (s->logged_trans == fs->generation) {
-		/* logged before in this transaction: its items are copied again */
-		if ((ret = drop_logged_inode(c, ino, 0, is_dir && !all ? BTRFS_XATTR_ITEM_KEY : 255)))
+		/* logged before in this transaction: its items are copied again (a
+		 * file's extents only where it was written back since) */
+		u8 max = is_dir && !all ? BTRFS_XATTR_ITEM_KEY : 255;
+		if (incremental_log(fs, s, &in, all))
+			max = BTRFS_EXTENT_DATA_KEY - 1;
+		if ((ret = drop_logged_inode(c, ino, 0, max)))
 			return ret;
 	}
 	if ((ret = copy_inode_items(c, ino, all, &in)))
@@ -708,16 +917,21 @@ static int tree_shape(struct btrfs_fs_info *fs, struct extent_buffer *eb, void *
 }
 
 /* The modelled cost of an fsync, in microseconds: what the kernel's
- * logging spends its time on, per unit of work this core counts. The
- * constants are per-operation costs of a 2020s CPU and an NVMe device:
- * looking up and locking an inode, searching the log tree for each insert,
- * copying an item and its bytes, moving items aside inside a leaf,
- * and checksumming and submitting each log block. */
+ * logging spends its time on, per unit of work this core counts (costs.c's
+ * log rows): looking up and locking an inode, searching the log tree for
+ * each insert, copying an item and its bytes, moving items aside inside a
+ * leaf, and checksumming and submitting each log block. */
 static double modelled_cost(const struct btrfs_log_stats *st)
 {
-	return 1.60 * (double)st->inodes_logged + 0.45 * (double)st->log_searches + 0.20 * (double)st->items_total +
-	       0.004 * (double)st->bytes + 0.00025 * (double)st->shifted + 0.50 * (double)st->fs_leaves_read +
-	       6.0 * (double)st->blocks_written;
+	return btrfs_log_cost_ns(st) / 1000.0;
+}
+
+u64 btrfs_log_cost_ns(const struct btrfs_log_stats *st)
+{
+	return btrfs_cost(COST_LOG_INODE, st->inodes_logged) + btrfs_cost(COST_LOG_SEARCH, st->log_searches) +
+	       btrfs_cost(COST_LOG_ITEM, st->items_total) + btrfs_cost(COST_LOG_KIB, st->bytes) / 1024 +
+	       btrfs_cost(COST_LOG_SHIFT_KIB, st->shifted) / 1024 + btrfs_cost(COST_LOG_FS_LEAF, st->fs_leaves_read) +
+	       btrfs_cost(COST_LOG_BLOCK, st->blocks_written);
 }
 
 /* Whether this transaction allocated a chunk: the committed chunk tree
@@ -739,7 +953,36 @@ static int commit_instead(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 	return 0;
 }
 
+static int log_dentry(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st, int sync);
+
 int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
+{
+	return log_dentry(fs, root, ino, st, 1);
+}
+
+int btrfs_log_dentry_nosync(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st)
+{
+	return log_dentry(fs, root, ino, st, 0);
+}
+
+int btrfs_sync_log(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_log_stats *st)
+{
+	if (!fs->log->tree)
+		return 0;
+	struct log_ctx c = {.fs = fs, .root = root, .log = fs->log->tree, .st = st};
+	return sync_log(&c);
+}
+
+int btrfs_log_needs_full_sync(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino)
+{
+	struct btrfs_inode in;
+	if (btrfs_read_inode(fs, root, ino, &in))
+		return 1;
+	struct btrfs_log_inode_state *s = inode_state(fs, ino);
+	return !s || needs_full_log(fs, s, &in);
+}
+
+static int log_dentry(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st, int sync)
 {
 	struct btrfs_inode in;
 	int ret;
@@ -782,7 +1025,7 @@ int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 	/* the log's own blocks may have needed a new chunk */
 	if (!ret && chunk_allocated(fs))
 		return commit_instead(fs, root, ino, st, BTRFS_LOG_FULL_COMMIT_NEW_CHUNK);
-	if (!ret)
+	if (!ret && sync)
 		ret = sync_log(&c);
 	if (ret)
 		return ret;

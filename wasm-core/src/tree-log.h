@@ -50,6 +50,8 @@ struct btrfs_log_stats {
 	u64 ranges;                /* DIR_LOG_INDEX / DIR_LOG_ITEM ranges written */
 	u64 shifted;               /* bytes moved inside log leaves by inserts */
 	u64 log_searches;          /* descents of the log tree for an insert */
+	u64 csum_items;            /* checksum items looked up in the csum tree */
+	u64 ordered_logged;        /* in-flight ordered extents logged, checksums and all */
 	double cost;               /* modelled cost in microseconds (see tree-log.c) */
 };
 
@@ -59,6 +61,20 @@ struct btrfs_log_stats {
  * commit makes the change durable (BTRFS_LOG_NOTHING: nothing to do), or an
  * error. st is filled from zero by the caller (btrfs_sync_file, file.c). */
 int btrfs_log_dentry_safe(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st);
+
+/* The same without writing the log: a timed fsync logs, then syncs the log
+ * with btrfs_sync_log, which may cover other fsyncs' logging too (the
+ * kernel's log transactions). */
+int btrfs_log_dentry_nosync(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, struct btrfs_log_stats *st);
+/* Writes the log's dirty blocks and a superblock pointing at it (st may be
+ * NULL; st->blocks_written counts the blocks). 0 when there is no log. */
+int btrfs_sync_log(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_log_stats *st);
+/* Whether the next fsync of ino is a full one (new in this transaction, or
+ * truncated): it waits for ordered extents in either fsync_wait mode. */
+int btrfs_log_needs_full_sync(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino);
+
+/* The modelled CPU cost of what st counts (costs.h's log rows), in ns. */
+u64 btrfs_log_cost_ns(const struct btrfs_log_stats *st);
 
 /* Hooks from the namespace and file code. */
 void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir);

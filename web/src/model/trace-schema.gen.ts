@@ -11,11 +11,21 @@ export const TRACE_ENUMS = {
   replay_pass: ['pin', 'inodes', 'dir index', 'all', 'fixup'],
   replay_action: ['pin block', 'pin data', 'inode new', 'inode overwrite', 'inode keep', 'xattr delete', 'dir delete', 'truncate', 'unlink conflict', 'link present', 'link later', 'link no inode', 'link add', 'unlink old ref', 'xattr set', 'extent present', 'hole', 'extent', 'csum', 'counts', 'evict'],
   lock_mode: ['read', 'write'],
+  wait_cause: ['cpu', 'tree lock', 'writeback', 'ordered extent', 'transaction commit', 'log sync', 'log writers', 'bio', 'dirty throttle', 'sleep', 'idle', 'schedule', 'transaction writers', 'ticket'],
+  work: ['syscall', 'page copy', 'writeback', 'log inode', 'log csum lookup', 'log sync', 'finish: fs tree', 'finish: csum tree', 'finish: rest', 'namespace op', 'commit', 'endio'],
+  bio_op: ['data', 'log', 'metadata', 'flush', 'superblock'],
+  task_kind: ['thread', 'flusher', 'endio-write', 'transaction'],
+  timed_op: ['end', 'write', 'fsync', 'sync', 'sleep', 'namespace'],
 } as const;
 export type FsyncResult = (typeof TRACE_ENUMS.fsync_result)[number] | `#${number}`;
 export type ReplayPass = (typeof TRACE_ENUMS.replay_pass)[number] | `#${number}`;
 export type ReplayAction = (typeof TRACE_ENUMS.replay_action)[number] | `#${number}`;
 export type LockMode = (typeof TRACE_ENUMS.lock_mode)[number] | `#${number}`;
+export type WaitCause = (typeof TRACE_ENUMS.wait_cause)[number] | `#${number}`;
+export type Work = (typeof TRACE_ENUMS.work)[number] | `#${number}`;
+export type BioOp = (typeof TRACE_ENUMS.bio_op)[number] | `#${number}`;
+export type TaskKind = (typeof TRACE_ENUMS.task_kind)[number] | `#${number}`;
+export type TimedOp = (typeof TRACE_ENUMS.timed_op)[number] | `#${number}`;
 
 /** Field types as the JSON carries them: u64 as a decimal string, u32 and int as numbers. */
 export type FieldType = 'u64' | 'u32' | 'int' | 'bool' | 'key' | `enum:${keyof typeof TRACE_ENUMS}`;
@@ -51,6 +61,20 @@ export const TRACE_SCHEMA = {
   lock_acquire: { doc: 'A task takes a tree block lock, after waiting waitNs.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['waitNs', 'u64']] },
   lock_release: { doc: 'A task releases a tree block lock.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode']] },
   task_switch: { doc: 'The modelled CPU switches from one task to another at time atNs.', fields: [['from', 'int'], ['to', 'u32'], ['atNs', 'u64']] },
+  page_dirty: { doc: 'A write copies bytes into the page cache: the pages are dirty and delalloc, no extent yet.', fields: [['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['atNs', 'u64']] },
+  write_inline: { doc: 'Writeback stores a small file whole as an inline extent.', fields: [['tree', 'u64'], ['ino', 'u64'], ['size', 'u64'], ['atNs', 'u64']] },
+  ordered_add: { doc: 'Writeback reserves an extent for dirty pages and makes its ordered extent; the pages go under writeback.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
+  ordered_io_done: { doc: 'An ordered extent\'s bio completed: its data is on the device, its pages leave writeback.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
+  ordered_logged: { doc: 'A fast fsync logs an ordered extent still in flight, its checksums taken from it.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
+  ordered_finish: { doc: 'An ordered extent completes: its file extent item and checksums are in the trees.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
+  task_new: { doc: 'A task of a timed run begins: a scenario thread or a kernel worker.', fields: [['task', 'int'], ['kind', 'enum:task_kind'], ['index', 'u32'], ['atNs', 'u64']] },
+  task_op: { doc: 'A thread starts a command of its script line (or of its fio job).', fields: [['task', 'int'], ['line', 'u32'], ['op', 'enum:timed_op'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['atNs', 'u64']] },
+  task_op_end: { doc: 'A thread\'s command returns after durNs.', fields: [['task', 'int'], ['line', 'u32'], ['op', 'enum:timed_op'], ['ino', 'u64'], ['durNs', 'u64'], ['atNs', 'u64']] },
+  task_cpu: { doc: 'A task runs on a CPU for durNs doing one kind of work.', fields: [['task', 'int'], ['work', 'enum:work'], ['durNs', 'u64'], ['atNs', 'u64']] },
+  task_wait: { doc: 'A task blocks: what it waits for, and which object (lock, ordered extent, transaction).', fields: [['task', 'int'], ['cause', 'enum:wait_cause'], ['object', 'u64'], ['atNs', 'u64']] },
+  task_wake: { doc: 'A blocked task can run again, after waiting waitNs.', fields: [['task', 'int'], ['cause', 'enum:wait_cause'], ['object', 'u64'], ['waitNs', 'u64'], ['atNs', 'u64']] },
+  bio_submit: { doc: 'A bio is queued to the device (data, log blocks, commit blocks, flush, superblock).', fields: [['id', 'u32'], ['task', 'int'], ['op', 'enum:bio_op'], ['logical', 'u64'], ['bytes', 'u64'], ['atNs', 'u64']] },
+  bio_done: { doc: 'The device completes a bio, serviceNs after it started.', fields: [['id', 'u32'], ['op', 'enum:bio_op'], ['logical', 'u64'], ['bytes', 'u64'], ['serviceNs', 'u64'], ['atNs', 'u64']] },
 } as const satisfies Record<string, { doc: string; fields: readonly (readonly [string, FieldType])[] }>;
 
 export type TraceKind = keyof typeof TRACE_SCHEMA;
@@ -85,7 +109,21 @@ export type TraceEvent =
   | { seq: number; kind: 'lock_wait'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; holder: number }
   | { seq: number; kind: 'lock_acquire'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; waitNs: bigint }
   | { seq: number; kind: 'lock_release'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode }
-  | { seq: number; kind: 'task_switch'; from: number; to: number; atNs: bigint };
+  | { seq: number; kind: 'task_switch'; from: number; to: number; atNs: bigint }
+  | { seq: number; kind: 'page_dirty'; tree: bigint; ino: bigint; offset: bigint; length: bigint; atNs: bigint }
+  | { seq: number; kind: 'write_inline'; tree: bigint; ino: bigint; size: bigint; atNs: bigint }
+  | { seq: number; kind: 'ordered_add'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
+  | { seq: number; kind: 'ordered_io_done'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
+  | { seq: number; kind: 'ordered_logged'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
+  | { seq: number; kind: 'ordered_finish'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
+  | { seq: number; kind: 'task_new'; task: number; kind: TaskKind; index: number; atNs: bigint }
+  | { seq: number; kind: 'task_op'; task: number; line: number; op: TimedOp; ino: bigint; offset: bigint; length: bigint; atNs: bigint }
+  | { seq: number; kind: 'task_op_end'; task: number; line: number; op: TimedOp; ino: bigint; durNs: bigint; atNs: bigint }
+  | { seq: number; kind: 'task_cpu'; task: number; work: Work; durNs: bigint; atNs: bigint }
+  | { seq: number; kind: 'task_wait'; task: number; cause: WaitCause; object: bigint; atNs: bigint }
+  | { seq: number; kind: 'task_wake'; task: number; cause: WaitCause; object: bigint; waitNs: bigint; atNs: bigint }
+  | { seq: number; kind: 'bio_submit'; id: number; task: number; op: BioOp; logical: bigint; bytes: bigint; atNs: bigint }
+  | { seq: number; kind: 'bio_done'; id: number; op: BioOp; logical: bigint; bytes: bigint; serviceNs: bigint; atNs: bigint };
 
 /** Key type names as dump-tree prints them (the core's table). */
 export const KEY_TYPE_NAMES: Readonly<Record<number, string>> = {

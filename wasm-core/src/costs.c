@@ -1,0 +1,89 @@
+#include "costs.h"
+#include "print-tree.h" /* struct strbuf */
+#include <string.h>
+
+/* Sources:
+ *   seed 003 — "btrfs: make fast fsyncs wait only for writeback" (5.10),
+ *     ../shared/seeds/003: ordered extent completion takes 100 to 200 us with
+ *     no contention on the csum and fs trees; its fio table (i7-8700, NVMe).
+ *   loop — this machine's loop device and kernel, measured by
+ *     bench/loop-profile.mjs (dd with O_DIRECT on a loop device, and the
+ *     btrfs tracepoints ordered_extent_add/remove on a filesystem on it).
+ *   tree-log — the per-unit costs the fsync log model has used since lesson 2
+ *     (tree-log.c's counts of inodes, searches, items, bytes, leaves, blocks).
+ *   estimate — an order of magnitude for a 2020s CPU, set so that the seed's
+ *     fio table is reproduced (bench/seed003.bench.mjs prints how well). */
+const struct btrfs_cost btrfs_costs[COST_COUNT] = {
+	[COST_SYSCALL] = {"syscall", "syscall", 1500, "call", "estimate: entry, fdget, file locks, return"},
+	[COST_PAGE_COPY] = {"page_copy", "page copy", 900, "4 KiB page", "estimate: page cache lookup or allocation, copy, dirtying"},
+	[COST_WRITEBACK_EXTENT] = {"writeback_extent", "writeback extent", 12000, "extent", "estimate: extent reservation, ordered extent, extent map"},
+	[COST_WRITEBACK_PAGE] = {"writeback_page", "writeback page", 700, "4 KiB page", "estimate: crc32c of a page (SSE4.2) and bio building"},
+	[COST_LOG_INODE] = {"log_inode", "log inode", 1600, "inode", "tree-log"},
+	[COST_LOG_SEARCH] = {"log_search", "log search", 450, "descent", "tree-log"},
+	[COST_LOG_ITEM] = {"log_item", "log item", 200, "item", "tree-log"},
+	[COST_LOG_KIB] = {"log_kib", "log bytes", 4096, "KiB", "tree-log (0.004 us a byte)"},
+	[COST_LOG_SHIFT_KIB] = {"log_shift_kib", "log shift", 256, "KiB", "tree-log (0.00025 us a byte)"},
+	[COST_LOG_FS_LEAF] = {"log_fs_leaf", "log fs leaf", 500, "leaf", "tree-log"},
+	[COST_LOG_CSUM_LOOKUP] = {"log_csum_lookup", "log csum lookup", 25000, "csum item", "estimate: a csum tree search under read locks"},
+	[COST_LOG_BLOCK] = {"log_block", "log block", 6000, "block", "tree-log"},
+	[COST_FINISH_FS] = {"finish_fs", "finish: fs tree", 50000, "ordered extent", "seed 003: completion 100-200 us alone (this part and the next two)"},
+	[COST_FINISH_CSUM] = {"finish_csum", "finish: csum tree", 50000, "ordered extent", "seed 003"},
+	[COST_FINISH_REST] = {"finish_rest", "finish: rest", 40000, "ordered extent", "seed 003"},
+	[COST_META_OP] = {"meta_op", "namespace op", 15000, "operation", "estimate: a few B-tree inserts under the fs tree's lock"},
+	[COST_COMMIT] = {"commit", "commit", 300000, "commit", "estimate: delayed refs, root items, free space tree"},
+	[COST_INODE_UPDATE] = {"inode_update", "inode update", 5000, "write", "estimate: btrfs_update_inode of a dirtied inode"},
+	[COST_WAKEUP] = {"wakeup", "wakeup", 15000, "wakeup", "estimate: scheduler latency of a woken task on an idle CPU"},
+	[COST_COMMIT_BLOCK] = {"commit_block", "commit block", 3000, "block", "estimate: checksum and submit one tree block"},
+};
+
+const struct btrfs_device_profile btrfs_device_profiles[] = {
+	{"nvme", 12, 64, 25000, 2000000000ULL, 600000, 600000, 0, 1, 4000000, 30, 1,
+	 "seed 003's machine: i7-8700 (12 threads), NVMe, mounted -o ssd; flush and FUA set from its 1-job fsync time (1.5 ms)"},
+	{"ssd", 4, 32, 60000, 500000000ULL, 2000000, 100000, 0, 1, 4000000, 30, 1, "estimate: a SATA SSD"},
+	{"hdd", 4, 4, 100000, 150000000ULL, 10000000, 4000000, 8000000, 0, 4000000, 30, 1, "estimate: a 7200 rpm disk"},
+	{"loop", 2, 128, 5000, 2400000000ULL, 400000, 400000, 0, 0, 4000000, 30, 1,
+	 "loop: this machine (2 CPUs, HZ=250), a buffered loop device over a file on ext4, rotational (no -o ssd): "
+	 "64 KiB direct write 30 us, 2.1-2.7 GB/s, flush after a write 300-500 us (bench/loop-profile.mjs); "
+	 "FUA is a write and a flush"},
+	{NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+int btrfs_cost_by_key(const char *key)
+{
+	for (int i = 0; i < COST_COUNT; i++)
+		if (!strcmp(btrfs_costs[i].key, key))
+			return i;
+	return -1;
+}
+
+const struct btrfs_device_profile *btrfs_device_profile(const char *name)
+{
+	for (const struct btrfs_device_profile *p = btrfs_device_profiles; p->name; p++)
+		if (!strcmp(p->name, name))
+			return p;
+	return NULL;
+}
+
+char *btrfs_costs_json(void)
+{
+	struct strbuf b = {0};
+	sb_printf(&b, "{\"costs\":[");
+	for (int i = 0; i < COST_COUNT; i++)
+		sb_printf(&b, "%s{\"key\":\"%s\",\"name\":\"%s\",\"ns\":%llu,\"unit\":\"%s\",\"source\":\"%s\"}",
+			  i ? "," : "", btrfs_costs[i].key, btrfs_costs[i].name, (unsigned long long)btrfs_costs[i].ns, btrfs_costs[i].unit, btrfs_costs[i].source);
+	sb_printf(&b, "],\"devices\":[");
+	for (const struct btrfs_device_profile *p = btrfs_device_profiles; p->name; p++)
+		sb_printf(&b,
+			  "%s{\"name\":\"%s\",\"cpus\":%d,\"queueDepth\":%d,\"writeLatencyNs\":%llu,\"bandwidth\":%llu,"
+			  "\"flushNs\":%llu,\"fuaNs\":%llu,\"seekNs\":%llu,\"ssd\":%s,\"jiffyNs\":%llu,\"jitterPct\":%u,\"flushBarrier\":%s,\"source\":\"%s\"}",
+			  p == btrfs_device_profiles ? "" : ",", p->name, p->cpus, p->queue_depth,
+			  (unsigned long long)p->write_latency_ns, (unsigned long long)p->bandwidth, (unsigned long long)p->flush_ns,
+			  (unsigned long long)p->fua_ns, (unsigned long long)p->seek_ns, p->ssd ? "true" : "false",
+			  (unsigned long long)p->jiffy_ns, p->jitter_pct, p->flush_barrier ? "true" : "false", p->source);
+	sb_printf(&b, "]}");
+	if (b.oom) {
+		sb_free(&b);
+		return NULL;
+	}
+	return b.s;
+}

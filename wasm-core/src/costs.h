@@ -1,0 +1,71 @@
+/* costs.h — every cost of the time model, in one table (costs.c), each row
+ * with where its number comes from; and the device profiles.
+ *
+ * A timed run charges CPU time and device time only through this table:
+ * no cost is written anywhere else. The numbers are a model: compare runs
+ * of the model with each other, or with the kernel as ratios. */
+#ifndef BTRFSLAB_COSTS_H
+#define BTRFSLAB_COSTS_H
+#include "ondisk.h"
+
+enum btrfs_cost_id {
+	COST_SYSCALL = 0,       /* entering and leaving pwrite/fsync */
+	COST_PAGE_COPY,         /* a page copied into the page cache (a write) */
+	COST_WRITEBACK_EXTENT,  /* reserving an extent and making its ordered extent */
+	COST_WRITEBACK_PAGE,    /* a page's checksum and its place in a bio */
+	COST_LOG_INODE,         /* logging: per inode logged */
+	COST_LOG_SEARCH,        /* logging: per descent of the log tree */
+	COST_LOG_ITEM,          /* logging: per item copied */
+	COST_LOG_KIB,           /* logging: per KiB of item bytes copied */
+	COST_LOG_SHIFT_KIB,     /* logging: per KiB moved aside inside log leaves by inserts */
+	COST_LOG_FS_LEAF,       /* logging: per fs tree leaf read-locked and copied from */
+	COST_LOG_CSUM_LOOKUP,   /* logging: per checksum item looked up in the csum tree */
+	COST_LOG_BLOCK,         /* log sync: per log block checksummed and submitted */
+	COST_FINISH_FS,         /* completion: the file extent item, under the fs tree's lock */
+	COST_FINISH_CSUM,       /* completion: the checksums, under the csum tree's lock */
+	COST_FINISH_REST,       /* completion: data reference, inode item, removal */
+	COST_META_OP,           /* a namespace operation (create, link, rename, ...) */
+	COST_COMMIT,            /* a commit's CPU work besides its blocks */
+	COST_COMMIT_BLOCK,      /* a commit: per tree block written */
+	COST_INODE_UPDATE,      /* a write's inode item update, under the fs tree's lock */
+	COST_WAKEUP,            /* from a wakeup to the woken task running (scheduler latency) */
+	COST_COUNT
+};
+
+struct btrfs_cost {
+	const char *key;    /* as `set cost.KEY=DURATION` names it */
+	const char *name;
+	u64 ns;             /* nanoseconds per unit */
+	const char *unit;
+	const char *source; /* where the number comes from */
+};
+
+/* The table (indexed by enum btrfs_cost_id). */
+extern const struct btrfs_cost btrfs_costs[COST_COUNT];
+static inline u64 btrfs_cost(int id, u64 units) { return btrfs_costs[id].ns * units; }
+
+/* A device, and the machine around it (its CPUs). */
+struct btrfs_device_profile {
+	const char *name;
+	int cpus;
+	int queue_depth;
+	u64 write_latency_ns;  /* per request, after its transfer */
+	u64 bandwidth;         /* bytes per second, shared by requests */
+	u64 flush_ns;          /* a cache flush, after the writes before it */
+	u64 fua_ns;            /* extra for a forced-unit-access write (the superblock) */
+	u64 seek_ns;           /* a request not where the last one ended (hdd) */
+	int ssd;               /* mounted with -o ssd (the kernel decides by the rotational flag):
+				* without it a log sync with several fsyncs logging waits a jiffy per batch round */
+	u64 jiffy_ns;          /* 1/HZ */
+	u32 jitter_pct;        /* latency and flush times vary by up to this much, from the seeded stream */
+	int flush_barrier;     /* a flush or FUA write holds back every request after it until done */
+	const char *source;
+};
+extern const struct btrfs_device_profile btrfs_device_profiles[];
+/* The cost row of that key, or -1. */
+int btrfs_cost_by_key(const char *key);
+/* The profile of that name (nvme, ssd, hdd, loop), or NULL. */
+const struct btrfs_device_profile *btrfs_device_profile(const char *name);
+/* The table as JSON (costs and profiles), for the CLI and the lesson. */
+char *btrfs_costs_json(void);
+#endif

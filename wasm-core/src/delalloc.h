@@ -1,0 +1,78 @@
+/* delalloc.h — the page cache and delayed allocation, as the kernel's
+ * buffered write path keeps them (filemap, extent_io's EXTENT_DELALLOC
+ * bits, btrfs_inode's i_size).
+ *
+ * A buffered write copies into cached pages of the file, marks them dirty
+ * and their range delalloc, and moves the in-memory i_size; no extent is
+ * reserved and no item changes but the inode's times. Writeback (fsync,
+ * sync, the flusher, a commit that must see the data) runs over dirty
+ * ranges: each becomes an extent reserved on disk and an ordered extent
+ * (ordered-data.h) whose bio carries the pages' bytes and checksums; the
+ * pages are then under writeback until the bio completes, and kept cached
+ * until the ordered extent completes (the file extent item is in the fs
+ * tree from then on, and reads go to disk). A file that stays within
+ * max_inline is written back as an inline extent at once, as the kernel's
+ * cow_file_range_inline does.
+ *
+ * The inode item in the fs tree holds disk_i_size: the size covered by
+ * completed ordered extents. Readers of a file's size ask
+ * btrfs_inode_isize. A power cut loses the cache: it lives only in memory.
+ *
+ * Pages are sectors (sectorsize bytes): the core has no larger page. */
+#ifndef BTRFSLAB_DELALLOC_H
+#define BTRFSLAB_DELALLOC_H
+#include "fs.h"
+
+enum btrfs_page_state {
+	BTRFS_PAGE_DIRTY = 1,     /* written, delalloc: no extent yet */
+	BTRFS_PAGE_WRITEBACK = 2, /* in a bio being written */
+	BTRFS_PAGE_UPTODATE = 3,  /* on disk, its ordered extent not complete: the cache still answers reads */
+};
+
+/* Makes and frees fs->data (btrfs_fs_alloc, btrfs_fs_free). */
+int btrfs_delalloc_init(struct btrfs_fs_info *fs);
+void btrfs_delalloc_free(struct btrfs_fs_info *fs);
+/* dst's page cache and ordered extents become a copy of src's (btrfs_fs_clone). */
+int btrfs_delalloc_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src);
+
+/* write(2) of a regular file: into the page cache. */
+int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len);
+/* The file's size as a reader sees it (the in-memory i_size), given the
+ * size its inode item holds. */
+u64 btrfs_inode_isize(const struct btrfs_fs_info *fs, u64 ino, u64 item_size);
+/* Lays the cached pages of ino over buf, which holds [off, off + len) as
+ * the trees give it. */
+void btrfs_read_cached(const struct btrfs_fs_info *fs, u64 ino, u64 off, u8 *buf, u64 len);
+/* Dirty bytes of ino (all inodes: ino 0). */
+u64 btrfs_dirty_bytes(const struct btrfs_fs_info *fs, u64 ino);
+
+struct btrfs_ordered_extent;
+/* Starts writeback of ino's dirty pages in [start, end): inline data is
+ * written at once; every other dirty range gets an extent and an ordered
+ * extent, appended to *oes (malloc'd array, *n entries) with its bio ready
+ * (btrfs_ordered_submit). 0 or an error (ENOSPC names the file). */
+int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end,
+			 struct btrfs_ordered_extent ***oes, size_t *n);
+/* Writeback of [start, end) of ino with every ordered extent it makes (and
+ * any of ino's already in flight) completed before returning: what a task
+ * that waits for all of it sees, without time. */
+int btrfs_writeback_and_wait(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end);
+/* The same for every inode with dirty pages (sync(2) without time). */
+int btrfs_sync_data(struct btrfs_fs_info *fs);
+/* The inodes that have dirty pages, oldest dirtied first: up to max into out; their count. */
+size_t btrfs_dirty_inodes(const struct btrfs_fs_info *fs, u64 *out, size_t max);
+/* When ino's first dirty page of the current batch was dirtied (virtual ns),
+ * for the flusher's expiry; set by btrfs_buffered_write from fs->clock_ns. */
+u64 btrfs_inode_dirtied_at(const struct btrfs_fs_info *fs, u64 ino);
+/* Ranges of ino written back since btrfs_inode_modified_clear (the
+ * kernel's list of modified extent maps, which a fast fsync logs): up to
+ * max into starts/ends; their count (more than max: too many to list). */
+size_t btrfs_inode_modified(const struct btrfs_fs_info *fs, u64 ino, u64 *starts, u64 *ends, size_t max);
+void btrfs_inode_modified_clear(struct btrfs_fs_info *fs, u64 ino);
+/* The inode lost its last name: its cache goes (its ordered extents must
+ * be complete). */
+void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino);
+/* Calls fn for each cached page of ino in order (state, file offset). */
+typedef void (*btrfs_page_fn)(void *arg, u64 off, int state);
+void btrfs_for_each_page(const struct btrfs_fs_info *fs, u64 ino, btrfs_page_fn fn, void *arg);
+#endif

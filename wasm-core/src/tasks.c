@@ -1,0 +1,1063 @@
+#include "tasks.h"
+#include "bio.h"
+#include "delalloc.h"
+#include "ordered-data.h"
+#include "transaction.h"
+#include "tree-log.h"
+#include "file.h"
+#include "array.h"
+#include "print-tree.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const timed_op_names[TOP_COUNT] = {
+	[TOP_END] = "end", [TOP_WRITE] = "write", [TOP_FSYNC] = "fsync", [TOP_SYNC] = "sync",
+	[TOP_SLEEP] = "sleep", [TOP_META] = "namespace",
+};
+const char *timed_op_name(int kind) { return kind >= 0 && kind < TOP_COUNT ? timed_op_names[kind] : "?"; }
+
+void timed_config_default(struct timed_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->dev = *btrfs_device_profile("nvme");
+	for (int i = 0; i < COST_COUNT; i++)
+		c->cost[i] = btrfs_costs[i].ns;
+	c->policy = SCHED_SEED;
+	c->seed = 1;
+	c->dirty_bytes = (4ULL << 30) / 5;            /* vm.dirty_ratio 20% of 4 GiB */
+	c->dirty_background_bytes = (4ULL << 30) / 10; /* vm.dirty_background_ratio 10% */
+	c->commit_interval_ns = 30ULL * 1000000000ULL;
+}
+
+/* ---- latency histograms ---- */
+
+/* 64 buckets an octave from 64 ns: integers only, the same in every build */
+static int bucket_of(u64 ns)
+{
+	if (ns < 64)
+		return 0;
+	int msb = 63 - __builtin_clzll(ns);
+	int frac = (int)((ns << (63 - msb)) >> 57 & 63);
+	int b = msb * 64 + frac - 6 * 64;
+	return b >= TIMED_BUCKETS ? TIMED_BUCKETS - 1 : b;
+}
+
+static u64 bucket_top(int b)
+{
+	int msb = b / 64 + 6, frac = b % 64;
+	return (1ULL << msb) + (((u64)frac + 1) << msb) / 64;
+}
+
+static void lat_add(struct timed_latency *l, u64 ns)
+{
+	l->n++;
+	l->sum_ns += ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+	l->bucket[bucket_of(ns)]++;
+}
+
+u64 timed_percentile(const struct timed_latency *l, double p)
+{
+	if (!l->n)
+		return 0;
+	double x = (double)l->n * p / 100.0;
+	u64 want = (u64)x, seen = 0;
+	if ((double)want < x || !want)
+		want++;
+	for (int b = 0; b < TIMED_BUCKETS; b++) {
+		seen += l->bucket[b];
+		if (seen >= want) {
+			u64 v = bucket_top(b); /* the bucket's upper edge */
+			return v < l->max_ns ? v : l->max_ns;
+		}
+	}
+	return l->max_ns;
+}
+
+/* ---- the run ---- */
+
+#define COST(tm, id, units) ((tm)->cfg->cost[id] * (u64)(units))
+
+struct timed {
+	struct btrfs_fs_info *fs;
+	const struct timed_config *cfg;
+	struct timed_state *st;
+	struct sched *s;
+	struct bio_dev *dev;
+	int cpus;
+	struct sched_lock fs_lock, csum_lock, log_lock;
+	struct sched_wq io_wq, ordered_wq, trans_wq, log_wq, writers_wq, work_wq, flusher_wq, throttle_wq, turn_wq;
+	u64 *work; /* ordered extents (ids) waiting for a completion worker, FIFO */
+	size_t nwork, capwork, whead;
+	int finish_busy, flusher_busy, flusher_timer;
+	u64 log_transid, log_synced, log_batch, log_committing;
+	int log_syncing, log_writers[2], log_start_task, log_multi;
+	int committing;
+	u64 trans_writers;
+	/* threads */
+	int nthreads, threads_done;
+	timed_next_fn next;
+	void *ctx;
+	const int *schedule;
+	size_t nschedule, turn;
+	int quit;
+};
+
+struct commit_m {
+	int pc;
+	u64 gen, blocks;
+};
+
+struct logsync_m {
+	int pc;
+	u64 target, blocks, batch;
+};
+
+struct thread_ctx {
+	struct timed *tm;
+	int index, pc, sub;
+	struct timed_op op;
+	u64 op_start, my_lt, ino;
+	int fallback, in_trans;
+	struct btrfs_log_stats ls;
+	struct commit_m cm;
+	struct logsync_m lm;
+	struct sched_wq own;
+	struct btrfs_ordered_extent **oes;
+	size_t noes;
+};
+
+static int fail(struct timed *tm, int code, const char *msg)
+{
+	return blab_fail(&tm->fs->err, code, "timed run: %s", msg);
+}
+
+/* The data bio of an ordered extent completed: its pages leave writeback and
+ * a completion worker gets it. */
+static int data_bio_done(struct sched *s, void *arg, u64 id)
+{
+	struct timed *tm = arg;
+	struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(tm->fs, id);
+	if (!oe)
+		return 0;
+	int ret = btrfs_ordered_io_done(tm->fs, oe);
+	if (ret)
+		return ret;
+	sched_wake_all(s, &tm->io_wq);
+	if (array_room(&tm->work, tm->nwork, &tm->capwork, sizeof(*tm->work), 16))
+		return fail(tm, BLAB_ENOMEM, "work queue");
+	tm->work[tm->nwork++] = id;
+	sched_wake_one(s, &tm->work_wq);
+	return 0;
+}
+
+static int wake_own(struct sched *s, void *arg, u64 id)
+{
+	(void)id;
+	sched_wake_all(s, arg);
+	return 0;
+}
+
+/* Bios for ordered extents just made (pages under writeback now). */
+static int submit_oes(struct timed *tm, struct sched_task *t, struct btrfs_ordered_extent **oes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!bio_submit(tm->dev, t->id, BIO_DATA, oes[i]->disk_bytenr, oes[i]->num_bytes, data_bio_done, tm, oes[i]->id))
+			return fail(tm, BLAB_ENOMEM, "bio");
+	return 0;
+}
+
+/* CPU time of starting writeback that made n ordered extents of bytes in all. */
+static u64 writeback_cost(struct timed *tm, struct btrfs_ordered_extent **oes, size_t n, u32 ss)
+{
+	u64 pages = 0;
+	for (size_t i = 0; i < n; i++)
+		pages += oes[i]->num_bytes / ss;
+	return COST(tm, COST_WRITEBACK_EXTENT, n) + COST(tm, COST_WRITEBACK_PAGE, pages);
+}
+
+static int wb_pending(struct btrfs_fs_info *fs, u64 ino)
+{
+	struct btrfs_ordered_extent *oes[128];
+	size_t n = btrfs_ordered_of(fs, ino, 0, (u64)-1, oes, 128);
+	for (size_t i = 0; i < n && i < 128; i++)
+		if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
+			return 1;
+	return n > 128;
+}
+
+static u64 block_writes(struct btrfs_fs_info *fs)
+{
+	return fs->trace.counts[TRACE_BLOCK_WRITE];
+}
+
+/* A commit of the running transaction by task t: 1 when done (or someone
+ * else's commit covered it), 0 when t waits or computes, or an error. */
+static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *c, struct sched_wq *own)
+{
+	struct sched *s = tm->s;
+	struct btrfs_fs_info *fs = tm->fs;
+	int ret;
+	switch (c->pc) {
+	case 0:
+		c->gen = fs->generation;
+		if (!fs->trans_running)
+			return 1;
+		c->pc = 1;
+		/* fallthrough */
+	case 1:
+		if (fs->generation != c->gen || !fs->trans_running)
+			return c->pc = 0, 1; /* committed meanwhile */
+		if (tm->committing) {
+			sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, c->gen);
+			return 0;
+		}
+		if (btrfs_ordered_logged_pending(fs)) {
+			/* ordered extents a log holds complete before the commit drops the log */
+			sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, 0);
+			return 0;
+		}
+		tm->committing = 1;
+		c->pc = 2;
+		/* fallthrough */
+	case 2:
+		if (tm->trans_writers) {
+			sched_wait(s, t, &tm->writers_wq, WAIT_TRANS_WRITERS, c->gen);
+			return 0;
+		}
+		c->blocks = block_writes(fs);
+		if ((ret = btrfs_commit_transaction(fs)))
+			return ret;
+		c->blocks = block_writes(fs) - c->blocks;
+		tm->st->commits++;
+		c->pc = 3;
+		sched_cpu(s, t, COST(tm, COST_COMMIT, 1) + COST(tm, COST_COMMIT_BLOCK, c->blocks), WORK_COMMIT);
+		return 0;
+	case 3:
+		c->pc = 4;
+		if (c->blocks) {
+			if (!bio_submit(tm->dev, t->id, BIO_META, 0, c->blocks * fs->nodesize, wake_own, own, 0))
+				return fail(tm, BLAB_ENOMEM, "bio");
+			sched_wait(s, t, own, WAIT_BIO, 0);
+			return 0;
+		}
+		/* fallthrough */
+	case 4:
+		c->pc = 5;
+		if (!bio_submit(tm->dev, t->id, BIO_FLUSH, 0, 0, wake_own, own, 0))
+			return fail(tm, BLAB_ENOMEM, "bio");
+		sched_wait(s, t, own, WAIT_BIO, 0);
+		return 0;
+	case 5:
+		c->pc = 6;
+		if (!bio_submit(tm->dev, t->id, BIO_SUPER, BTRFS_SUPER_INFO_OFFSET, BTRFS_SUPER_INFO_SIZE, wake_own, own, 0))
+			return fail(tm, BLAB_ENOMEM, "bio");
+		sched_wait(s, t, own, WAIT_BIO, 0);
+		return 0;
+	default:
+		tm->committing = 0;
+		tm->st->trans_started_ns = sched_now(s);
+		/* the commit made every logged change durable: log transactions so far are done */
+		tm->log_synced = tm->log_transid;
+		tm->log_transid++;
+		sched_wake_all(s, &tm->trans_wq);
+		sched_wake_all(s, &tm->log_wq);
+		c->pc = 0;
+		return 1;
+	}
+}
+
+/* The log sync of log transaction lt by task t (btrfs_sync_log): 1 when
+ * durable, 0 when t waits or computes, or an error. The first fsync of a
+ * log transaction to get here writes it; the others wait for that. */
+static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m *m, u64 lt, struct sched_wq *own)
+{
+	struct sched *s = tm->s;
+	struct btrfs_fs_info *fs = tm->fs;
+	switch (m->pc) {
+	case 0:
+		if (tm->log_synced >= lt)
+			return 1;
+		if (tm->log_syncing) {
+			/* another task syncs this log transaction, or the one before */
+			sched_wait(s, t, &tm->log_wq, WAIT_LOG_SYNC, lt);
+			return 0;
+		}
+		tm->log_syncing = 1;
+		tm->log_committing = lt;
+		m->target = lt;
+		m->pc = 1;
+		/* fallthrough */
+	case 1:
+		/* batching: on a rotational device, with several tasks logging, a
+		 * jiffy's sleep lets more fsyncs join this log transaction */
+		m->batch = tm->log_batch;
+		m->pc = 2;
+		if (!tm->cfg->dev.ssd && tm->log_multi) {
+			sched_sleep(s, t, tm->cfg->dev.jiffy_ns);
+			return 0;
+		}
+		/* fallthrough */
+	case 2: {
+		if (tm->log_writers[m->target & 1]) {
+			sched_wait(s, t, &tm->writers_wq, WAIT_LOG_WRITERS, m->target);
+			return 0;
+		}
+		if (m->batch != tm->log_batch) {
+			m->pc = 1;
+			return logsync_step(tm, t, m, lt, own);
+		}
+		/* the log transaction closes: later fsyncs log into the next one */
+		tm->log_transid = m->target + 1;
+		tm->log_start_task = 0;
+		tm->log_multi = 0;
+		struct btrfs_log_stats ls = {0};
+		int ret = btrfs_sync_log(fs, fs->fs_root, &ls);
+		if (ret)
+			return ret;
+		m->blocks = ls.blocks_written;
+		m->pc = 3;
+		sched_cpu(s, t, COST(tm, COST_LOG_BLOCK, m->blocks), WORK_LOG_SYNC);
+		return 0;
+	}
+	case 3:
+		m->pc = 4;
+		if (m->blocks) {
+			if (!bio_submit(tm->dev, t->id, BIO_LOG, 0, m->blocks * fs->nodesize, wake_own, own, 0))
+				return fail(tm, BLAB_ENOMEM, "bio");
+			sched_wait(s, t, own, WAIT_BIO, 0);
+			return 0;
+		}
+		/* fallthrough */
+	case 4:
+		m->pc = 5;
+		if (!bio_submit(tm->dev, t->id, BIO_FLUSH, 0, 0, wake_own, own, 0))
+			return fail(tm, BLAB_ENOMEM, "bio");
+		sched_wait(s, t, own, WAIT_BIO, 0);
+		return 0;
+	case 5:
+		m->pc = 6;
+		if (!bio_submit(tm->dev, t->id, BIO_SUPER, BTRFS_SUPER_INFO_OFFSET, BTRFS_SUPER_INFO_SIZE, wake_own, own, 0))
+			return fail(tm, BLAB_ENOMEM, "bio");
+		sched_wait(s, t, own, WAIT_BIO, 0);
+		return 0;
+	default:
+		if (m->target > tm->log_synced)
+			tm->log_synced = m->target;
+		tm->log_syncing = 0;
+		tm->st->log_syncs++;
+		sched_wake_all(s, &tm->log_wq);
+		m->pc = 0;
+		return 1;
+	}
+}
+
+enum thread_pc {
+	T_NEXT = 0,
+	T_BEGIN,
+	T_WRITE_CHECK,
+	T_WRITE_DONE,
+	T_WRITE_UPDATE,
+	T_THROTTLE,
+	T_F_START,
+	T_F_SUBMIT,
+	T_F_WRITEBACK,
+	T_F_ORDERED,
+	T_F_JOIN,
+	T_F_LOGGED,
+	T_F_LOG_LOCK,
+	T_F_LOG_CPU,
+	T_F_CSUM_LOCK,
+	T_F_CSUM_CPU,
+	T_F_CSUM_UNLOCK,
+	T_F_LOG_END,
+	T_F_SYNC,
+	T_COMMIT,
+	T_SYNC_SUBMIT,
+	T_SYNC_WAIT,
+	T_META_FLUSH,
+	T_META_SUBMIT,
+	T_META_WAIT,
+	T_META_JOIN,
+	T_META_DONE,
+	T_SLEEP_DONE,
+	T_END,
+};
+
+/* Leaves the transaction (an fsync's handle, held through its log sync). */
+static void trans_leave(struct timed *tm, struct thread_ctx *c)
+{
+	if (c->in_trans) {
+		c->in_trans = 0;
+		tm->trans_writers--;
+		sched_wake_all(tm->s, &tm->writers_wq);
+	}
+}
+
+static int pages_under_writeback(struct btrfs_fs_info *fs, u64 ino, u64 off, u64 len)
+{
+	struct btrfs_ordered_extent *oes[16];
+	size_t n = btrfs_ordered_of(fs, ino, off, off + len, oes, 16);
+	for (size_t i = 0; i < n && i < 16; i++)
+		if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
+			return 1;
+	return 0;
+}
+
+static int start_writeback(struct timed *tm, struct thread_ctx *c, u64 ino)
+{
+	c->noes = 0;
+	if (ino)
+		return btrfs_start_delalloc(tm->fs, tm->fs->fs_root, ino, 0, (u64)-1, &c->oes, &c->noes);
+	u64 inos[64];
+	size_t n;
+	while ((n = btrfs_dirty_inodes(tm->fs, inos, 64)))
+		for (size_t i = 0; i < n; i++) {
+			int ret = btrfs_start_delalloc(tm->fs, tm->fs->fs_root, inos[i], 0, (u64)-1, &c->oes, &c->noes);
+			if (ret)
+				return ret;
+		}
+	return 0;
+}
+
+static int thread_step(struct sched *s, struct sched_task *t)
+{
+	struct thread_ctx *c = t->ctx;
+	struct timed *tm = c->tm;
+	struct btrfs_fs_info *fs = tm->fs;
+	u32 ss = fs->sectorsize;
+	int ret, r;
+	for (;;) {
+		switch (c->pc) {
+		case T_NEXT:
+			if (tm->turn < tm->nschedule && tm->schedule[tm->turn] != c->index) {
+				sched_wait(s, t, &tm->turn_wq, WAIT_SCHEDULE, (u64)tm->schedule[tm->turn]);
+				return 0;
+			}
+			memset(&c->op, 0, sizeof(c->op));
+			if ((ret = tm->next(tm->ctx, c->index, &c->op)))
+				return ret;
+			if (c->op.kind == TOP_END) {
+				tm->threads_done++;
+				sched_exit(s, t);
+				if (tm->turn < tm->nschedule) {
+					tm->turn = tm->nschedule; /* a thread the schedule names has ended: the policy decides from here */
+					sched_wake_all(s, &tm->turn_wq);
+				}
+				return 0;
+			}
+			if (tm->turn < tm->nschedule) {
+				tm->turn++;
+				sched_wake_all(s, &tm->turn_wq);
+			}
+			c->op_start = sched_now(s);
+			fs_trace(fs, (struct trace_event){.kind = TRACE_TASK_OP, .slot = t->id, .a = (u64)c->op.line,
+							  .level = c->op.kind, .bytenr = c->op.ino, .c = c->op.off, .b = c->op.len});
+			c->pc = T_BEGIN;
+			sched_cpu(s, t, c->op.kind == TOP_SLEEP ? 0 : COST(tm, COST_SYSCALL, 1), WORK_SYSCALL);
+			return 0;
+		case T_BEGIN:
+			switch (c->op.kind) {
+			case TOP_WRITE:
+				c->pc = T_WRITE_CHECK;
+				break;
+			case TOP_FSYNC:
+				c->pc = T_F_START;
+				break;
+			case TOP_SYNC:
+				c->pc = T_SYNC_SUBMIT;
+				break;
+			case TOP_META:
+				c->pc = c->op.ino ? T_META_FLUSH : T_META_JOIN;
+				break;
+			case TOP_SLEEP:
+				c->pc = T_SLEEP_DONE;
+				sched_sleep(s, t, c->op.ns);
+				return 0;
+			default:
+				return fail(tm, BLAB_EINVAL, "unknown command kind");
+			}
+			continue;
+		case T_WRITE_CHECK: {
+			/* stable pages: a page under writeback is not changed until its bio completes */
+			if (pages_under_writeback(fs, c->op.ino, c->op.off, c->op.len)) {
+				sched_wait(s, t, &tm->io_wq, WAIT_WRITEBACK, c->op.ino);
+				return 0;
+			}
+			u64 pages = (c->op.off + c->op.len + ss - 1) / ss - c->op.off / ss;
+			c->pc = T_WRITE_DONE;
+			sched_cpu(s, t, COST(tm, COST_PAGE_COPY, pages), WORK_PAGE_COPY);
+			return 0;
+		}
+		case T_WRITE_DONE:
+			if (tm->committing) { /* the inode update joins the transaction */
+				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
+				return 0;
+			}
+			if ((ret = btrfs_start_transaction(fs)) ||
+			    (ret = btrfs_buffered_write(fs, fs->fs_root, c->op.ino, c->op.off, c->op.data, c->op.len)))
+				return ret;
+			tm->st->bytes_written += c->op.len;
+			/* the inode item's update (btrfs_dirty_inode), under the fs tree's write lock */
+			c->pc = T_WRITE_UPDATE;
+			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE))
+				return 0;
+			continue;
+		case T_WRITE_UPDATE:
+			if (!c->sub) {
+				c->sub = 1; /* the update's time, then the unlock */
+				sched_cpu(s, t, COST(tm, COST_INODE_UPDATE, 1), WORK_META);
+				return 0;
+			}
+			c->sub = 0;
+			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
+			c->pc = T_THROTTLE;
+			continue;
+		case T_THROTTLE: {
+			u64 dirty = btrfs_dirty_bytes(fs, 0);
+			if (dirty > tm->cfg->dirty_background_bytes)
+				sched_wake_all(s, &tm->flusher_wq);
+			if (dirty > tm->cfg->dirty_bytes) {
+				sched_wait(s, t, &tm->throttle_wq, WAIT_DIRTY_THROTTLE, dirty);
+				return 0;
+			}
+			c->pc = T_END;
+			continue;
+		}
+		case T_F_START:
+			c->ino = c->op.ino;
+			if ((ret = start_writeback(tm, c, c->ino)))
+				return ret;
+			c->pc = T_F_SUBMIT;
+			sched_cpu(s, t, writeback_cost(tm, c->oes, c->noes, ss), WORK_WRITEBACK);
+			return 0;
+		case T_F_SUBMIT:
+			if ((ret = submit_oes(tm, t, c->oes, c->noes)))
+				return ret;
+			c->pc = T_F_WRITEBACK;
+			continue;
+		case T_F_WRITEBACK:
+			if (wb_pending(fs, c->ino)) {
+				sched_wait(s, t, &tm->io_wq, WAIT_WRITEBACK, c->ino);
+				return 0;
+			}
+			c->pc = T_F_ORDERED;
+			continue;
+		case T_F_ORDERED:
+			if ((btrfs_fsync_wait_mode(fs) == BTRFS_FSYNC_WAIT_ORDERED ||
+			     btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino)) &&
+			    btrfs_ordered_count(fs, c->ino)) {
+				sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, c->ino);
+				return 0;
+			}
+			c->pc = T_F_JOIN;
+			continue;
+		case T_F_JOIN:
+			if (tm->committing) {
+				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
+				return 0;
+			}
+			if ((ret = btrfs_start_transaction(fs)))
+				return ret;
+			c->in_trans = 1;
+			tm->trans_writers++;
+			c->my_lt = tm->log_transid;
+			tm->log_writers[c->my_lt & 1]++;
+			tm->log_batch++;
+			if (!tm->log_start_task)
+				tm->log_start_task = t->id + 1;
+			else if (tm->log_start_task != t->id + 1)
+				tm->log_multi = 1; /* the kernel's BTRFS_ROOT_MULTI_LOG_TASKS */
+			memset(&c->ls, 0, sizeof(c->ls));
+			c->ls.ino = c->ino;
+			if ((ret = btrfs_log_dentry_nosync(fs, fs->fs_root, c->ino, &c->ls)))
+				return ret;
+			c->fallback = c->ls.fallback;
+			tm->st->fsyncs++;
+			if (c->ls.ordered_logged)
+				tm->st->fsyncs_logged++;
+			c->pc = T_F_LOGGED;
+			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_READ))
+				return 0;
+			continue;
+		case T_F_LOGGED:
+			/* reading the inode's items from the fs tree */
+			c->pc = T_F_LOG_LOCK;
+			sched_cpu(s, t, COST(tm, COST_LOG_INODE, c->ls.inodes_logged) + COST(tm, COST_LOG_FS_LEAF, c->ls.fs_leaves_read),
+				  WORK_LOG);
+			return 0;
+		case T_F_LOG_LOCK:
+			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_READ);
+			c->pc = T_F_LOG_CPU;
+			if (!sched_lock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE))
+				return 0;
+			continue;
+		case T_F_LOG_CPU:
+			/* inserting into the log tree, under its write lock */
+			c->pc = T_F_CSUM_LOCK;
+			sched_cpu(s, t,
+				  COST(tm, COST_LOG_SEARCH, c->ls.log_searches) + COST(tm, COST_LOG_ITEM, c->ls.items_total) +
+					  COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 + COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024,
+				  WORK_LOG);
+			return 0;
+		case T_F_CSUM_LOCK:
+			sched_unlock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE);
+			if (!c->ls.csum_items) {
+				c->pc = T_F_LOG_END;
+				continue;
+			}
+			/* checksums of completed extents come from the csum tree, under its read lock */
+			c->pc = T_F_CSUM_CPU;
+			if (!sched_lock(s, t, &tm->csum_lock, BTRFS_LOCK_READ))
+				return 0;
+			continue;
+		case T_F_CSUM_CPU:
+			c->pc = T_F_CSUM_UNLOCK;
+			sched_cpu(s, t, COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), WORK_LOG_CSUM);
+			return 0;
+		case T_F_CSUM_UNLOCK:
+			sched_unlock(s, t, &tm->csum_lock, BTRFS_LOCK_READ);
+			c->pc = T_F_LOG_END;
+			continue;
+		case T_F_LOG_END:
+			tm->log_writers[c->my_lt & 1]--;
+			sched_wake_all(s, &tm->writers_wq);
+			if (c->fallback == BTRFS_LOG_NOTHING) {
+				trans_leave(tm, c);
+				c->pc = T_END;
+			} else if (c->fallback != BTRFS_LOG_LOGGED) {
+				trans_leave(tm, c);
+				tm->st->fsync_fallbacks++;
+				c->pc = T_COMMIT;
+			} else {
+				c->pc = T_F_SYNC;
+			}
+			continue;
+		case T_F_SYNC:
+			if ((r = logsync_step(tm, t, &c->lm, c->my_lt, &c->own)) < 0)
+				return r;
+			if (!r)
+				return 0;
+			trans_leave(tm, c);
+			c->pc = T_END;
+			continue;
+		case T_COMMIT:
+			if ((r = commit_step(tm, t, &c->cm, &c->own)) < 0)
+				return r;
+			if (!r)
+				return 0;
+			c->pc = T_END;
+			continue;
+		case T_SYNC_SUBMIT:
+			if ((ret = start_writeback(tm, c, 0)))
+				return ret;
+			c->pc = T_SYNC_WAIT;
+			{
+				u64 cost = writeback_cost(tm, c->oes, c->noes, ss);
+				if ((ret = submit_oes(tm, t, c->oes, c->noes)))
+					return ret;
+				sched_cpu(s, t, cost, WORK_WRITEBACK);
+			}
+			return 0;
+		case T_SYNC_WAIT: {
+			size_t n;
+			btrfs_ordered_list(fs, &n);
+			if (n) {
+				sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, 0);
+				return 0;
+			}
+			c->pc = T_COMMIT;
+			continue;
+		}
+		case T_META_FLUSH:
+			if ((ret = start_writeback(tm, c, c->op.ino)))
+				return ret;
+			c->pc = T_META_SUBMIT;
+			sched_cpu(s, t, writeback_cost(tm, c->oes, c->noes, ss), WORK_WRITEBACK);
+			return 0;
+		case T_META_SUBMIT:
+			if ((ret = submit_oes(tm, t, c->oes, c->noes)))
+				return ret;
+			c->pc = T_META_WAIT;
+			continue;
+		case T_META_WAIT:
+			if (btrfs_ordered_count(fs, c->op.ino)) {
+				sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, c->op.ino);
+				return 0;
+			}
+			c->pc = T_META_JOIN;
+			continue;
+		case T_META_JOIN:
+			if (tm->committing) {
+				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
+				return 0;
+			}
+			c->pc = T_META_DONE;
+			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE))
+				return 0;
+			continue;
+		case T_META_DONE:
+			if (c->op.meta) {
+				/* the change, at the start of its time under the lock */
+				if ((ret = btrfs_start_transaction(fs)) || (ret = c->op.meta(tm->ctx, c->index)))
+					return ret;
+				c->op.meta = NULL;
+				sched_cpu(s, t, COST(tm, COST_META_OP, 1), WORK_META);
+				return 0;
+			}
+			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
+			c->pc = T_END;
+			continue;
+		case T_SLEEP_DONE:
+			c->pc = T_END;
+			continue;
+		case T_END: {
+			u64 d = sched_now(s) - c->op_start;
+			lat_add(&tm->st->lat[c->op.kind], d);
+			fs_trace(fs, (struct trace_event){.kind = TRACE_TASK_OP_END, .slot = t->id, .a = (u64)c->op.line,
+							  .level = c->op.kind, .bytenr = c->op.ino, .c = d});
+			c->pc = T_NEXT;
+			continue;
+		}
+		default:
+			return fail(tm, BLAB_EINVAL, "thread state");
+		}
+	}
+}
+
+/* ---- kernel workers ---- */
+
+struct worker_ctx {
+	struct timed *tm;
+	int pc;
+	u64 oe;
+	struct commit_m cm;
+	struct sched_wq own;
+	struct btrfs_ordered_extent **oes;
+	size_t noes;
+};
+
+static int finish_step(struct sched *s, struct sched_task *t)
+{
+	struct worker_ctx *w = t->ctx;
+	struct timed *tm = w->tm;
+	struct btrfs_fs_info *fs = tm->fs;
+	int ret;
+	for (;;) {
+		switch (w->pc) {
+		case 0:
+			if (tm->whead == tm->nwork) {
+				tm->whead = tm->nwork = 0;
+				sched_wait(s, t, &tm->work_wq, WAIT_WORK, 0);
+				return 0;
+			}
+			w->oe = tm->work[tm->whead++];
+			tm->finish_busy++;
+			w->pc = 1;
+			continue;
+		case 1:
+			if (tm->committing) {
+				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
+				return 0;
+			}
+			tm->trans_writers++;
+			w->pc = 2;
+			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE))
+				return 0;
+			continue;
+		case 2:
+			w->pc = 3;
+			sched_cpu(s, t, COST(tm, COST_FINISH_FS, 1), WORK_FINISH_FS);
+			return 0;
+		case 3:
+			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
+			w->pc = 4;
+			if (!sched_lock(s, t, &tm->csum_lock, BTRFS_LOCK_WRITE))
+				return 0;
+			continue;
+		case 4:
+			w->pc = 5;
+			sched_cpu(s, t, COST(tm, COST_FINISH_CSUM, 1), WORK_FINISH_CSUM);
+			return 0;
+		case 5:
+			sched_unlock(s, t, &tm->csum_lock, BTRFS_LOCK_WRITE);
+			w->pc = 6;
+			sched_cpu(s, t, COST(tm, COST_FINISH_REST, 1), WORK_FINISH_REST);
+			return 0;
+		case 6: {
+			struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
+			if (oe && ((ret = btrfs_start_transaction(fs)) || (ret = btrfs_finish_ordered_io(fs, oe))))
+				return ret;
+			tm->trans_writers--;
+			tm->finish_busy--;
+			sched_wake_all(s, &tm->writers_wq);
+			sched_wake_all(s, &tm->ordered_wq);
+			w->pc = 0;
+			continue;
+		}
+		default:
+			return fail(tm, BLAB_EINVAL, "worker state");
+		}
+	}
+}
+
+static int flusher_tick(struct sched *s, void *arg, u64 id)
+{
+	struct timed *tm = arg;
+	(void)id;
+	sched_wake_all(s, &tm->flusher_wq);
+	return sched_at(s, 5ULL * 1000000000ULL, flusher_tick, tm, 0); /* dirty_writeback_centisecs = 500 */
+}
+
+static int flusher_step(struct sched *s, struct sched_task *t)
+{
+	struct worker_ctx *w = t->ctx;
+	struct timed *tm = w->tm;
+	struct btrfs_fs_info *fs = tm->fs;
+	int ret;
+	for (;;) {
+		switch (w->pc) {
+		case 0: {
+			u64 ino;
+			if (!btrfs_dirty_inodes(fs, &ino, 1)) {
+				tm->flusher_busy = 0;
+				sched_wake_all(s, &tm->throttle_wq);
+				sched_wait(s, t, &tm->flusher_wq, WAIT_WORK, 0);
+				return 0;
+			}
+			int over = btrfs_dirty_bytes(fs, 0) > tm->cfg->dirty_background_bytes;
+			int expired = btrfs_inode_dirtied_at(fs, ino) + 30ULL * 1000000000ULL <= sched_now(s);
+			if (!over && !expired) {
+				tm->flusher_busy = 0;
+				sched_wake_all(s, &tm->throttle_wq);
+				sched_wait(s, t, &tm->flusher_wq, WAIT_WORK, 0);
+				return 0;
+			}
+			tm->flusher_busy = 1;
+			w->noes = 0;
+			if ((ret = btrfs_start_delalloc(fs, fs->fs_root, ino, 0, (u64)-1, &w->oes, &w->noes)))
+				return ret;
+			w->pc = 1;
+			sched_cpu(s, t, writeback_cost(tm, w->oes, w->noes, fs->sectorsize), WORK_WRITEBACK);
+			return 0;
+		}
+		default:
+			if ((ret = submit_oes(tm, t, w->oes, w->noes)))
+				return ret;
+			sched_wake_all(s, &tm->throttle_wq);
+			w->pc = 0;
+			continue;
+		}
+	}
+}
+
+static int transaction_step(struct sched *s, struct sched_task *t)
+{
+	struct worker_ctx *w = t->ctx;
+	struct timed *tm = w->tm;
+	struct btrfs_fs_info *fs = tm->fs;
+	u64 interval = tm->cfg->commit_interval_ns;
+	for (;;) {
+		if (w->pc == 0) {
+			u64 due = tm->st->trans_started_ns + interval, now = sched_now(s);
+			if (!fs->trans_running || due > now) {
+				w->pc = 0;
+				sched_sleep(s, t, due > now ? due - now : interval);
+				if (due <= now)
+					tm->st->trans_started_ns = now;
+				return 0;
+			}
+			w->pc = 1;
+		}
+		int r = commit_step(tm, t, &w->cm, &w->own);
+		if (r <= 0)
+			return r;
+		w->pc = 0;
+	}
+}
+
+/* ---- sections ---- */
+
+static void timed_free(struct timed *tm, struct thread_ctx *threads, struct worker_ctx *workers, int nworkers)
+{
+	for (int i = 0; threads && i < tm->nthreads; i++) {
+		sched_wq_free(&threads[i].own);
+		free(threads[i].oes);
+	}
+	for (int i = 0; workers && i < nworkers; i++) {
+		sched_wq_free(&workers[i].own);
+		free(workers[i].oes);
+	}
+	free(threads);
+	free(workers);
+	struct sched_wq *wqs[] = {&tm->io_wq, &tm->ordered_wq, &tm->trans_wq, &tm->log_wq, &tm->writers_wq,
+				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq};
+	for (size_t i = 0; i < sizeof(wqs) / sizeof(wqs[0]); i++)
+		sched_wq_free(wqs[i]);
+	sched_lock_free(&tm->fs_lock);
+	sched_lock_free(&tm->csum_lock);
+	sched_lock_free(&tm->log_lock);
+	free(tm->work);
+	bio_dev_destroy(tm->dev);
+	sched_destroy(tm->s);
+}
+
+static int quiet(struct timed *tm)
+{
+	size_t n;
+	btrfs_ordered_list(tm->fs, &n);
+	return !n && !bio_busy(tm->dev) && tm->whead == tm->nwork && !tm->finish_busy && !tm->committing &&
+	       !tm->log_syncing && !tm->flusher_busy;
+}
+
+struct stop_arg {
+	int drain;
+	u64 until;
+};
+
+static int section_done(struct sched *s, void *arg)
+{
+	struct timed *tm = arg;
+	(void)s;
+	if (tm->threads_done < tm->nthreads)
+		return 0;
+	return !tm->quit || quiet(tm);
+}
+
+static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct timed_state *st, int nthreads,
+	       const char *const *names, timed_next_fn next, void *ctx, const int *schedule, size_t nschedule, int drain,
+	       u64 sleep_ns)
+{
+	struct timed tm = {.fs = fs, .cfg = cfg, .st = st, .next = next, .ctx = ctx, .schedule = schedule,
+			   .nschedule = nschedule, .nthreads = nthreads, .quit = drain, .log_transid = 1};
+	tm.cpus = cfg->cpus ? cfg->cpus : cfg->dev.cpus;
+	u64 start = fs->clock_ns;
+	tm.s = sched_create(fs, tm.cpus, cfg->policy, cfg->seed ^ (st->sections * 0x9E3779B97F4A7C15ULL));
+	tm.dev = tm.s ? bio_dev_create(tm.s, &cfg->dev) : NULL;
+	if (tm.s) {
+		sched_set_wakeup_ns(tm.s, cfg->cost[COST_WAKEUP]);
+		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
+	}
+	int nworkers = (tm.cpus + 2 < 8 ? tm.cpus + 2 : 8) + 2;
+	struct thread_ctx *threads = calloc((size_t)(nthreads ? nthreads : 1), sizeof(*threads));
+	struct worker_ctx *workers = calloc((size_t)nworkers, sizeof(*workers));
+	tm.fs_lock = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID};
+	tm.csum_lock = (struct sched_lock){.tree = BTRFS_CSUM_TREE_OBJECTID};
+	tm.log_lock = (struct sched_lock){.tree = BTRFS_TREE_LOG_OBJECTID};
+	if (!tm.s || !tm.dev || !threads || !workers) {
+		timed_free(&tm, threads, workers, nworkers);
+		return blab_fail(&fs->err, BLAB_ENOMEM, "timed run");
+	}
+	if (!st->trans_started_ns && fs->trans_running)
+		st->trans_started_ns = start;
+	int ret = 0;
+	char name[24];
+	for (int i = 0; i < nworkers - 2 && !ret; i++) {
+		workers[i].tm = &tm;
+		snprintf(name, sizeof(name), "endio-write %d", i);
+		if (!sched_spawn(tm.s, TASK_FINISH, i, name, finish_step, &workers[i]))
+			ret = BLAB_ENOMEM;
+	}
+	workers[nworkers - 2].tm = workers[nworkers - 1].tm = &tm;
+	if (!ret && (!sched_spawn(tm.s, TASK_FLUSHER, 0, "flusher", flusher_step, &workers[nworkers - 2]) ||
+		     !sched_spawn(tm.s, TASK_TRANSACTION, 0, "transaction", transaction_step, &workers[nworkers - 1]) ||
+		     sched_at(tm.s, 5ULL * 1000000000ULL - start % (5ULL * 1000000000ULL), flusher_tick, &tm, 0)))
+		ret = BLAB_ENOMEM;
+	for (int i = 0; i < nthreads && !ret; i++) {
+		threads[i].tm = &tm;
+		threads[i].index = i;
+		if (!sched_spawn(tm.s, TASK_THREAD, i, names && names[i] ? names[i] : "thread", thread_step, &threads[i]))
+			ret = BLAB_ENOMEM;
+	}
+	if (ret) {
+		timed_free(&tm, threads, workers, nworkers);
+		return blab_fail(&fs->err, ret, "timed run: out of memory");
+	}
+	if (sleep_ns) {
+		tm.quit = 0;
+		ret = sched_run(tm.s, NULL, NULL, start + sleep_ns);
+		tm.quit = 1;
+	}
+	if (!ret)
+		ret = sched_run(tm.s, section_done, &tm, 0);
+	if (!ret && tm.threads_done < nthreads)
+		ret = blab_fail(&fs->err, BLAB_EINVAL, "timed run: the threads wait for each other forever (deadlock)");
+	if (!ret) {
+		u64 w[WAIT_CAUSE_COUNT];
+		sched_wait_totals(tm.s, w);
+		for (int c = 0; c < WAIT_CAUSE_COUNT; c++)
+			if (c != WAIT_WORK)
+				st->waited[c] += w[c];
+		const struct bio_stats *bs = bio_dev_stats(tm.dev);
+		for (int o = 0; o < BIO_OP_COUNT; o++) {
+			st->bios[o] += bs->bios[o];
+			st->bio_bytes[o] += bs->bytes[o];
+		}
+		st->lock_contended[0] += tm.fs_lock.contended;
+		st->lock_wait_ns[0] += tm.fs_lock.wait_ns;
+		st->lock_contended[1] += tm.csum_lock.contended;
+		st->lock_wait_ns[1] += tm.csum_lock.wait_ns;
+		st->busy_ns += fs->clock_ns - start;
+		st->sections++;
+	}
+	timed_free(&tm, threads, workers, nworkers);
+	return ret;
+}
+
+int timed_section(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct timed_state *st, int nthreads,
+		  const char *const *names, timed_next_fn next, void *ctx, const int *schedule, size_t nschedule, int drain)
+{
+	return run(fs, cfg, st, nthreads, names, next, ctx, schedule, nschedule, drain, 0);
+}
+
+int timed_sleep(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct timed_state *st, u64 ns)
+{
+	return run(fs, cfg, st, 0, NULL, NULL, NULL, NULL, 0, 1, ns ? ns : 1);
+}
+
+void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const struct timed_state *st)
+{
+	double secs = (double)st->busy_ns / 1e9;
+	sb_printf(b, ",\"timed\":{\"device\":\"%s\",\"cpus\":%d,\"sched\":\"%s\",\"seed\":%llu,\"virtualNs\":%llu,"
+		     "\"bytesWritten\":%llu,\"throughputMiBs\":%.3f,\"commits\":%llu,\"logSyncs\":%llu,\"fsyncs\":%llu,"
+		     "\"fsyncsLoggingInFlight\":%llu,\"fsyncFullCommits\":%llu,\"ops\":{",
+		  cfg->dev.name, cfg->cpus ? cfg->cpus : cfg->dev.cpus, cfg->policy == SCHED_SEED ? "seed" : "rr",
+		  (unsigned long long)cfg->seed, (unsigned long long)st->busy_ns, (unsigned long long)st->bytes_written,
+		  secs > 0 ? (double)st->bytes_written / 1048576.0 / secs : 0.0, (unsigned long long)st->commits,
+		  (unsigned long long)st->log_syncs, (unsigned long long)st->fsyncs, (unsigned long long)st->fsyncs_logged,
+		  (unsigned long long)st->fsync_fallbacks);
+	int first = 1;
+	for (int k = 1; k < TOP_COUNT; k++) {
+		const struct timed_latency *l = &st->lat[k];
+		if (!l->n)
+			continue;
+		sb_printf(b, "%s\"%s\":{\"n\":%llu,\"meanNs\":%llu,\"p50Ns\":%llu,\"p99Ns\":%llu,\"maxNs\":%llu}",
+			  first ? "" : ",", timed_op_names[k], (unsigned long long)l->n, (unsigned long long)(l->sum_ns / l->n),
+			  (unsigned long long)timed_percentile(l, 50), (unsigned long long)timed_percentile(l, 99),
+			  (unsigned long long)l->max_ns);
+		first = 0;
+	}
+	sb_printf(b, "},\"waitedNs\":{");
+	first = 1;
+	for (int c = 0; c < WAIT_CAUSE_COUNT; c++) {
+		if (!st->waited[c])
+			continue;
+		sb_printf(b, "%s\"%s\":%llu", first ? "" : ",", sched_wait_cause_name(c), (unsigned long long)st->waited[c]);
+		first = 0;
+	}
+	sb_printf(b, "},\"bios\":{");
+	first = 1;
+	for (int o = 0; o < BIO_OP_COUNT; o++) {
+		if (!st->bios[o])
+			continue;
+		sb_printf(b, "%s\"%s\":{\"n\":%llu,\"bytes\":%llu}", first ? "" : ",", sched_bio_op_name(o),
+			  (unsigned long long)st->bios[o], (unsigned long long)st->bio_bytes[o]);
+		first = 0;
+	}
+	sb_printf(b, "},\"locks\":{\"fsTree\":{\"contended\":%llu,\"waitNs\":%llu},\"csumTree\":{\"contended\":%llu,"
+		     "\"waitNs\":%llu}}}",
+		  (unsigned long long)st->lock_contended[0], (unsigned long long)st->lock_wait_ns[0],
+		  (unsigned long long)st->lock_contended[1], (unsigned long long)st->lock_wait_ns[1]);
+}

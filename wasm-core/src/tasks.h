@@ -1,0 +1,111 @@
+/* tasks.h — the tasks of a timed run: the scenario's threads and the
+ * kernel's workers that matter to the data path, as state machines over
+ * sched.h's clock.
+ *
+ *   thread         a scenario thread (or fio job): write copies into the page
+ *                  cache; fsync (btrfs_sync_file) starts writeback of the whole
+ *                  file (ranged fsyncs are full-range, as since 5.10), waits
+ *                  for its bios, then (full sync, or fsync_wait=ordered) for
+ *                  its ordered extents, logs the inode under the fs tree's
+ *                  lock (and, when the log needs checksums the csum tree
+ *                  holds, under the csum tree's), and syncs the log;
+ *                  sync writes everything back, waits, and commits.
+ *   flusher        writes back inodes dirty for more than 30 s, every 5 s, and
+ *                  oldest first while dirty bytes are over the background limit.
+ *   endio-write    min(cpus + 2, 8) workers (the kernel's thread_pool_size)
+ *                  completing ordered extents: the fs tree under its lock, the
+ *                  csum tree under its lock, the rest (btrfs_finish_ordered_io).
+ *   transaction    commits when the running transaction is commit_interval old.
+ *
+ * Log syncs batch as the kernel's log transactions do: an fsync logs into the
+ * open log transaction; the first to sync closes it, waits for the others
+ * still logging into it, writes the log blocks, a flush and the superblock;
+ * fsyncs of that log transaction then return without writing. A commit waits
+ * for ordered extents a log holds (fsync_wait=writeback), then for tasks in
+ * the transaction to leave it, and blocks new ones until its superblock is
+ * written.
+ *
+ * Where this simplifies the kernel: tree locks are one read/write lock per
+ * tree (the root node's, which every search takes first); a B-tree change
+ * happens at one instant, at the end of the work that models it; endio's own
+ * CPU time is not modelled; clean pages are dropped once their ordered
+ * extent completes. */
+#ifndef BTRFSLAB_TASKS_H
+#define BTRFSLAB_TASKS_H
+#include "sched.h"
+#include "costs.h"
+
+enum timed_op_kind {
+	TOP_END = 0,   /* the thread has no more commands */
+	TOP_WRITE,     /* pwrite: ino, off, len, data */
+	TOP_FSYNC,     /* fsync: ino */
+	TOP_SYNC,      /* sync(2) (and `commit`): everything written back, then a commit */
+	TOP_SLEEP,     /* ns */
+	TOP_META,      /* a namespace command: meta() makes the change; ino: a file whose
+			* ordered extents must complete first (truncate, unlink), or 0 */
+	TOP_COUNT
+};
+
+struct timed_op {
+	int kind;
+	int line;      /* script line (0: generated, e.g. fio) */
+	u64 ino, off, len, ns;
+	const u8 *data; /* TOP_WRITE: len bytes, valid until the thread's next command */
+	int (*meta)(void *ctx, int thread);
+};
+
+/* The next command of thread `thread` into *op: 0, or an error (the run stops). */
+typedef int (*timed_next_fn)(void *ctx, int thread, struct timed_op *op);
+
+struct timed_config {
+	struct btrfs_device_profile dev; /* a copy: `set device.X=` changes it */
+	u64 cost[COST_COUNT];            /* costs.c's table, copied: `set cost.KEY=` changes it */
+	int cpus;                      /* 0: the profile's */
+	int policy;                    /* enum sched_policy */
+	u64 seed;
+	u64 dirty_bytes;               /* writers throttle above this */
+	u64 dirty_background_bytes;    /* the flusher starts above this */
+	u64 commit_interval_ns;
+};
+/* The defaults: nvme, seeded schedule, 20%/10% of 4 GiB, commit=30. */
+void timed_config_default(struct timed_config *c);
+
+/* Latency of one kind of command, as a histogram of 1/64-octave buckets. */
+#define TIMED_BUCKETS 2560
+struct timed_latency {
+	u64 n, sum_ns, max_ns;
+	u32 bucket[TIMED_BUCKETS];
+};
+
+/* What persists between sections of a run (plain data: a clone copies it). */
+struct timed_state {
+	u64 trans_started_ns;          /* when the running transaction began (commit interval) */
+	u64 sections;
+	u64 busy_ns;                   /* virtual time inside sections and sleeps */
+	u64 bytes_written;             /* by TOP_WRITE commands */
+	u64 waited[WAIT_CAUSE_COUNT];  /* all tasks (idle workers not counted) */
+	u64 commits, log_syncs, fsyncs, fsyncs_logged, fsync_fallbacks;
+	u64 bios[BIO_OP_COUNT], bio_bytes[BIO_OP_COUNT];
+	u64 lock_contended[2], lock_wait_ns[2]; /* fs tree, csum tree */
+	struct timed_latency lat[TOP_COUNT];
+};
+
+/* Runs nthreads threads from the same instant until all have returned
+ * from their last command, then (drain) until the kernel's work they
+ * started is done: bios, ordered extents, commits. Without drain the run
+ * stops as the last thread returns (a power cut comes next). schedule, when
+ * nschedule > 0: the order in which threads start their commands (thread
+ * indexes), the policy's after it. */
+int timed_section(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct timed_state *st, int nthreads,
+		  const char *const *names, timed_next_fn next, void *ctx, const int *schedule, size_t nschedule, int drain);
+/* Lets virtual time pass with no thread running (the flusher and the
+ * transaction kthread do their work), then drains. */
+int timed_sleep(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct timed_state *st, u64 ns);
+/* Percentile p (0..100) of a latency histogram, in ns. */
+u64 timed_percentile(const struct timed_latency *l, double p);
+const char *timed_op_name(int kind);
+extern const char *const timed_op_names[TOP_COUNT];
+/* ,"timed":{...}: the settings and what the sections did, appended to b. */
+struct strbuf;
+void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const struct timed_state *st);
+#endif
