@@ -1,4 +1,5 @@
 /* btrfslab — the command-line face of the core. */
+#include "../src/costs.h"
 #include "../src/check.h"
 #include "../src/crash.h"
 #include "../src/disk-io.h"
@@ -54,6 +55,9 @@ static const char usage_text[] =
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
 	"        points.json (the crash point, its line, the promises in force) to the new DIR;\n"
 	"        --kernel (root) mounts each image tried too: the kernel's replay must list what the core's does\n"
+	"  costs [--json]\n"
+	"        every cost of the time model (threads, fio, sleep) with its source, and the device\n"
+	"        profiles (nvme, ssd, hdd, loop)\n"
 	"  write IMAGE DEVICE [--dry-run] [--force] [--device-ok DEVICE] [--zero]\n"
 	"        write IMAGE to a loop device (another block device only when --device-ok names it\n"
 	"        again): refuses a mounted or busy device, one too small, one holding a filesystem\n"
@@ -947,6 +951,31 @@ static int run_command(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(c, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1, commands[i].variant);
+	if (!strcmp(c, "costs")) {
+		int json = argc == 3 && !strcmp(argv[2], "--json");
+		if (argc != 2 && !json)
+			return fprintf(stderr, "btrfslab costs: usage: costs [--json]\n"), 2;
+		if (json) {
+			char *s = btrfs_costs_json();
+			if (!s)
+				return fprintf(stderr, "btrfslab costs: out of memory\n"), 1;
+			puts(s);
+			free(s);
+			return 0;
+		}
+		printf("%-18s %12s  %-15s %s\n", "key", "ns", "per", "source");
+		for (int i = 0; i < COST_COUNT; i++)
+			printf("%-18s %12llu  %-15s %s\n", btrfs_costs[i].key, (unsigned long long)btrfs_costs[i].ns, btrfs_costs[i].unit,
+			       btrfs_costs[i].source);
+		printf("\n%-6s %4s %4s %10s %14s %10s %10s %8s %4s %6s  %s\n", "device", "cpus", "qd", "latency", "bandwidth", "flush",
+		       "fua", "seek", "ssd", "jitter", "source");
+		for (const struct btrfs_device_profile *d = btrfs_device_profiles; d->name; d++)
+			printf("%-6s %4d %4d %8lluus %12lluB/s %8lluus %8lluus %6lluus %4s %5u%%  %s\n", d->name, d->cpus, d->queue_depth,
+			       (unsigned long long)d->write_latency_ns / 1000, (unsigned long long)d->bandwidth,
+			       (unsigned long long)d->flush_ns / 1000, (unsigned long long)d->fua_ns / 1000,
+			       (unsigned long long)d->seek_ns / 1000, d->ssd ? "yes" : "no", d->jitter_pct, d->source);
+		return 0;
+	}
 	if (!strcmp(c, "trace-schema")) {
 		if (argc != 2)
 			return fprintf(stderr, "btrfslab trace-schema: usage: trace-schema (no arguments)\n"), 2;

@@ -1,3 +1,4 @@
+#include "costs.h"
 #include "api.h"
 #include "tree-log.h"
 #include "disk-io.h"
@@ -400,6 +401,14 @@ const char *blab_trace_schema_json(void)
 	const char *s = trace_schema_json();
 	if (!s)
 		blab_fail(&last_err, BLAB_ENOMEM, "trace schema");
+	return s;
+}
+
+const char *blab_costs_json(void)
+{
+	static char *s;
+	if (!s && !(s = btrfs_costs_json()))
+		blab_fail(&last_err, BLAB_ENOMEM, "cost table");
 	return s;
 }
 

@@ -22,6 +22,8 @@ const char *blab_trace_json(int h);
 /* The trace schema (trace-events.h) as JSON: the kinds, their named fields
  * and types, and the enum tables (static storage; do not free). */
 const char *blab_trace_schema_json(void);
+/* The time model's cost table and device profiles (costs.h), as JSON. */
+const char *blab_costs_json(void);
 /* Runs a scenario script (len bytes at text) from an empty filesystem;
  * returns a handle. flags: BLAB_RUN_TRACE keeps the event trace for
  * blab_trace_json; BLAB_RUN_NO_FINAL_COMMIT leaves the last transaction

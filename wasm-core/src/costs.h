@@ -22,6 +22,7 @@ enum btrfs_cost_id {
 	COST_LOG_CSUM_LOOKUP,   /* logging: per checksum item looked up in the csum tree */
 	COST_LOG_BLOCK,         /* log sync: per log block checksummed and submitted */
 	COST_FINISH_FS,         /* completion: the file extent item, under the fs tree's lock */
+	COST_FINISH_FS_PAGE,    /* completion: per 4 KiB page of the extent, under the fs tree's lock */
 	COST_FINISH_CSUM,       /* completion: the checksums, under the csum tree's lock */
 	COST_FINISH_REST,       /* completion: data reference, inode item, removal */
 	COST_META_OP,           /* a namespace operation (create, link, rename, ...) */
@@ -29,6 +30,7 @@ enum btrfs_cost_id {
 	COST_COMMIT_BLOCK,      /* a commit: per tree block written */
 	COST_INODE_UPDATE,      /* a write's inode item update, under the fs tree's lock */
 	COST_WAKEUP,            /* from a wakeup to the woken task running (scheduler latency) */
+	COST_LOG_TREE,          /* a timed fsync's time under the log tree's write lock (COW of written log blocks, inserts) */
 	COST_COUNT
 };
 

@@ -419,7 +419,8 @@ static void promises_json(const struct walk *w, struct strbuf *out)
 			}
 			sb_printf(out, "]}");
 		} else {
-			sb_printf(out, ",\"type\":\"file\",\"size\":%llu,\"crc32c\":%u}", (unsigned long long)p->size, p->crc);
+			sb_printf(out, ",\"type\":\"file\",\"size\":%llu,\"crc32c\":%u%s}", (unsigned long long)p->size, p->crc,
+				  p->by_ino ? ",\"prefix\":true" : "");
 		}
 	}
 	sb_printf(out, "]");

@@ -30,6 +30,18 @@ size_t btrfs_ordered_of(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 
 	return n;
 }
 
+int btrfs_ordered_io_pending(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end)
+{
+	const struct btrfs_data_state *d = fs->data;
+	for (size_t i = 0; i < d->noes; i++) {
+		const struct btrfs_ordered_extent *oe = d->oes[i];
+		if (oe->ino == ino && oe->file_offset < end && oe->file_offset + oe->num_bytes > start &&
+		    !(oe->flags & BTRFS_ORDERED_IO_DONE))
+			return 1;
+	}
+	return 0;
+}
+
 size_t btrfs_ordered_count(const struct btrfs_fs_info *fs, u64 ino)
 {
 	return btrfs_ordered_of(fs, ino, 0, (u64)-1, NULL, 0);

@@ -48,6 +48,8 @@ struct btrfs_ordered_extent *const *btrfs_ordered_list(const struct btrfs_fs_inf
 /* Those of ino overlapping [start, end), oldest first: up to max into out; their count. */
 size_t btrfs_ordered_of(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end, struct btrfs_ordered_extent **out,
 			size_t max);
+/* Whether an ordered extent of ino overlapping [start, end) still has its bio in flight. */
+int btrfs_ordered_io_pending(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end);
 /* Count of ino's in-flight ordered extents (any range). */
 size_t btrfs_ordered_count(const struct btrfs_fs_info *fs, u64 ino);
 struct btrfs_ordered_extent *btrfs_ordered_by_id(const struct btrfs_fs_info *fs, u64 id);

@@ -94,7 +94,8 @@ struct timed {
 	int finish_busy, flusher_busy, flusher_timer;
 	u64 log_transid, log_synced, log_batch, log_committing;
 	int log_syncing, log_writers[2], log_start_task, log_multi;
-	int committing;
+	int committing;   /* a commit has begun: fsyncs and writes wait to join */
+	int commit_doing; /* its critical part: ordered extent completion waits too */
 	u64 trans_writers;
 	/* threads */
 	int nthreads, threads_done;
@@ -180,12 +181,7 @@ static u64 writeback_cost(struct timed *tm, struct btrfs_ordered_extent **oes, s
 
 static int wb_pending(struct btrfs_fs_info *fs, u64 ino)
 {
-	struct btrfs_ordered_extent *oes[128];
-	size_t n = btrfs_ordered_of(fs, ino, 0, (u64)-1, oes, 128);
-	for (size_t i = 0; i < n && i < 128; i++)
-		if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
-			return 1;
-	return n > 128;
+	return btrfs_ordered_io_pending(fs, ino, 0, (u64)-1);
 }
 
 static u64 block_writes(struct btrfs_fs_info *fs)
@@ -214,11 +210,6 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 			sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, c->gen);
 			return 0;
 		}
-		if (btrfs_ordered_logged_pending(fs)) {
-			/* ordered extents a log holds complete before the commit drops the log */
-			sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, 0);
-			return 0;
-		}
 		tm->committing = 1;
 		c->pc = 2;
 		/* fallthrough */
@@ -227,6 +218,13 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 			sched_wait(s, t, &tm->writers_wq, WAIT_TRANS_WRITERS, c->gen);
 			return 0;
 		}
+		if (btrfs_ordered_logged_pending(fs)) {
+			/* ordered extents a log holds complete before the commit drops the log
+			 * (no fsync can log another now: they wait to join) */
+			sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, 0);
+			return 0;
+		}
+		tm->commit_doing = 1;
 		c->blocks = block_writes(fs);
 		if ((ret = btrfs_commit_transaction(fs)))
 			return ret;
@@ -257,7 +255,7 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 		sched_wait(s, t, own, WAIT_BIO, 0);
 		return 0;
 	default:
-		tm->committing = 0;
+		tm->committing = tm->commit_doing = 0;
 		tm->st->trans_started_ns = sched_now(s);
 		/* the commit made every logged change durable: log transactions so far are done */
 		tm->log_synced = tm->log_transid;
@@ -398,12 +396,7 @@ static void trans_leave(struct timed *tm, struct thread_ctx *c)
 
 static int pages_under_writeback(struct btrfs_fs_info *fs, u64 ino, u64 off, u64 len)
 {
-	struct btrfs_ordered_extent *oes[16];
-	size_t n = btrfs_ordered_of(fs, ino, off, off + len, oes, 16);
-	for (size_t i = 0; i < n && i < 16; i++)
-		if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
-			return 1;
-	return 0;
+	return btrfs_ordered_io_pending(fs, ino, off, off + len);
 }
 
 static int start_writeback(struct timed *tm, struct thread_ctx *c, u64 ino)
@@ -528,6 +521,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		}
 		case T_F_START:
 			c->ino = c->op.ino;
+			tm->log_batch++; /* btrfs_sync_file's atomic_inc(&root->log_batch): a log sync batching now waits a round more */
 			if ((ret = start_writeback(tm, c, c->ino)))
 				return ret;
 			c->pc = T_F_SUBMIT;
@@ -598,7 +592,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			/* inserting into the log tree, under its write lock */
 			c->pc = T_F_CSUM_LOCK;
 			sched_cpu(s, t,
-				  COST(tm, COST_LOG_SEARCH, c->ls.log_searches) + COST(tm, COST_LOG_ITEM, c->ls.items_total) +
+				  COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) + COST(tm, COST_LOG_ITEM, c->ls.items_total) +
 					  COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 + COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024,
 				  WORK_LOG);
 			return 0;
@@ -758,7 +752,7 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			w->pc = 1;
 			continue;
 		case 1:
-			if (tm->committing) {
+			if (tm->commit_doing) {
 				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
 				return 0;
 			}
@@ -769,7 +763,11 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			continue;
 		case 2:
 			w->pc = 3;
-			sched_cpu(s, t, COST(tm, COST_FINISH_FS, 1), WORK_FINISH_FS);
+			{
+				struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
+				u64 pages = oe ? oe->num_bytes / fs->sectorsize : 1;
+				sched_cpu(s, t, COST(tm, COST_FINISH_FS, 1) + COST(tm, COST_FINISH_FS_PAGE, pages), WORK_FINISH_FS);
+			}
 			return 0;
 		case 3:
 			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
@@ -981,9 +979,19 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		tm.quit = 1;
 	}
 	if (!ret)
-		ret = sched_run(tm.s, section_done, &tm, 0);
-	if (!ret && tm.threads_done < nthreads)
-		ret = blab_fail(&fs->err, BLAB_EINVAL, "timed run: the threads wait for each other forever (deadlock)");
+		ret = sched_run(tm.s, section_done, &tm, fs->clock_ns + TIMED_LIMIT_NS);
+	if (!ret && (tm.threads_done < nthreads || (tm.quit && !quiet(&tm)))) {
+		/* nothing moved for an hour of virtual time: say who waits for what */
+		char who[512] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < sched_ntasks(tm.s) && len + 80 < sizeof(who); i++) {
+			struct sched_task *t = sched_task(tm.s, (int)i);
+			if (t->blocked && t->cause != WAIT_WORK && t->cause != WAIT_SLEEP)
+				len += (size_t)snprintf(who + len, sizeof(who) - len, "%s%s waits for %s", len ? "; " : "", t->name,
+							sched_wait_cause_name(t->cause));
+		}
+		ret = blab_fail(&fs->err, BLAB_EINVAL, "timed run: no progress for an hour of virtual time (%s)", len ? who : "a deadlock");
+	}
 	if (!ret) {
 		u64 w[WAIT_CAUSE_COUNT];
 		sched_wait_totals(tm.s, w);

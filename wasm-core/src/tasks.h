@@ -90,6 +90,9 @@ struct timed_state {
 	struct timed_latency lat[TOP_COUNT];
 };
 
+/* A section that has not ended after this much virtual time is stuck. */
+#define TIMED_LIMIT_NS (3600ULL * 1000000000ULL)
+
 /* Runs nthreads threads from the same instant until all have returned
  * from their last command, then (drain) until the kernel's work they
  * started is done: bios, ordered extents, commits. Without drain the run

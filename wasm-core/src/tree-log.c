@@ -414,17 +414,31 @@ static int log_ordered(struct log_ctx *c, struct btrfs_ordered_extent *oe)
 	return ret;
 }
 
+static int clip_pieces(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 src, u64 end, struct btrfs_ordered_extent **oes,
+		       size_t n);
+
 /* Logs an fs tree extent item (in buf, key k) but for the parts in-flight
  * ordered extents of the inode replace: 1 when nothing of it is left to log. */
 static int clip_to_ordered(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 src, u64 end)
 {
 	struct btrfs_fs_info *fs = c->fs;
-	struct btrfs_ordered_extent *oes[64];
-	size_t n = btrfs_ordered_of(fs, k->objectid, k->offset, end, oes, 64);
+	size_t n = btrfs_ordered_of(fs, k->objectid, k->offset, end, NULL, 0);
 	if (!n)
 		return 0;
-	if (btrfs_file_extent_type(buf) == BTRFS_FILE_EXTENT_INLINE || n > 64)
+	if (btrfs_file_extent_type(buf) == BTRFS_FILE_EXTENT_INLINE)
 		return 1;
+	struct btrfs_ordered_extent **oes = malloc(n * sizeof(*oes));
+	if (!oes)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "ordered extents");
+	btrfs_ordered_of(fs, k->objectid, k->offset, end, oes, n);
+	int r = clip_pieces(c, k, buf, src, end, oes, n);
+	free(oes);
+	return r;
+}
+
+static int clip_pieces(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 src, u64 end, struct btrfs_ordered_extent **oes,
+		       size_t n)
+{
 	/* the pieces of [k->offset, end) outside every ordered extent, logged one by one */
 	u64 cur = k->offset;
 	while (cur < end) {
@@ -452,6 +466,9 @@ static int clip_to_ordered(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 
 			btrfs_set_file_extent_num_bytes(piece, next_start - cur);
 			struct btrfs_key pk = {k->objectid, BTRFS_EXTENT_DATA_KEY, cur};
 			int ret = log_insert(c, &pk, piece, sizeof(piece), src);
+			u64 db = btrfs_file_extent_disk_bytenr(piece);
+			if (!ret && db)
+				ret = log_csums(c, db, btrfs_file_extent_disk_num_bytes(piece), src);
 			if (ret)
 				return ret < 0 ? ret : -ret;
 		}
@@ -647,15 +664,19 @@ done:
 	if (!ret && all && is_reg && !full) {
 		/* the kernel's btrfs_get_ordered_extents_for_logging: extents still in
 		 * flight are logged from their ordered extents */
-		struct btrfs_ordered_extent *oes[256];
-		size_t n = btrfs_ordered_of(fs, ino, 0, (u64)-1, oes, 256);
+		size_t n = btrfs_ordered_of(fs, ino, 0, (u64)-1, NULL, 0);
+		struct btrfs_ordered_extent **oes = n ? malloc(n * sizeof(*oes)) : NULL;
+		if (n && !oes)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "ordered extents");
+		btrfs_ordered_of(fs, ino, 0, (u64)-1, oes, n);
 		u64 logged = 0;
-		for (size_t i = 0; i < n && i < 256 && !ret; i++) {
+		for (size_t i = 0; i < n && !ret; i++) {
 			if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
 				continue; /* not written yet: fsync waits for writeback first */
 			logged++;
 			ret = log_ordered(c, oes[i]);
 		}
+		free(oes);
 		btrfs_ordered_count_logged(fs, logged);
 	}
 	return ret;
@@ -1001,7 +1022,10 @@ static int log_dentry(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino
 		fallback = BTRFS_LOG_FULL_COMMIT_NEW_LINK;
 	if (!fallback && is_dir && s->logged_name_gone_trans == fs->generation)
 		fallback = BTRFS_LOG_FULL_COMMIT_LOGGED_NAME_GONE;
-	if (!fallback && in.transid < fs->generation && s->logged_trans != fs->generation)
+	/* nothing since the last commit, unless ordered extents are still in flight:
+	 * their completion (which would mark the inode changed) is not waited for by a
+	 * fast fsync (the kernel's skip_inode_logging) */
+	if (!fallback && in.transid < fs->generation && s->logged_trans != fs->generation && !btrfs_ordered_count(fs, ino))
 		fallback = BTRFS_LOG_NOTHING;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = (u64)fallback});
 	st->fallback = fallback;

@@ -1,0 +1,96 @@
+// Seed 003 ("btrfs: make fast fsyncs wait only for writeback", 5.10) reproduced
+// by the time model, printed beside the seed's own table, and the model
+// checked against this machine's kernel on a loop device, in the same run:
+//
+//  1. the seed's fio table (nvme profile): sequential 64 KiB writes, fsync
+//     after each, 1 to 64 jobs; random 4 KiB writes, fsync every 16; the
+//     model's change after/before (fsync_wait=writeback vs ordered) beside
+//     the seed's (target: within 10 points each);
+//  2. the loop profile's throughput beside the kernel's on a loop device, for
+//     1, 4, 8 and 16 jobs (target: within 30%);
+//  3. speed: 8 jobs × 64 MiB (8,192 fsyncs) simulated, native (target 2 s)
+//     and WASM (target 1.5× native).
+// BTRFSLAB_SEED003_TOTAL (MiB of each model row, default 128) and
+// BTRFSLAB_SEED003_KERNEL_MIB (per kernel job, default 16) size it.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLI } from './lib.mjs';
+import { measureKernel } from '../tests/kernel/seed003-measure.mjs';
+
+export const name = 'seed 003: fast fsync waits only for writeback — the model vs the seed\'s table, and vs the kernel on a loop device';
+
+const TOTAL = Number(process.env.BTRFSLAB_SEED003_TOTAL ?? 128);
+const KMIB = Number(process.env.BTRFSLAB_SEED003_KERNEL_MIB ?? 16);
+
+// The seed's tables (MiB/s before → after), as its commit message gives them.
+const SEQ = [[1, 36.6, 40.2], [2, 35.8, 43.5], [4, 50.1, 64.5], [8, 64.0, 86.8], [16, 79.8, 107], [32, 93.2, 111], [64, 108, 133]];
+const RAND = [[1, 11.5, 11.6], [2, 12.8, 13.1], [4, 15.4, 17.8], [8, 19.9, 22.2], [16, 29.3, 30.4], [32, 36.9, 41.6], [64, 45.9, 48.8]];
+
+function fio({ jobs, mib, bs, fsync, rw, mode, device = 'nvme' }) {
+  return `mkfs size=4G\nset device=${device}\nset fsync_wait=${mode}\nfio jobs=${jobs} size=${mib}M bs=${bs} fsync=${fsync} rw=${rw}\n`;
+}
+
+function runNative(dir, text, tag) {
+  const script = join(dir, `${tag}.txt`);
+  writeFileSync(script, text);
+  const t0 = performance.now();
+  const m = JSON.parse(execFileSync(CLI, ['run', script, '--metrics', '-'], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+  return { m, ms: performance.now() - t0 };
+}
+
+async function wasmCore() {
+  const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
+  return create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
+}
+
+function runWasm(m, text) {
+  const enc = new TextEncoder().encode(text);
+  const p = m._blab_alloc(enc.length);
+  m.HEAPU8.set(enc, p);
+  const t0 = performance.now();
+  const h = m._blab_run(p, enc.length, 1n, 1n, 0);
+  const ms = performance.now() - t0;
+  m._blab_free(p);
+  if (h <= 0) throw new Error(`WASM run: ${m.UTF8ToString(m._blab_last_error())}`);
+  const metrics = JSON.parse(m.UTF8ToString(m._blab_metrics_json(h)));
+  m._blab_close(h);
+  return { m: metrics, ms };
+}
+
+const pct = (a, b) => (b / a - 1) * 100;
+
+export async function run(ctx) {
+  const rows = [];
+  // 1. the seed's table
+  for (const [label, table, bs, fsync, rw] of [['sequential 64 KiB, fsync=1', SEQ, '64K', 1, 'write'], ['random 4 KiB, fsync=16', RAND, '4K', 16, 'randwrite']]) {
+    console.log(`\n${label} (nvme profile; MiB/s)\n jobs  model before  model after  change | seed before  seed after  change | difference (points)`);
+    for (const [jobs, sb, sa] of table) {
+      const mib = Math.max(1, Math.round(TOTAL / jobs));
+      const before = runNative(ctx.dir, fio({ jobs, mib, bs, fsync, rw, mode: 'ordered' }), `b${jobs}${rw}`).m.timed.throughputMiBs;
+      const after = runNative(ctx.dir, fio({ jobs, mib, bs, fsync, rw, mode: 'writeback' }), `a${jobs}${rw}`).m.timed.throughputMiBs;
+      const ours = pct(before, after), theirs = pct(sb, sa);
+      console.log(` ${String(jobs).padStart(4)}  ${before.toFixed(1).padStart(12)}  ${after.toFixed(1).padStart(11)}  ${(ours >= 0 ? '+' : '') + ours.toFixed(1)}% | ${sb.toFixed(1).padStart(11)}  ${sa.toFixed(1).padStart(10)}  ${(theirs >= 0 ? '+' : '') + theirs.toFixed(1)}% | ${(ours - theirs).toFixed(1)}`);
+      rows.push({ metric: `${rw} ${bs} ${jobs} jobs: after/before`, unit: 'ratio', ours: after / before, peer: sa / sb, peerName: 'seed 003 (NVMe)' });
+    }
+  }
+  // 2. the loop profile against the kernel on this machine
+  console.log(`\nloop device, sequential 64 KiB, fsync=1 (${KMIB} MiB a job; MiB/s)\n jobs  model  kernel  model/kernel`);
+  for (const jobs of [1, 4, 8, 16]) {
+    const k = measureKernel({ jobs, size: KMIB << 20 });
+    const m = runNative(ctx.dir, fio({ jobs, mib: KMIB, bs: '64K', fsync: 1, rw: 'write', mode: 'writeback', device: 'loop' }), `loop${jobs}`).m;
+    const ours = m.timed.throughputMiBs;
+    console.log(` ${String(jobs).padStart(4)}  ${ours.toFixed(1).padStart(5)}  ${k.MiBps.toFixed(1).padStart(6)}  ${(ours / k.MiBps).toFixed(2).padStart(12)}`);
+    rows.push({ metric: `loop ${jobs} jobs throughput`, unit: 'MiB/s', ours, peer: k.MiBps, peerName: 'kernel, loop device, this machine' });
+  }
+  // 3. speed of the simulation
+  const big = fio({ jobs: 8, mib: 64, bs: '64K', fsync: 1, rw: 'write', mode: 'writeback' });
+  const native = runNative(ctx.dir, big, 'big');
+  const core = await wasmCore();
+  const wasm = runWasm(core, big);
+  console.log(`\n8 jobs × 64 MiB (${native.m.timed.fsyncs} fsyncs): native ${native.ms.toFixed(0)} ms (target 2000), WASM ${wasm.ms.toFixed(0)} ms (target 1.5× native)`);
+  rows.push({ metric: '8 jobs x 64 MiB simulated, native', unit: 'ms', ours: native.ms, peer: 2000, peerName: 'target' });
+  rows.push({ metric: '8 jobs x 64 MiB simulated, WASM vs native', unit: 'ms', ours: wasm.ms, peer: native.ms, peerName: 'btrfslab native (target 1.5x)' });
+  return rows;
+}

@@ -1,0 +1,61 @@
+// Seed 003's counts, the kernel's and ours: for fio-like jobs of 64 KiB
+// pwrite + fsync on a loop device, the kernel's tracepoints (a tracefs
+// instance of our own, filtered by the filesystem's fsid) count the ordered
+// extents added and the in-flight ordered extents fast fsyncs looked up for
+// logging (btrfs_ordered_extent_lookup_for_logging); btrfslab's model of the
+// same workload (fsync_wait=writeback, the kernel's behaviour since 5.10)
+// must give the same numbers. BTRFSLAB_SEED003_JOBS="1 4 8 16" and
+// BTRFSLAB_SEED003_MIB (per job, default 4) make it bigger.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+
+import { CLI, scratchDir, skipReason } from './lib.mjs';
+import { measureKernel } from './seed003-measure.mjs';
+
+const skip = skipReason();
+const dir = scratchDir('seed003-test');
+const JOBS = (process.env.BTRFSLAB_SEED003_JOBS ?? '1 4 8').split(/\s+/).filter(Boolean).map(Number);
+const MIB = Number(process.env.BTRFSLAB_SEED003_MIB ?? 4);
+
+function ours(jobs, mode) {
+  const script = join(dir, `fio-${jobs}-${mode}.txt`);
+  writeFileSync(script, `mkfs size=2G\nset device=loop\nset fsync_wait=${mode}\nfio jobs=${jobs} size=${MIB}M bs=64K fsync=1 rw=write\n`);
+  return JSON.parse(execFileSync(CLI, ['run', script, '--metrics', '-'], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+}
+
+/** The kernel's counts; a run whose extents were split or merged by other
+ * writeback (a commit or the flusher at the wrong moment) is run again. */
+function kernel(jobs) {
+  const fsyncs = jobs * MIB * 16;
+  let last;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    last = measureKernel({ jobs, size: MIB << 20 });
+    if (last.overrun === 0 && last.counts.btrfs_sync_file === fsyncs && last.counts.btrfs_ordered_extent_add === fsyncs) return last;
+    console.log(`# ${jobs} jobs: kernel capture spoiled (${JSON.stringify(last.counts)}, overrun ${last.overrun}); again`);
+  }
+  return last;
+}
+
+after(() => {});
+
+describe('seed 003: ordered extents and fsyncs that log one in flight, counted by the kernel and by btrfslab', { skip }, () => {
+  for (const jobs of JOBS) {
+    test(`${jobs} job(s), ${MIB} MiB each, 64 KiB writes, fsync after each`, () => {
+      const k = kernel(jobs);
+      const m = ours(jobs, 'writeback');
+      console.log(`# ${jobs} jobs: kernel ${JSON.stringify(k.counts)}; btrfslab ${JSON.stringify(m.ordered)}`);
+      assert.equal(m.timed.fsyncs, k.counts.btrfs_sync_file, 'fsyncs');
+      assert.equal(m.ordered.added, k.counts.btrfs_ordered_extent_add, 'ordered extents added');
+      assert.equal(m.ordered.finished, k.counts.btrfs_finish_ordered_extent, 'ordered extents finished');
+      assert.equal(m.ordered.loggedInFlight, k.counts.btrfs_ordered_extent_lookup_for_logging,
+        'in-flight ordered extents looked up for logging');
+      // before the change (fsync_wait=ordered) no fsync finds one in flight
+      const before = ours(jobs, 'ordered');
+      assert.equal(before.ordered.added, m.ordered.added);
+      assert.equal(before.ordered.loggedInFlight, 0);
+    });
+  }
+});
