@@ -37,6 +37,11 @@ struct btrfs_data_state {
 };
 
 struct btrfs_inode_cache *btrfs_inode_cache_get(const struct btrfs_fs_info *fs, u64 ino);
+/* The cached page at index pg, or NULL. */
+static inline const struct btrfs_page *btrfs_page_at(const struct btrfs_inode_cache *ic, u64 pg)
+{
+	return u64map_get(&ic->pages, pg);
+}
 /* Pages of [start, end) of ic in state from go to state to (0: dropped). */
 void btrfs_pages_set_state(struct btrfs_fs_info *fs, struct btrfs_inode_cache *ic, u64 start, u64 end, u32 from, u32 to);
 #endif

@@ -451,7 +451,7 @@ static int make_ordered(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 		return blab_fail(&fs->err, BLAB_ENOSPC, "inode %llu: no space for %llu bytes of file data",
 				 (unsigned long long)ic->ino, (unsigned long long)(e - s));
 	struct btrfs_ordered_extent *oe = calloc(1, sizeof(*oe));
-	if (!oe || !(oe->data = malloc((size_t)len)) || !(oe->sums = malloc((size_t)(len / ss) * 4 + 4))) {
+	if (!oe || !(oe->sums = malloc((size_t)(len / ss) * 4 + 4))) {
 		oe_free(oe);
 		return blab_fail(&fs->err, BLAB_ENOMEM, "ordered extent");
 	}
@@ -463,16 +463,28 @@ static int make_ordered(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 	oe->num_bytes = len;
 	oe->disk_bytenr = bytenr;
 	oe->trans = fs->generation;
+	/* the bio takes the pages themselves: they stay put (a write waits for their
+	 * writeback: stable pages) until io_done copies them to the device */
+	u32 zero_crc = 0;
+	int have_zero = 0;
 	for (u64 pg = s / ss; pg * ss < s + len; pg++) {
 		struct btrfs_page *p = u64map_get(&ic->pages, pg);
-		u8 *dst = oe->data + (pg * ss - s);
 		if (p) {
-			memcpy(dst, p->data, ss);
 			p->state = BTRFS_PAGE_WRITEBACK;
-		} else {
-			memset(dst, 0, ss);
+			oe->sums[pg - s / ss] = crc32c(p->data, ss);
+			continue;
 		}
-		oe->sums[pg - s / ss] = crc32c(dst, ss);
+		if (!have_zero) {
+			u8 *z = calloc(1, ss);
+			if (!z) {
+				oe_free(oe);
+				return blab_fail(&fs->err, BLAB_ENOMEM, "ordered extent");
+			}
+			zero_crc = crc32c(z, ss);
+			free(z);
+			have_zero = 1;
+		}
+		oe->sums[pg - s / ss] = zero_crc;
 	}
 	if (add_oe(fs, oe)) {
 		oe_free(oe);

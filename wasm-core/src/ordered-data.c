@@ -61,16 +61,20 @@ int btrfs_ordered_io_done(struct btrfs_fs_info *fs, struct btrfs_ordered_extent 
 	if (oe->flags & BTRFS_ORDERED_IO_DONE)
 		return 0;
 	int ret = 0;
-	for (u64 w = 0; w < oe->num_bytes && !ret; w += 1ULL << 24) {
-		u32 n = (u32)(oe->num_bytes - w < (1ULL << 24) ? oe->num_bytes - w : (1ULL << 24));
-		ret = btrfs_write_logical(fs, oe->disk_bytenr + w, oe->data + w, n);
+	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ino);
+	u64 ss = fs->sectorsize;
+	u8 *zero = NULL;
+	for (u64 off = 0; off < oe->num_bytes && !ret; off += ss) {
+		const struct btrfs_page *p = ic ? btrfs_page_at(ic, (oe->file_offset + off) / ss) : NULL;
+		const u8 *src = p ? p->data : NULL;
+		if (!src && !zero && !(zero = calloc(1, ss)))
+			return blab_fail(&fs->err, BLAB_ENOMEM, "bio");
+		ret = btrfs_write_logical(fs, oe->disk_bytenr + off, src ? src : zero, (u32)ss);
 	}
+	free(zero);
 	if (ret)
 		return ret;
-	free(oe->data);
-	oe->data = NULL;
 	oe->flags |= BTRFS_ORDERED_IO_DONE;
-	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ino);
 	if (ic)
 		btrfs_pages_set_state(fs, ic, oe->file_offset, oe->file_offset + oe->num_bytes, BTRFS_PAGE_WRITEBACK,
 				      BTRFS_PAGE_UPTODATE);

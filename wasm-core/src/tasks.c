@@ -510,7 +510,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			continue;
 		case T_THROTTLE: {
 			u64 dirty = btrfs_dirty_bytes(fs, 0);
-			if (dirty > tm->cfg->dirty_background_bytes)
+			if (dirty > tm->cfg->dirty_background_bytes || dirty > tm->cfg->dirty_bytes)
 				sched_wake_all(s, &tm->flusher_wq);
 			if (dirty > tm->cfg->dirty_bytes) {
 				sched_wait(s, t, &tm->throttle_wq, WAIT_DIRTY_THROTTLE, dirty);
@@ -825,7 +825,8 @@ static int flusher_step(struct sched *s, struct sched_task *t)
 				sched_wait(s, t, &tm->flusher_wq, WAIT_WORK, 0);
 				return 0;
 			}
-			int over = btrfs_dirty_bytes(fs, 0) > tm->cfg->dirty_background_bytes;
+			u64 bg = tm->cfg->dirty_background_bytes < tm->cfg->dirty_bytes ? tm->cfg->dirty_background_bytes : tm->cfg->dirty_bytes;
+			int over = btrfs_dirty_bytes(fs, 0) > bg;
 			int expired = btrfs_inode_dirtied_at(fs, ino) + 30ULL * 1000000000ULL <= sched_now(s);
 			if (!over && !expired) {
 				tm->flusher_busy = 0;
@@ -986,11 +987,12 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		size_t len = 0;
 		for (size_t i = 0; i < sched_ntasks(tm.s) && len + 80 < sizeof(who); i++) {
 			struct sched_task *t = sched_task(tm.s, (int)i);
-			if (t->blocked && t->cause != WAIT_WORK && t->cause != WAIT_SLEEP)
+			if (t->blocked && t->cause != WAIT_WORK && (t->kind == TASK_THREAD || t->cause != WAIT_SLEEP))
 				len += (size_t)snprintf(who + len, sizeof(who) - len, "%s%s waits for %s", len ? "; " : "", t->name,
 							sched_wait_cause_name(t->cause));
 		}
-		ret = blab_fail(&fs->err, BLAB_EINVAL, "timed run: no progress for an hour of virtual time (%s)", len ? who : "a deadlock");
+		ret = blab_fail(&fs->err, BLAB_EINVAL, "timed run: the section has not ended after an hour of virtual time (%s)",
+				len ? who : "a deadlock");
 	}
 	if (!ret) {
 		u64 w[WAIT_CAUSE_COUNT];

@@ -126,7 +126,7 @@ enum btrfs_lock_mode {
 	   F(id, INT, slot) F(tree, U64, tree) F(ino, U64, a) F(offset, U64, b) F(length, U64, c)                 \
 	   F(diskBytenr, U64, bytenr) F(atNs, U64, t))                                                             \
 	EV(TASK_NEW, "task_new", "A task of a timed run begins: a scenario thread or a kernel worker.",             \
-	   F(task, INT, slot) F(kind, E_TASK_KIND, level) F(index, U32, a) F(atNs, U64, t))                       \
+	   F(task, INT, slot) F(taskKind, E_TASK_KIND, level) F(index, U32, a) F(atNs, U64, t))                       \
 	EV(TASK_OP, "task_op", "A thread starts a command of its script line (or of its fio job).",                 \
 	   F(task, INT, slot) F(line, U32, a) F(op, E_TIMED_OP, level) F(ino, U64, bytenr) F(offset, U64, c)     \
 	   F(length, U64, b) F(atNs, U64, t))                                                                       \

@@ -439,7 +439,10 @@ static int clip_to_ordered(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 
 static int clip_pieces(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 src, u64 end, struct btrfs_ordered_extent **oes,
 		       size_t n)
 {
-	/* the pieces of [k->offset, end) outside every ordered extent, logged one by one */
+	/* the pieces of [k->offset, end) outside every ordered extent, logged one by one
+	 * (from a copy of the item: logging a piece's checksums reuses buf) */
+	u8 item[BTRFS_FILE_EXTENT_SIZE];
+	memcpy(item, buf, sizeof(item));
 	u64 cur = k->offset;
 	while (cur < end) {
 		u64 next_start = end, next_end = end;
@@ -459,7 +462,7 @@ static int clip_pieces(struct log_ctx *c, struct btrfs_key *k, u8 *buf, u64 src,
 		}
 		if (next_start > cur) {
 			u8 piece[BTRFS_FILE_EXTENT_SIZE];
-			memcpy(piece, buf, sizeof(piece));
+			memcpy(piece, item, sizeof(piece));
 			u64 delta = cur - k->offset;
 			if (btrfs_file_extent_disk_bytenr(piece))
 				btrfs_set_file_extent_offset(piece, btrfs_file_extent_offset(piece) + delta);

@@ -1,0 +1,91 @@
+// Threads and time through the CLI: a timed run's metrics, the cost table,
+// the same seed giving the same trace, and a crash right as the threads
+// return replayed to what their fsyncs promised.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'btrfslab-time-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(...args) {
+  const r = spawnSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+function script(name, text) {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+test('a fio section: metrics count ordered extents, fsyncs logging one in flight, latencies and waits', () => {
+  const s = script('fio.txt', 'mkfs size=512M\nset device=nvme\nfio jobs=4 size=1M bs=64K fsync=1 rw=write\n');
+  const r = cli('run', s, '--metrics', '-');
+  assert.equal(r.code, 0, r.err);
+  const m = JSON.parse(r.out);
+  assert.deepEqual(m.ordered, { added: 64, finished: 64, loggedInFlight: 60, fsyncsLoggingInFlight: 60 });
+  assert.equal(m.fsyncWait, 'writeback');
+  assert.equal(m.timed.device, 'nvme');
+  assert.equal(m.timed.fsyncs, 64);
+  assert.equal(m.timed.bytesWritten, 4 << 20);
+  assert.ok(m.timed.throughputMiBs > 0 && m.timed.virtualNs > 0);
+  assert.equal(m.timed.ops.write.n, 64);
+  assert.ok(m.timed.ops.fsync.p99Ns >= m.timed.ops.fsync.p50Ns && m.timed.ops.fsync.maxNs >= m.timed.ops.fsync.p99Ns);
+  assert.ok(m.timed.waitedNs.bio > 0, 'fsyncs wait for their bios');
+  assert.ok(m.timed.bios.flush.n > 0 && m.timed.bios.superblock.n > 0);
+  const o = JSON.parse(cli('run', script('fio-o.txt', 'set fsync_wait=ordered\nfio jobs=4 size=1M bs=64K fsync=1 rw=write\n'), '--metrics', '-').out);
+  assert.equal(o.ordered.loggedInFlight, 0);
+  assert.ok(o.timed.waitedNs['ordered extent'] > 0, 'before 5.10 fast fsyncs wait for ordered extents');
+});
+
+test('same seed, same trace; another seed, another interleaving', () => {
+  const s = script('two.txt', 'create /a\ncreate /b\nthread A\nwrite /a 0 64K\nfsync /a\nend\nthread B\nwrite /b 0 64K\nfsync /b\nend\n');
+  const t = (seed) => {
+    const out = join(dir, `t${seed}.jsonl`);
+    assert.equal(cli('run', s, '--trace', out, '--seed', String(seed)).code, 0);
+    return readFileSync(out, 'utf8');
+  };
+  const a = t(3);
+  assert.equal(a, t(3));
+  assert.notEqual(a, t(4));
+  assert.match(a, /"kind":"task_new","task":\d+,"taskKind":"thread"/);
+  assert.match(a, /"kind":"task_wait","task":\d+,"cause":"bio"/);
+});
+
+test('a crash as the threads return: replay gives every fsynced file whole', () => {
+  const s = script('crash.txt', 'mkfs size=256M\nset cost.finish_fs=3ms\nfio jobs=3 size=256K bs=64K fsync=1 rw=write\ncrash\n');
+  const img = join(dir, 'crash.img');
+  assert.equal(cli('run', s, '--image', img).code, 0);
+  const ls = cli('ls', '--replay', '-l', img, '/');
+  assert.equal(ls.code, 0, ls.err);
+  for (let j = 0; j < 3; j++) assert.match(ls.out, new RegExp(`262144 .*writers\\.${j}\\.0`));
+  const c = cli('crashes', s);
+  assert.equal(c.code, 0, c.out + c.err);
+  assert.match(c.out, /broken: 0/);
+});
+
+test('costs: every row with its source; --json', () => {
+  const r = cli('costs');
+  assert.equal(r.code, 0);
+  assert.match(r.out, /finish_csum\s+\d+\s+ordered extent/);
+  assert.match(r.out, /^loop\s+2\s/m);
+  const j = JSON.parse(cli('costs', '--json').out);
+  assert.ok(j.costs.length > 15 && j.costs.every((c) => c.source && c.key && Number.isInteger(c.ns)));
+  assert.deepEqual(j.devices.map((d) => d.name), ['nvme', 'ssd', 'hdd', 'loop']);
+  assert.equal(cli('costs', '--bogus').code, 2);
+});
+
+test('a section may last an hour of virtual time; past it, an error names who waits for what', () => {
+  const s = script('long.txt', 'create /a\nA: sleep 40m\nA: sleep 40m\nB: write /a 0 4K\n');
+  const r = cli('run', s);
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /long\.txt:\d+: .*has not ended after an hour of virtual time \(A waits for sleep\)/);
+  // over the dirty limit the writer throttles until the flusher writes back
+  const t = JSON.parse(cli('run', script('dirty.txt', 'create /a\nset dirty=16K\nA: write /a 0 1M\nA: write /a 1M 1M\n'), '--metrics', '-').out);
+  assert.ok(t.timed.waitedNs['dirty throttle'] > 0);
+});
