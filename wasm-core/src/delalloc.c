@@ -302,7 +302,9 @@ static struct btrfs_page *page_get(struct btrfs_fs_info *fs, struct btrfs_root *
 		blab_fail(&fs->err, BLAB_ENOMEM, "page cache");
 		return NULL;
 	}
-	if (whole || pg * ss >= ic->isize)
+	if (whole)
+		; /* the write covers it all */
+	else if (pg * ss >= ic->isize)
 		memset(data, 0, ss);
 	else if (btrfs_read_tree_range(fs, root, ic->ino, tree_size, pg * ss, data, ss)) {
 		free(data);

@@ -62,16 +62,23 @@ int btrfs_ordered_io_done(struct btrfs_fs_info *fs, struct btrfs_ordered_extent 
 		return 0;
 	int ret = 0;
 	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ino);
-	u64 ss = fs->sectorsize;
-	u8 *zero = NULL;
-	for (u64 off = 0; off < oe->num_bytes && !ret; off += ss) {
-		const struct btrfs_page *p = ic ? btrfs_page_at(ic, (oe->file_offset + off) / ss) : NULL;
-		const u8 *src = p ? p->data : NULL;
-		if (!src && !zero && !(zero = calloc(1, ss)))
-			return blab_fail(&fs->err, BLAB_ENOMEM, "bio");
-		ret = btrfs_write_logical(fs, oe->disk_bytenr + off, src ? src : zero, (u32)ss);
+	u64 ss = fs->sectorsize, chunk = 1ULL << 20;
+	/* the pages gathered a MiB at a time: the device takes whole pages of its own */
+	u8 *buf = malloc(oe->num_bytes < chunk ? oe->num_bytes : chunk);
+	if (!buf)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "bio");
+	for (u64 at = 0; at < oe->num_bytes && !ret; at += chunk) {
+		u64 n = oe->num_bytes - at < chunk ? oe->num_bytes - at : chunk;
+		for (u64 off = 0; off < n; off += ss) {
+			const struct btrfs_page *p = ic ? btrfs_page_at(ic, (oe->file_offset + at + off) / ss) : NULL;
+			if (p)
+				memcpy(buf + off, p->data, ss);
+			else
+				memset(buf + off, 0, ss);
+		}
+		ret = btrfs_write_logical(fs, oe->disk_bytenr + at, buf, (u32)n);
 	}
-	free(zero);
+	free(buf);
 	if (ret)
 		return ret;
 	oe->flags |= BTRFS_ORDERED_IO_DONE;
