@@ -56,7 +56,11 @@ export function renderTraceTypes(schema) {
   L.push('/** Every kind: its sentence and its fields in order. */');
   L.push('export const TRACE_SCHEMA = {');
   for (const k of schema.kinds) {
-    for (const f of k.fields) tsType(f.type);
+    for (const f of k.fields) {
+      tsType(f.type);
+      // every event has these: a field of the same name would be a second key of the JSON object (JSON.parse keeps the last)
+      if (f.name === 'seq' || f.name === 'kind') throw new Error(`trace schema: ${k.kind}'s field "${f.name}" is a name every event has; name it otherwise in trace-events.h`);
+    }
     const fields = k.fields.map((f) => `[${q(f.name)}, ${q(f.type)}]`).join(', ');
     L.push(`  ${k.kind}: { doc: ${q(k.doc)}, fields: [${fields}] },`);
   }

@@ -71,18 +71,28 @@ char *btrfs_costs_json(void)
 {
 	struct strbuf b = {0};
 	sb_printf(&b, "{\"costs\":[");
-	for (int i = 0; i < COST_COUNT; i++)
-		sb_printf(&b, "%s{\"key\":\"%s\",\"name\":\"%s\",\"ns\":%llu,\"unit\":\"%s\",\"source\":\"%s\"}",
-			  i ? "," : "", btrfs_costs[i].key, btrfs_costs[i].name, (unsigned long long)btrfs_costs[i].ns, btrfs_costs[i].unit, btrfs_costs[i].source);
+	for (int i = 0; i < COST_COUNT; i++) {
+		const struct btrfs_cost *c = &btrfs_costs[i];
+		sb_printf(&b, "%s{\"key\":\"%s\",\"name\":", i ? "," : "", c->key);
+		sb_json_string(&b, c->name, strlen(c->name));
+		sb_printf(&b, ",\"ns\":%llu,\"unit\":", (unsigned long long)c->ns);
+		sb_json_string(&b, c->unit, strlen(c->unit));
+		sb_printf(&b, ",\"source\":");
+		sb_json_string(&b, c->source, strlen(c->source));
+		sb_printf(&b, "}");
+	}
 	sb_printf(&b, "],\"devices\":[");
-	for (const struct btrfs_device_profile *p = btrfs_device_profiles; p->name; p++)
+	for (const struct btrfs_device_profile *p = btrfs_device_profiles; p->name; p++) {
 		sb_printf(&b,
 			  "%s{\"name\":\"%s\",\"cpus\":%d,\"queueDepth\":%d,\"writeLatencyNs\":%llu,\"bandwidth\":%llu,"
-			  "\"flushNs\":%llu,\"fuaNs\":%llu,\"seekNs\":%llu,\"ssd\":%s,\"jiffyNs\":%llu,\"jitterPct\":%u,\"flushBarrier\":%s,\"source\":\"%s\"}",
+			  "\"flushNs\":%llu,\"fuaNs\":%llu,\"seekNs\":%llu,\"ssd\":%s,\"jiffyNs\":%llu,\"jitterPct\":%u,\"flushBarrier\":%s,\"source\":",
 			  p == btrfs_device_profiles ? "" : ",", p->name, p->cpus, p->queue_depth,
 			  (unsigned long long)p->write_latency_ns, (unsigned long long)p->bandwidth, (unsigned long long)p->flush_ns,
 			  (unsigned long long)p->fua_ns, (unsigned long long)p->seek_ns, p->ssd ? "true" : "false",
-			  (unsigned long long)p->jiffy_ns, p->jitter_pct, p->flush_barrier ? "true" : "false", p->source);
+			  (unsigned long long)p->jiffy_ns, p->jitter_pct, p->flush_barrier ? "true" : "false");
+		sb_json_string(&b, p->source, strlen(p->source));
+		sb_printf(&b, "}");
+	}
 	sb_printf(&b, "]}");
 	if (b.oom) {
 		sb_free(&b);

@@ -6,7 +6,9 @@ import type { Question } from './model/questions';
 
 export type { Question };
 
-/** A row of a seed's published table: dir fsync times before and after the change. */
+import type { FioRow } from './model/fsyncModes';
+
+/** A row of seed 001's published table: dir fsync times before and after the change. */
 export interface SeedRow {
   n: number;
   d: number;
@@ -14,15 +16,22 @@ export interface SeedRow {
   delete: [number, number];
 }
 
-/** The kernel change a lesson is built around, as published. */
-export interface Seed {
-  id: string;
+interface SeedOf<Id extends string, Row> {
+  id: Id;
   change: string;
   source: string;
   experiment: string;
   unit: string;
-  table: SeedRow[];
+  table: Row[];
 }
+
+/** Seed 001 (lesson 2): directory index-only logging, its dir fsync times. */
+export type DirLoggingSeed = SeedOf<'001', SeedRow>;
+/** Seed 003 (lesson 3): fast fsyncs wait only for writeback, its fio throughput. */
+export type FsyncWaitSeed = SeedOf<'003', FioRow>;
+
+/** The kernel change a lesson is built around, as published (by its id). */
+export type Seed = DirLoggingSeed | FsyncWaitSeed;
 
 /** lessons/NN-name/lesson.json. */
 export interface LessonManifest {

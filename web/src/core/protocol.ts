@@ -2,9 +2,10 @@
 import type { TreeDump } from '../model/dump';
 import type { CrashPoint } from '../model/crashPoints';
 import type { FileView } from '../model/kernelAnswer';
-import type { StepInfo, StepView } from '../model/steps';
+import type { Lens, StepInfo, StepView } from '../model/steps';
+import type { Timeline } from '../model/timeline';
 import type { TraceEvent } from '../model/trace';
-import type { DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
+import type { CostTable, DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
 
 export type Request =
   | { op: 'ready' }
@@ -16,7 +17,9 @@ export type Request =
   | { op: 'traceRun'; script: string; opts: RunOptions }
   // the run's steps without their events (grouped in the worker), and one step's view in one tree
   | { op: 'runSteps'; script: string; opts: RunOptions }
-  | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null }
+  | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null; lens?: Lens }
+  | { op: 'timeline'; script: string; opts: RunOptions; index: number }
+  | { op: 'costs' }
   | { op: 'stateAt'; script: string; opts: RunOptions; line: number; tree: bigint; maxLeafEntries: number }
   | { op: 'stateAtEvent'; script: string; opts: RunOptions; seq: number; tree: bigint; maxLeafEntries: number }
   | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; seq?: number; maxLeafEntries: number }
@@ -45,8 +48,12 @@ export interface Results {
   traceRun: { events: TraceEvent[]; metrics: ScenarioMetrics; commandEvents: number };
   /** The run's steps (without events) and the event where its final commit starts. */
   runSteps: { steps: StepInfo[]; metrics: ScenarioMetrics; commandEvents: number };
-  /** Step `index` told and marked in tree (at its moment `moment`; null: its end). */
+  /** Step `index` told and marked in tree (at its moment `moment` of the lens, the tree's unless said; null: its end). */
   stepView: StepView;
+  /** Step `index` as a timeline: lanes, spans, page cache, its moments (model/timeline.ts). */
+  timeline: Timeline;
+  /** The time model's cost table and device profiles (wasm-core/src/costs.c). */
+  costs: CostTable;
   /** The trees after the script's line `line` (0: after mkfs), without the final commit; -1: the end, after it. */
   stateAt: TreeDump;
   /** The trees right after the run's event seq, in the middle of a command. */

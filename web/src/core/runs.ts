@@ -8,7 +8,10 @@ import { crashPointsOf, type CrashPoint } from '../model/crashPoints';
 import { ghostsAt } from '../model/ghosts';
 import { marksFor } from '../model/marks';
 import { momentsOf, treeOf, type Moment } from '../model/moments';
-import { groupSteps, stepInfo, treeSentence, type Step, type StepInfo, type StepView } from '../model/steps';
+import { EMPTY_PAGES, foldPages, type PageCacheState } from '../model/pageCache';
+import { groupSteps, stepInfo, treeSentence, type Lens, type Step, type StepInfo, type StepView } from '../model/steps';
+import { notePaths } from '../model/sections';
+import { buildTimeline, type Timeline } from '../model/timeline';
 import type { TraceEvent, TraceKind } from '../model/trace';
 import { CORE_ERRNO, CoreError } from './errors';
 
@@ -29,9 +32,12 @@ export class RunSteps {
   private readonly cows: Step[];
 
   private readonly lines: number;
+  // the page cache and the paths known before each step, folded in step order as far as asked
+  private readonly before: { pages: PageCacheState; paths: Map<number, string> }[] = [{ pages: EMPTY_PAGES, paths: new Map() }];
+  private readonly timelines = new Map<string, Timeline>();
 
-  constructor(events: TraceEvent[], lines: string[], readonly commandEvents: number, private readonly keep = 8) {
-    this.steps = groupSteps(events, lines, commandEvents);
+  constructor(events: TraceEvent[], private readonly scriptLines: string[], readonly commandEvents: number, private readonly keep = 8) {
+    this.steps = groupSteps(events, scriptLines, commandEvents);
     this.lines = this.steps.filter((s) => !s.final).reduce((m, s) => Math.max(m, s.line), 0);
     this.infos = this.steps.map(stepInfo);
     this.cows = this.steps.map((s) => ({ ...s, events: s.events.filter((e) => e.kind === 'cow' || e.kind === 'commit') }));
@@ -71,11 +77,44 @@ export class RunSteps {
     return index > 0 ? this.remember(this.moments, `${index}:${tree}`, () => momentsOf(s.events, tree, this.commandEvents)) : [];
   }
 
-  /** Step index in tree, at its moment `moment` (null or past the last: the step's end). */
-  view(index: number, tree: bigint, moment: number | null): StepView {
+  /** What the page cache held and which paths were known before step index. */
+  private stateBefore(index: number): { pages: PageCacheState; paths: Map<number, string> } {
+    for (let i = this.before.length; i <= index; i++) {
+      const prev = this.before[i - 1];
+      const s = this.steps[i - 1];
+      const paths = new Map(prev.paths);
+      notePaths(paths, s.events, this.scriptLines, s.command);
+      this.before.push({ pages: foldPages(prev.pages, s.events), paths });
+    }
+    return this.before[index];
+  }
+
+  /**
+   * Step index as a timeline (model/timeline.ts): its lanes, spans and page
+   * cache, and the moments a learner stops at on it (none in mkfs's step or
+   * the final commit's: the core stops only inside the script's commands).
+   */
+  timeline(index: number): Timeline {
     const s = this.step(index);
-    const moments = this.momentsAt(index, tree);
-    const whole = this.remember(this.views, `${index}:${tree}`, () => ({
+    return this.remember(this.timelines, String(index), () => {
+      const before = this.stateBefore(index);
+      const tl = buildTimeline(s.events, { lines: this.scriptLines, line: s.line, pagesBefore: before.pages, paths: before.paths });
+      return { ...tl, moments: index > 0 ? tl.moments.filter((m) => m.seq < this.commandEvents) : [] };
+    });
+  }
+
+  /** The moments of step index through a lens: the tree's (its COWs, inserts, splits), or the timeline's (tasks, bios, pages). */
+  private lensMoments(index: number, tree: bigint, lens: Lens): Moment[] {
+    if (lens === 'tree') return this.momentsAt(index, tree);
+    return this.remember(this.moments, `${index}:timeline`, () =>
+      this.timeline(index).moments.map((m) => ({ seq: m.seq, kind: m.kind, sentence: m.sentence, marks: new Map() })));
+  }
+
+  /** Step index in tree, at its moment `moment` (null or past the last: the step's end) of the lens. */
+  view(index: number, tree: bigint, moment: number | null, lens: Lens = 'tree'): StepView {
+    const s = this.step(index);
+    const moments = this.lensMoments(index, tree, lens);
+    const whole = this.remember(this.views, `${index}:${tree}:${lens}`, () => ({
       sentence: treeSentence(s, tree),
       moments: moments.length,
       marks: marksFor(s.events),

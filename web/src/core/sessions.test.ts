@@ -40,8 +40,11 @@ describe('a session steps as the script prefix runs', () => {
         const ref = core.run(scriptPrefix(lines, steps, i), { ...RUN, trace: false, noFinalCommit: true });
         try {
           const at = core.seek(h, steps[i].line);
-          expect(core.dumpTrees(at), `step ${i} (line ${steps[i].line})`).toEqual(core.dumpTrees(ref));
-          if (i % 4 === 0 || i === steps.length - 1) // whole images are slow to compare: every fourth step and the last
+          // threads followed by a crash return without their in-flight work drained (the power cut takes it):
+          // no prefix of the script ends that way (it drains), but the device holds the same
+          const cut = /^\s*crash\b/.test(lines[(steps[i + 1]?.line ?? 0) - 1] ?? '') && steps[i].kinds.has('task_new');
+          if (!cut) expect(core.dumpTrees(at), `step ${i} (line ${steps[i].line})`).toEqual(core.dumpTrees(ref));
+          if (cut || i % 4 === 0 || i === steps.length - 1) // whole images are slow to compare: every fourth step and the last
             expect(Buffer.from(core.imageBytes(at)).equals(Buffer.from(core.imageBytes(ref))), `image at step ${i}`).toBe(true);
         } finally {
           core.close(ref);

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 // @ts-expect-error: a plain ES module script without types
 import { GENERATED, renderTraceTypes } from '../../../scripts/gen-trace-types.mjs';
 import { TRACE_SCHEMA, parseTrace, type TraceKind } from '../model/trace';
-import { describeEvent } from '../views/sentences';
+import { describeEvent, hasSentence } from '../views/sentences';
 import createBtrfsCore from './generated/btrfslab-core.mjs';
 import { Core } from './wasm';
 
@@ -77,6 +77,42 @@ describe('trace schema', () => {
     }
     expect(events.filter((e) => e.kind === 'fsync').map((e) => e.kind === 'fsync' && e.result))
       .toContain('full commit: file renamed or unlinked');
+  });
+
+  test('a timed run: every kind it emits carries exactly its fields, each with a sentence of its view', () => {
+    const h = core.run(`mkfs size=256M
+create /a
+create /b
+commit
+thread A
+write /a 0 64K
+fsync /a
+end
+B: write /b 0 10
+B: fsync /b
+fio jobs=2 size=128K bs=64K fsync=1 rw=write
+crash
+`, RUN);
+    const json = core.traceJson(h);
+    core.close(h);
+    const raw = JSON.parse(json) as Record<string, unknown>[];
+    const seen = new Set<string>();
+    for (const r of raw) {
+      const spec = TRACE_SCHEMA[r.kind as TraceKind];
+      expect(Object.keys(r)).toEqual(['seq', 'kind', ...spec.fields.map(([n]) => n)]); // one key each: none is named seq or kind
+      seen.add(String(r.kind));
+    }
+    const timed: TraceKind[] = ['task_new', 'task_op', 'task_op_end', 'task_cpu', 'task_wait', 'task_wake', 'bio_submit', 'bio_done',
+      'page_dirty', 'ordered_add', 'ordered_io_done', 'ordered_logged', 'ordered_finish', 'lock_wait', 'lock_acquire', 'lock_release'];
+    for (const k of timed) {
+      expect(seen, k).toContain(k);
+      expect(hasSentence(k), `${k} has a sentence beside its view`).toBe(true);
+    }
+    expect(hasSentence('write_inline')).toBe(true);
+    for (const e of parseTrace(json)) expect(describeEvent(e)).not.toMatch(/undefined|NaN|\[object|#\d/);
+    // a lock readers hold: its holder crosses as (u64)-1 in a u32 field, read as -1
+    expect(parseTrace(JSON.stringify([{ seq: 0, kind: 'lock_wait', tree: '5', bytenr: '0', level: 0, task: 3, mode: 'write', holder: 18446744073709551615 }])).map(describeEvent))
+      .toEqual(['Task 3 waits to write-lock the fs tree, held by readers']);
   });
 
   test('the lock and task kinds parse and read as sentences (the locking lesson emits them)', () => {

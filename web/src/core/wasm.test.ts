@@ -118,6 +118,24 @@ describe('scenarios through WASM', () => {
     expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
   });
 
+  test('threads: the same seed gives the native CLI\'s trace and image, byte for byte', () => {
+    const threads = 'mkfs size=256M\nset device=nvme\nfio jobs=3 size=256K bs=64K fsync=1 rw=write\nA: write /writers.0.0 0 8K 3\nB: fsync /writers.1.0\nA: fsync /writers.0.0\n';
+    const h = core.run(threads, { seed: 4n, now: 1n, trace: true });
+    const ours = core.imageBytes(h);
+    const events = core.trace(h).map((e) => `${e.kind}@${'atNs' in e ? String(e.atNs) : ''}`);
+    core.close(h);
+    const s = join(dir, 'threads.txt');
+    const img = join(dir, 'threads.img');
+    const tr = join(dir, 'threads.jsonl');
+    execFileSync('sh', ['-c', `cat > ${s}`], { input: threads });
+    execFileSync(cliPath, ['run', s, '--image', img, '--trace', tr, '--seed', '4', '--time', '1']);
+    const theirs = readFileSync(tr, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).map((e) => `${e.kind}@${e.atNs ?? ''}`);
+    expect(events.length).toBeGreaterThan(1000);
+    expect(events).toEqual(theirs);
+    expect(events.some((e) => e.startsWith('ordered_logged@'))).toBe(true);
+    expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
+  });
+
   test('ls, cat, check and metrics', () => {
     const h = core.run(script, { seed: 1n, now: 1n, trace: true });
     expect(core.ls(h, '/').map((e) => e.name)).toEqual(['d', 's', 'top']);

@@ -21,6 +21,7 @@ export interface EmscriptenCore {
   _blab_session_dump_at_event(h: number, seq: bigint, tree: bigint, maxLeafEntries: number): number;
   _blab_trace_json(h: number): number;
   _blab_trace_schema_json(): number;
+  _blab_costs_json(): number;
   _blab_image_size(h: number): bigint;
   _blab_image_page(h: number, index: bigint): number;
   _blab_page_size(): number;
@@ -104,6 +105,74 @@ export interface ScenarioMetrics {
   crashed: boolean;
   dir_logging: 'index-only' | 'legacy';
   fsyncs: FsyncMetrics[];
+  /** Ordered extents: made, completed, logged while in flight, and fsyncs that logged one in flight. */
+  ordered?: { added: number; finished: number; loggedInFlight: number; fsyncsLoggingInFlight: number };
+  /** What a fast fsync waits for (set fsync_wait=): before Linux 5.10 the ordered extents, since then writeback. */
+  fsyncWait?: 'ordered' | 'writeback';
+  /** When threads ran: the simulated time's figures. */
+  timed?: TimedMetrics;
+}
+
+/** A timed op's latencies (virtual ns). */
+export interface LatencyMetrics {
+  n: number;
+  meanNs: number;
+  p50Ns: number;
+  p99Ns: number;
+  maxNs: number;
+}
+
+/** What threads did in simulated time (scenario metrics, when a section ran). */
+export interface TimedMetrics {
+  device: string;
+  cpus: number;
+  sched?: string;
+  seed?: number;
+  virtualNs: number;
+  bytesWritten: number;
+  throughputMiBs: number;
+  commits: number;
+  logSyncs: number;
+  fsyncs: number;
+  fsyncsLoggingInFlight?: number;
+  fsyncFullCommits?: number;
+  ops: Partial<Record<'write' | 'fsync' | 'sync' | 'sleep' | 'namespace', LatencyMetrics>>;
+  /** Time tasks spent waiting, by cause. */
+  waitedNs: Record<string, number>;
+  bios: Record<string, { n: number; bytes: number }>;
+  locks: Record<string, { contended: number; waitNs: number }>;
+}
+
+/** One row of the time model's cost table (wasm-core/src/costs.c): what a unit of work costs and where the figure comes from. */
+export interface CostRow {
+  key: string;
+  name: string;
+  ns: number;
+  unit: string;
+  source: string;
+}
+
+/** A device profile of the time model (set device=NAME). */
+export interface DeviceProfile {
+  name: string;
+  cpus: number;
+  queueDepth: number;
+  writeLatencyNs: number;
+  /** Bytes a second. */
+  bandwidth: number;
+  flushNs: number;
+  fuaNs: number;
+  seekNs: number;
+  ssd: boolean;
+  jiffyNs: number;
+  jitterPct: number;
+  flushBarrier: boolean;
+  source: string;
+}
+
+export interface CostTable {
+  costs: CostRow[];
+  devices: DeviceProfile[];
 }
 
 /** What one fsync did (scenario metrics). */
@@ -295,6 +364,11 @@ export class Core {
   /** The trace schema (wasm-core/src/trace-events.h) as the core prints it. */
   traceSchema(): unknown {
     return JSON.parse(this.string(this.m._blab_trace_schema_json()));
+  }
+
+  /** The time model's cost table and device profiles, each with its source. */
+  costs(): CostTable {
+    return JSON.parse(this.string(this.m._blab_costs_json())) as CostTable;
   }
 
   pageSize(): number {

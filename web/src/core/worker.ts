@@ -76,7 +76,11 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return { steps: s.infos, metrics: core.metrics(sessions(core).get(req.script, req.opts)), commandEvents: s.commandEvents };
     }
     case 'stepView':
-      return sessions(core).steps(req.script, req.opts).view(req.index, req.tree, req.moment);
+      return sessions(core).steps(req.script, req.opts).view(req.index, req.tree, req.moment, req.lens);
+    case 'timeline':
+      return sessions(core).steps(req.script, req.opts).timeline(req.index);
+    case 'costs':
+      return core.costs();
     case 'stateAt': {
       // line -1: the run's end, after the commit that ends the script (the session's own state)
       const h = sessions(core).get(req.script, req.opts);

@@ -104,6 +104,14 @@ describe('the lesson store', () => {
     // a seek or another tree goes back to a step's end
     expect(reduce(s, { type: 'seek', step: 3 }).moment).toBe(null);
     expect(reduce(s, { type: 'treeName', name: 'extent' }).moment).toBe(null);
+    // the timeline's moments (lesson 3): another lens starts at the step's end; another tree keeps the timeline's moment
+    expect(s.lens).toBe('tree');
+    const t = reduce(reduce(s, { type: 'lens', lens: 'timeline' }), { type: 'moment', step: 1, moment: 0 });
+    expect([t.lens, t.moment]).toEqual(['timeline', 0]);
+    expect(reduce(t, { type: 'treeName', name: 'extent' }).moment).toBe(0);
+    expect(reduce(t, { type: 'lens', lens: 'timeline' })).toBe(t);
+    expect(reduce(t, { type: 'lens', lens: 'tree' }).moment).toBe(null);
+    expect(initLesson({ draft: 'x', ran: 'x', step: 0, lens: 'timeline' }).lens).toBe('timeline');
     // at the last step's end, forward stays; back reaches its moments
     s = reduce(s, { type: 'seek', step: 4 });
     expect(ev(s, 1)).toEqual({ type: 'moment', step: 4, moment: null });

@@ -5,7 +5,7 @@
 // lessonStore.test.ts). The worker's answers arrive as actions too.
 import type { TreeDump } from './dump';
 import type { ReplayStep } from './replay';
-import type { StepInfo, StepView } from './steps';
+import type { Lens, StepInfo, StepView } from './steps';
 
 export interface QuestionLike {
   beforeLine: number;
@@ -42,6 +42,8 @@ export interface LessonState {
   step: number;
   /** Event-level stepping: the moment of the step on show (model/moments.ts), or null for the step's end. */
   moment: number | null;
+  /** Whose moments event-level stepping goes through: the tree's, or the timeline's (lesson 3). */
+  lens: Lens;
   playing: boolean;
   speed: number;
   /** The tree on show and its dump at `dumpStep` (and `dumpMoment`). */
@@ -73,6 +75,7 @@ export type LessonAction =
   | { type: 'play'; playing: boolean }
   | { type: 'speed'; speed: number }
   | { type: 'treeName'; name: string }
+  | { type: 'lens'; lens: Lens }
   | { type: 'dump'; step: number; moment?: number | null; dump: TreeDump; view?: StepView | null }
   | { type: 'crashAt'; at: number }
   | { type: 'crashWrite'; write: number | null }
@@ -86,9 +89,9 @@ export type LessonAction =
 
 export const initialReplay: ReplayState = { at: null, write: null, data: null, step: 0, fsAt: null, fsAtStep: -1, logTree: 'log', fsTree: 'fs', error: null };
 
-export function initLesson(init: { draft: string; ran: string; step: number; crash?: number; write?: number }): LessonState {
+export function initLesson(init: { draft: string; ran: string; step: number; crash?: number; write?: number; lens?: Lens }): LessonState {
   return {
-    draft: init.draft, ran: init.ran, running: false, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, playing: false, speed: 1,
+    draft: init.draft, ran: init.ran, running: false, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, lens: init.lens ?? 'tree', playing: false, speed: 1,
     treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, view: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash, write: init.write ?? null },
   };
 }
@@ -137,8 +140,10 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
       return { ...s, playing: a.playing && stepIndex(s) < s.steps.length - 1 };
     case 'speed':
       return { ...s, speed: a.speed };
-    case 'treeName':
-      return { ...s, treeName: a.name, moment: null }; // moments are the tree's own
+    case 'treeName': // moments are the tree's own (the timeline's stay)
+      return { ...s, treeName: a.name, moment: s.lens === 'tree' ? null : s.moment };
+    case 'lens':
+      return a.lens === s.lens ? s : { ...s, lens: a.lens, moment: null };
     case 'dump':
       return { ...s, dump: a.dump, dumpStep: a.step, dumpMoment: a.moment ?? null, view: a.view ?? null };
     case 'crashAt':

@@ -1,4 +1,5 @@
-// A small Markdown renderer for lesson texts: headings, paragraphs, lists,
+// A small Markdown renderer for lesson texts: headings, paragraphs, lists
+// (an item may go on over lines indented under it),
 // code blocks, inline code, bold, italic and links. Everything is escaped
 // first, so a lesson cannot inject markup.
 function esc(s: string): string {
@@ -37,8 +38,10 @@ export function renderMarkdown(md: string): string {
       const ordered = /^\s*\d+\./.test(l);
       const items: string[] = [];
       while (i < lines.length && (/^\s*[-*]\s+/.test(lines[i]) || /^\s*\d+\.\s+/.test(lines[i]))) {
-        items.push(`<li>${inline(lines[i].replace(/^\s*([-*]|\d+\.)\s+/, ''))}</li>`);
-        i++;
+        const text = [lines[i].replace(/^\s*([-*]|\d+\.)\s+/, '')];
+        // an item goes on over lines indented under it
+        for (i++; i < lines.length && /^\s{2,}\S/.test(lines[i]) && !/^\s*([-*]|\d+\.)\s+/.test(lines[i]); i++) text.push(lines[i].trim());
+        items.push(`<li>${inline(text.join(' '))}</li>`);
       }
       out.push(ordered ? `<ol>${items.join('')}</ol>` : `<ul>${items.join('')}</ul>`);
       continue;

@@ -94,4 +94,9 @@ describe('markdown', () => {
     expect(html).toContain('<ul><li>one</li><li>two</li></ul>');
     expect(html).toContain('<pre><code>&lt;raw&gt;</code></pre>');
   });
+
+  test('a list item goes on over the lines indented under it', () => {
+    const html = renderMarkdown('1. **One.** It starts\n   and goes on.\n2. Two\nafter\n');
+    expect(html).toBe('<ol><li><strong>One.</strong> It starts and goes on.</li><li>Two</li></ol>\n<p>after</p>');
+  });
 });

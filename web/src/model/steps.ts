@@ -3,6 +3,7 @@
 // events and one plain sentence saying what happened.
 import { describeEvent } from '../views/sentences';
 import { treeName } from './names';
+import { sectionEnd } from './sections';
 import type { Mark } from '../views/treeView';
 import type { Ghost } from './ghosts';
 import type { Moment } from './moments';
@@ -27,6 +28,9 @@ export interface StepInfo {
 export interface Step extends StepInfo {
   events: TraceEvent[];
 }
+
+/** What the player steps through inside a step: the tree's moments, or the timeline's (lesson 3). */
+export type Lens = 'tree' | 'timeline';
 
 /** What the page draws of one step in one tree (at one moment, or the step's end). */
 export interface StepView {
@@ -134,9 +138,11 @@ export function groupSteps(events: TraceEvent[], scriptLines: string[], commandE
 }
 
 /** The script as it stands after step index: its lines up to that step's
- * (and always its mkfs line, so the filesystem is made the same way). */
+ * (a timed section's all: its thread blocks and NAME: lines), and always its
+ * mkfs line, so the filesystem is made the same way. */
 export function scriptPrefix(scriptLines: string[], steps: StepInfo[], index: number): string {
-  let line = steps[Math.max(0, Math.min(index, steps.length - 1))]?.line ?? 0;
+  const step = steps[Math.max(0, Math.min(index, steps.length - 1))];
+  let line = step ? (step.final ? step.line : sectionEnd(scriptLines, step.line)) : 0;
   const mkfs = scriptLines.findIndex((l) => /^\s*mkfs\b/.test(l));
   if (mkfs >= 0 && line < mkfs + 1) line = mkfs + 1;
   return scriptLines.slice(0, line).join('\n') + '\n';

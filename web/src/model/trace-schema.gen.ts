@@ -67,7 +67,7 @@ export const TRACE_SCHEMA = {
   ordered_io_done: { doc: 'An ordered extent\'s bio completed: its data is on the device, its pages leave writeback.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
   ordered_logged: { doc: 'A fast fsync logs an ordered extent still in flight, its checksums taken from it.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
   ordered_finish: { doc: 'An ordered extent completes: its file extent item and checksums are in the trees.', fields: [['id', 'int'], ['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['diskBytenr', 'u64'], ['atNs', 'u64']] },
-  task_new: { doc: 'A task of a timed run begins: a scenario thread or a kernel worker.', fields: [['task', 'int'], ['kind', 'enum:task_kind'], ['index', 'u32'], ['atNs', 'u64']] },
+  task_new: { doc: 'A task of a timed run begins: a scenario thread or a kernel worker.', fields: [['task', 'int'], ['taskKind', 'enum:task_kind'], ['index', 'u32'], ['atNs', 'u64']] },
   task_op: { doc: 'A thread starts a command of its script line (or of its fio job).', fields: [['task', 'int'], ['line', 'u32'], ['op', 'enum:timed_op'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['atNs', 'u64']] },
   task_op_end: { doc: 'A thread\'s command returns after durNs.', fields: [['task', 'int'], ['line', 'u32'], ['op', 'enum:timed_op'], ['ino', 'u64'], ['durNs', 'u64'], ['atNs', 'u64']] },
   task_cpu: { doc: 'A task runs on a CPU for durNs doing one kind of work.', fields: [['task', 'int'], ['work', 'enum:work'], ['durNs', 'u64'], ['atNs', 'u64']] },
@@ -116,7 +116,7 @@ export type TraceEvent =
   | { seq: number; kind: 'ordered_io_done'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
   | { seq: number; kind: 'ordered_logged'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
   | { seq: number; kind: 'ordered_finish'; id: number; tree: bigint; ino: bigint; offset: bigint; length: bigint; diskBytenr: bigint; atNs: bigint }
-  | { seq: number; kind: 'task_new'; task: number; kind: TaskKind; index: number; atNs: bigint }
+  | { seq: number; kind: 'task_new'; task: number; taskKind: TaskKind; index: number; atNs: bigint }
   | { seq: number; kind: 'task_op'; task: number; line: number; op: TimedOp; ino: bigint; offset: bigint; length: bigint; atNs: bigint }
   | { seq: number; kind: 'task_op_end'; task: number; line: number; op: TimedOp; ino: bigint; durNs: bigint; atNs: bigint }
   | { seq: number; kind: 'task_cpu'; task: number; work: Work; durNs: bigint; atNs: bigint }

@@ -20,6 +20,9 @@ function u64(v: unknown, where: string): bigint {
   return BigInt(v);
 }
 
+/** (u64)-1 as JSON parses it: the core writes it for "none" in a u32 field (lock_wait's holder when readers hold the lock). */
+const U64_MAX_AS_NUMBER = 2 ** 64; // (u64)-1 rounds to it
+
 function num(v: unknown, where: string): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new TraceParseError(`${where}: not an integer: ${JSON.stringify(v)}`);
   return v;
@@ -28,7 +31,8 @@ function num(v: unknown, where: string): number {
 function field(type: FieldType, v: unknown, where: string): unknown {
   switch (type) {
     case 'u64': return u64(v, where);
-    case 'u32': case 'int': return num(v, where);
+    case 'u32': return v === U64_MAX_AS_NUMBER ? -1 : num(v, where); // -1: none
+    case 'int': return num(v, where);
     case 'bool':
       if (typeof v !== 'boolean') throw new TraceParseError(`${where}: not a boolean: ${JSON.stringify(v)}`);
       return v;

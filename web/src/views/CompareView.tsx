@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { FsyncMetrics } from '../core/wasm';
-import type { Seed } from '../lessons';
+import type { DirLoggingSeed } from '../lessons';
 import { MODES, pct, seedScript, withMode, type Mode } from '../model/modes';
-import { createBarChart, type BarChartSpec } from './barChart';
+import { BarChart } from './PairedBars';
+import type { BarChartSpec } from './barChart';
 import { CompareLogs } from './CompareLogs';
 
 export interface CompareViewProps {
@@ -11,7 +12,7 @@ export interface CompareViewProps {
   script: string;
   reducedMotion: boolean;
   /** The lesson's seed (lesson.json): its experiment is run against its published table. */
-  seed?: Seed;
+  seed?: DirLoggingSeed;
 }
 
 const RUN = { seed: 1n, now: 1700000000n, trace: false };
@@ -53,17 +54,6 @@ const SEED: BarChartSpec<SeedRow> = {
     { cls: 'model', dy: 15, value: (r) => r.model, text: (r) => `${r.model.toFixed(1)}% modelled` },
   ],
 };
-
-/** A chart of spec over rows (barChart.ts draws it). */
-function BarChart<R>({ spec, rows, reducedMotion, className, label }: { spec: BarChartSpec<R>; rows: R[]; reducedMotion: boolean; className: string; label: string }) {
-  const ref = useRef<SVGSVGElement>(null);
-  const chart = useRef<ReturnType<typeof createBarChart<R>> | null>(null);
-  useEffect(() => {
-    chart.current ??= createBarChart(ref.current!, spec);
-    chart.current.update(rows, reducedMotion);
-  }, [spec, rows, reducedMotion]);
-  return <svg ref={ref} className={className} role="img" aria-label={label} />;
-}
 
 /** The same scenario in both directory logging modes side by side, charted, and the seed's experiment against its published table. */
 export function CompareView({ core, script, reducedMotion, seed }: CompareViewProps) {

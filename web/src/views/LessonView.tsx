@@ -4,7 +4,7 @@ import { TREE_IDS, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex } from '../model/lessonStore';
 import { momentLabels } from '../model/moments';
-import type { StepView } from '../model/steps';
+import type { Lens, StepView } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
 import { Player } from './Player';
@@ -13,6 +13,7 @@ import { LiveFigure } from './LiveFigure';
 import { QuestionPanel } from './QuestionPanel';
 import { lessonViews } from './registry';
 import { TreeExplorer } from './TreeExplorer';
+import { useTimelines } from './useTimelines';
 import type { Ghost } from '../model/ghosts';
 import type { Mark } from './treeView';
 
@@ -70,7 +71,8 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, running, rows, err
 
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, write, onPlace }: LessonViewProps) {
-  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash, write }, initLesson);
+  const hasTimeline = lesson.views.includes('timeline');
+  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash, write, lens: hasTimeline ? 'timeline' : 'tree' }, initLesson);
   const { draft, ran, steps, dump, dumpStep, dumpMoment, view, error, treeName, answers, asking } = state;
   const cache = useRef(new Map<string, TreeDump>());
   // what the worker told of a step in a tree (at a moment): its sentence, marks, ghosts and moments (core/runs.ts)
@@ -120,13 +122,16 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
 
   const index = stepIndex(state);
   const treeId = TREE_IDS[treeName] ?? 5n;
-  // a step's view in a tree at a moment (null: its end), asked of the worker once per run
-  const viewOf = useCallback((i: number, tree: bigint, m: number | null): Promise<StepView> => {
-    const key = `${i}:${tree}:${m}`;
+  const { lens } = state;
+  // whose moments event stepping counts: the tree's on show, or the timeline's
+  const lensKey = (tree: bigint, l: Lens) => (l === 'timeline' ? 'timeline' : String(tree));
+  // a step's view in a tree at a moment of the lens (null: its end), asked of the worker once per run
+  const viewOf = useCallback((i: number, tree: bigint, m: number | null, l: Lens): Promise<StepView> => {
+    const key = `${i}:${tree}:${l}:${m}`;
     let p = stepViews.current.get(key);
     if (!p) {
-      p = core.call({ op: 'stepView', script: ran, opts: RUN, index: i, tree, moment: m });
-      p.then((v) => momentCounts.current.set(`${i}:${tree}`, v.moments), () => stepViews.current.delete(key));
+      p = core.call({ op: 'stepView', script: ran, opts: RUN, index: i, tree, moment: m, lens: l });
+      p.then((v) => momentCounts.current.set(`${i}:${lensKey(tree, l)}`, v.moments), () => stepViews.current.delete(key));
       stepViews.current.set(key, p);
     }
     return p;
@@ -150,7 +155,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         : core.call({ op: 'stateAt', script: ran, opts: RUN, line: steps[index]?.final ? -1 : steps[index]?.line ?? 0, tree: treeId, maxLeafEntries: 24 });
       return req.then((d) => (cache.current.set(key, d), d));
     };
-    const v = viewOf(index, treeId, want);
+    const v = viewOf(index, treeId, want, lens);
     // the step's end needs no view to find its dump: both at once; a moment's dump is at its event
     Promise.all([v, want === null ? dumpOf(null) : v.then(dumpOf)]).then(
       ([sv, d]) => live && dispatch({ type: 'dump', step: index, moment: sv.moment ? want : null, dump: d, view: sv }),
@@ -159,7 +164,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     return () => {
       live = false;
     };
-  }, [core, steps, index, ran, treeName, treeId, state.moment, viewOf]);
+  }, [core, steps, index, ran, treeName, treeId, state.moment, lens, viewOf]);
 
   const stateRef = useRef(state);
   stateRef.current = state;
@@ -169,15 +174,16 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     const s0 = stateRef.current;
     const from = stepIndex(s0);
     const need = [from, from + 1].filter((i) => i < s0.steps.length);
-    const count = (i: number) => momentCounts.current.get(`${i}:${treeId}`);
+    const count = (i: number) => momentCounts.current.get(`${i}:${lensKey(treeId, s0.lens)}`);
     const move = () => {
       const s = stateRef.current;
       if (stepIndex(s) !== from || s.moment !== s0.moment || s.steps !== s0.steps) return; // moved meanwhile
       dispatch(moveByEvent(s, lesson.questions, s.ran === lesson.scenario, dir, (i) => count(i) ?? 0));
     };
     if (need.every((i) => count(i) !== undefined)) move();
-    else Promise.all(need.map((i) => viewOf(i, treeId, null))).then(move, () => {});
+    else Promise.all(need.map((i) => viewOf(i, treeId, null, s0.lens))).then(move, () => {});
   }, [lesson, treeId, viewOf]);
+  const { timelineOf, nextWait } = useTimelines(core, ran, RUN, lesson, stateRef, dispatch);
   const runFromStart = useCallback((text: string) => {
     dispatch({ type: 'seek', step: 0 });
     void run(text);
@@ -224,6 +230,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     return new Map([...all].filter(([b]) => own.has(b)));
   }, [dump, shown, treeName, momentView]);
 
+  const player = useMemo(() => ({ steps, index, momentSeq: moment?.seq ?? null, momentIndex, lens, timelineOf }), [steps, index, moment, momentIndex, lens, timelineOf]);
+
   return (
     <article className="lesson" aria-labelledby="lesson-title">
       <div className="lesson-text" role="region" aria-labelledby="lesson-title" tabIndex={0 /* it scrolls on its own: keyboard users scroll it too */}>
@@ -241,7 +249,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       )}
       {steps.length > 0 && <Player steps={steps} index={index} playing={state.playing} speed={state.speed} onIndex={goTo} dispatch={dispatch} reducedMotion={reducedMotion}
         moment={moment && momentIndex !== null ? { index: momentIndex, count: shown?.moments ?? 0, sentence: moment.sentence } : null} onEvent={byEvent}
-        stepSentence={stepSentence} />}
+        stepSentence={stepSentence}
+        extraJumps={hasTimeline ? [{ label: 'Next wait', onClick: nextWait, disabled: !steps.slice(index).some((s) => s.kinds.has('task_wait')) }] : undefined} />}
       {steps[index]?.kinds.has('log_sync') && treeName !== 'log' && dump?.trees.some((t) => t.name === 'log') && (
         <p className="hint log-note">This step wrote the log tree (fsync): the change is there, not in the {treeName} tree's blocks.{' '}
           <button type="button" onClick={() => dispatch({ type: 'treeName', name: 'log' })}>Show the log tree</button></p>
@@ -253,7 +262,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         // what is on the device at this step (the last commit and any log; the end: committed), for the kernel to mount
         <AskKernel core={core} script={ran} opts={RUN} line={steps[index]?.final ? -1 : steps[index]?.line ?? 0} what="this step" />
       )}
-      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch })}</Fragment>)}
+      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch, player })}</Fragment>)}
       </div>
     </article>
   );

@@ -18,6 +18,8 @@ export interface PlayerProps {
   /** The step's sentence for the tree on screen (model/steps.ts treeSentence); the step's own when absent. */
   stepSentence?: string;
   onEvent?: (dir: 1 | -1) => void;
+  /** Jumps of a lesson's own views (the timeline's "Next wait"), after the player's. */
+  extraJumps?: { label: string; onClick: () => void; disabled?: boolean }[];
 }
 
 const JUMPS: [TraceKind, string][] = [['split', 'Next split'], ['cow', 'Next COW'], ['merge', 'Next merge'], ['commit', 'Next commit'], ['log_sync', 'Next log write']];
@@ -28,7 +30,7 @@ function typingIn(t: EventTarget | null): boolean {
 }
 
 /** Step forward and back, play and pause at a speed, scrub, jump to the next event of a kind. */
-export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion, moment = null, onEvent, stepSentence }: PlayerProps) {
+export function Player({ steps, index, playing, speed, onIndex, dispatch, reducedMotion, moment = null, onEvent, stepSentence, extraJumps = [] }: PlayerProps) {
   const setPlaying = (p: boolean) => dispatch({ type: 'play', playing: p });
   const last = steps.length - 1;
   const step = steps[index];
@@ -97,6 +99,7 @@ export function Player({ steps, index, playing, speed, onIndex, dispatch, reduce
           const to = nextStepWith(steps, index, kind);
           return <button key={kind} type="button" className="jump" disabled={to < 0} onClick={() => onIndex(to)}>{label}</button>;
         })}
+        {extraJumps.map((j) => <button key={j.label} type="button" className="jump" disabled={j.disabled} onClick={j.onClick}>{j.label}</button>)}
       </div>
       <label className="scrub">
         <span>Step {index} of {last}</span>

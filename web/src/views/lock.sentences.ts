@@ -4,9 +4,12 @@
 import { blockWhat as what, treeName } from '../model/names';
 import type { Sentences } from './sentences';
 
+// bytenr 0: the timed model's one lock for a whole tree (its leaves' locks taken together)
+const lockOf = (e: { level: number; bytenr: bigint; tree: bigint }) => (e.bytenr === 0n ? `the ${treeName(e.tree)}` : `${what(e.level)} ${e.bytenr} of the ${treeName(e.tree)}`);
+
 export const lockSentences = {
-  lock_wait: (e) => `Task ${e.task} waits to ${e.mode}-lock ${what(e.level)} ${e.bytenr} of the ${treeName(e.tree)}, held by task ${e.holder}`,
-  lock_acquire: (e) => `Task ${e.task} ${e.mode}-locks ${what(e.level)} ${e.bytenr} of the ${treeName(e.tree)}${e.waitNs > 0n ? ` after waiting ${e.waitNs} ns` : ''}`,
-  lock_release: (e) => `Task ${e.task} releases its ${e.mode} lock on ${what(e.level)} ${e.bytenr} of the ${treeName(e.tree)}`,
+  lock_wait: (e) => `Task ${e.task} waits to ${e.mode}-lock ${lockOf(e)}, held by ${e.holder < 0 ? 'readers' : `task ${e.holder}`}`,
+  lock_acquire: (e) => `Task ${e.task} ${e.mode}-locks ${lockOf(e)}${e.waitNs > 0n ? ` after waiting ${e.waitNs} ns` : ''}`,
+  lock_release: (e) => `Task ${e.task} releases its ${e.mode} lock on ${lockOf(e)}`,
   task_switch: (e) => `The CPU switches from task ${e.from} to task ${e.to} at ${e.atNs} ns`,
 } satisfies Sentences;

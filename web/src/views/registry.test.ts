@@ -15,11 +15,24 @@ describe('lesson manifests', () => {
     const fsync = LESSONS.find((l) => l.id === '02-fsync-log-tree')!;
     expect(lessonViews(fsync).map((v) => v.name)).toEqual(['replay', 'compare']);
     expect(lessonViews(LESSONS.find((l) => l.id === '01-cow-btree')!)).toEqual([]);
+    expect(lessonViews(LESSONS.find((l) => l.id === '03-ordered-extents-fast-fsync')!).map((v) => v.name)).toEqual(['timeline']);
+  });
+
+  test("seed 003's fio table lives in its lesson: each row's change is the seed's, and follows from its throughputs", () => {
+    const seed = LESSONS.find((l) => l.id === '03-ordered-extents-fast-fsync')!.seed!;
+    if (seed.id !== '003') throw new Error(`lesson 3's seed is ${seed.id}`);
+    expect([seed.change, seed.source, seed.unit]).toEqual(['btrfs: make fast fsyncs wait only for writeback', 'Filipe Manana, Linux 5.10', 'MiB/s']);
+    const seq = seed.table.filter((r) => r.rw === 'write');
+    expect(seq.map((r) => [r.jobs, r.before, r.after, r.change])).toEqual([
+      [1, 36.6, 40.2, 9.8], [2, 35.8, 43.5, 21.5], [4, 50.1, 64.5, 28.7], [8, 64.0, 86.8, 35.6], [16, 79.8, 107, 34.1], [32, 93.2, 111, 19.1], [64, 108, 133, 23.1]]);
+    expect(seq.every((r) => r.bs === '64K' && r.fsync === 1)).toBe(true);
+    expect(seed.table.filter((r) => r.rw === 'randwrite').map((r) => r.jobs)).toEqual([1, 2, 4, 8, 16, 32, 64]);
+    for (const r of seed.table) expect(Math.abs(((r.after - r.before) / r.before) * 100 - r.change), `${r.rw} ${r.jobs}`).toBeLessThan(0.06);
   });
 
   test("seed 001's published table lives in its lesson, as the seed gives it", () => {
     const seed = LESSONS.find((l) => l.id === '02-fsync-log-tree')!.seed!;
-    expect(seed.id).toBe('001');
+    if (seed.id !== '001') throw new Error(`lesson 2's seed is ${seed.id}`);
     expect(seed.table.map((r) => [r.n, r.d])).toEqual([[1000, 100], [10000, 1000], [100000, 1000], [1000000, 10000]]);
     // the seed's percentages (-22.2% ... -46.2%) follow from its times
     const pct = ([b, a]: [number, number]) => Math.round(((a - b) / b) * 1000) / 10;

@@ -1,13 +1,27 @@
 // The views a lesson can declare in its lesson.json, by name. The tree
 // explorer and the player are every lesson's; the others are drawn below
-// them, in the manifest's order. The timeline, space and locking views of
-// the lessons to come register here.
+// them, in the manifest's order. The space and locking views of the lessons
+// to come register here.
 import type { Dispatch, ReactElement } from 'react';
 import type { CoreClient } from '../core/client';
 import type { Lesson } from '../lessons';
 import type { LessonAction, ReplayState } from '../model/lessonStore';
+import type { Lens, StepInfo } from '../model/steps';
+import type { Timeline } from '../model/timeline';
 import { CompareView } from './CompareView';
 import { LogReplayView } from './LogReplayView';
+import { TimelineLesson } from './TimelineLesson';
+
+/** The player as a view sees it: the steps, the one on show and its moment (the event's seq), whose moments it steps through, each step's timeline (asked of the worker once). */
+export interface PlayerContext {
+  steps: StepInfo[];
+  index: number;
+  /** The event the player stopped at (null: the step's end) and its index among the lens's moments. */
+  momentSeq: number | null;
+  momentIndex: number | null;
+  lens: Lens;
+  timelineOf: (index: number) => Promise<Timeline>;
+}
 
 /** What a lesson's extra view is given: the core, the script last run, the lesson, and the lesson's store (its part of the state, and dispatch). */
 export interface LessonViewContext {
@@ -17,12 +31,15 @@ export interface LessonViewContext {
   reducedMotion: boolean;
   replay: ReplayState;
   dispatch: Dispatch<LessonAction>;
+  player: PlayerContext;
 }
 
 export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | null> = {
   tree: null, // drawn by the lesson itself, with the player
   replay: (c) => <LogReplayView core={c.core} script={c.script} reducedMotion={c.reducedMotion} state={c.replay} dispatch={c.dispatch} />,
-  compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed} />,
+  timeline: (c) => <TimelineLesson core={c.core} script={c.script} reducedMotion={c.reducedMotion} player={c.player} dispatch={c.dispatch}
+    seed={c.lesson.seed?.id === '003' ? c.lesson.seed : undefined} />,
+  compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed?.id === '001' ? c.lesson.seed : undefined} />,
 };
 
 /** The lesson's views past the tree, or an error naming an unknown one. */
