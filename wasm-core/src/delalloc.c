@@ -322,16 +322,6 @@ static struct btrfs_page *page_get(struct btrfs_fs_info *fs, struct btrfs_root *
 	return p;
 }
 
-static int inline_in_tree(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, int *yes)
-{
-	struct btrfs_key key = {ino, BTRFS_EXTENT_DATA_KEY, 0};
-	u8 *p;
-	u32 size;
-	int ret = btrfs_lookup_item(fs, root, &key, &p, &size, 0);
-	*yes = ret == 0 && size >= BTRFS_FILE_EXTENT_INLINE_DATA_START && btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_INLINE;
-	return ret == BLAB_ENOENT ? 0 : ret;
-}
-
 /* Marks [s, e) (whole pages) of ic dirty. */
 static int mark_dirty(struct btrfs_fs_info *fs, struct btrfs_inode_cache *ic, u64 s, u64 e)
 {
@@ -373,7 +363,7 @@ int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 	u64 ss = fs->sectorsize, end = off + len;
 	u64 new_size = end > ic->isize ? end : ic->isize;
 	int inl = 0;
-	if (new_size > btrfs_max_inline(fs) && (ret = inline_in_tree(fs, root, ino, &inl)))
+	if (new_size > btrfs_max_inline(fs) && (ret = btrfs_file_has_inline(fs, root, ino, &inl)))
 		return ret;
 	if (inl && !u64map_get(&ic->pages, 0)) {
 		/* the inline data becomes the first page of a regular extent */

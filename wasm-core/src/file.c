@@ -181,7 +181,7 @@ static int write_new_extents(struct btrfs_fs_info *fs, struct btrfs_root *root, 
 	return 0;
 }
 
-static int has_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, int *yes)
+int btrfs_file_has_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, int *yes)
 {
 	struct btrfs_key key = {ino, BTRFS_EXTENT_DATA_KEY, 0};
 	u8 *p;
@@ -293,7 +293,7 @@ int btrfs_file_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino,
 		ret = rewrite_inline(fs, root, &in, new_size, off, data, len);
 	} else {
 		int inl;
-		if ((ret = has_inline(fs, root, ino, &inl)))
+		if ((ret = btrfs_file_has_inline(fs, root, ino, &inl)))
 			return ret;
 		u64 start = round_down(off, ss), end = round_up(off + len, ss);
 		if (inl) { /* the inline data becomes part of the first regular extent */
@@ -324,7 +324,7 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 		return blab_fail(&fs->err, BLAB_EINVAL, "size %llu is past the largest file size", (unsigned long long)size);
 	u64 ss = fs->sectorsize;
 	int inl;
-	if ((ret = has_inline(fs, root, ino, &inl)))
+	if ((ret = btrfs_file_has_inline(fs, root, ino, &inl)))
 		return ret;
 	if (size < in.size)
 		btrfs_log_note_truncate(fs, ino); /* an fsync must log what is gone too */

@@ -25,6 +25,8 @@ int btrfs_file_next_data(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
  * item's size; zeros past it), no checksum checks, no page cache. */
 int btrfs_read_tree_range(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 item_size, u64 off, u8 *buf,
 			  u64 len);
+/* Whether ino's data is an inline extent (*yes): 0 or an error. */
+int btrfs_file_has_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, int *yes);
 /* The file's whole content becomes an inline extent of size bytes (size
  * and nbytes of its inode item follow). */
 int btrfs_write_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, const u8 *data, u64 size);

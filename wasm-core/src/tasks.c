@@ -107,12 +107,12 @@ struct timed {
 };
 
 struct commit_m {
-	int pc;
+	int pc, io;
 	u64 gen, blocks;
 };
 
 struct logsync_m {
-	int pc;
+	int pc, io;
 	u64 target, blocks, batch;
 };
 
@@ -189,6 +189,29 @@ static u64 block_writes(struct btrfs_fs_info *fs)
 	return fs->trace.counts[TRACE_BLOCK_WRITE];
 }
 
+/* Making blocks durable, as a commit and a log sync end: the blocks' bio
+ * (op; none when blocks is 0), a cache flush, then the superblock (FUA).
+ * *pc counts the phases from 0; 1 when durable, 0 when t waits, or an error. */
+static int durable_step(struct timed *tm, struct sched_task *t, int *pc, int op, u64 blocks, struct sched_wq *own)
+{
+	static const int ops[3] = {-1, BIO_FLUSH, BIO_SUPER};
+	struct btrfs_fs_info *fs = tm->fs;
+	while (*pc < 3) {
+		int phase = (*pc)++;
+		int o = phase ? ops[phase] : op;
+		if (!phase && !blocks)
+			continue;
+		u64 at = o == BIO_SUPER ? BTRFS_SUPER_INFO_OFFSET : 0;
+		u64 bytes = o == BIO_SUPER ? BTRFS_SUPER_INFO_SIZE : o == BIO_FLUSH ? 0 : blocks * fs->nodesize;
+		if (!bio_submit(tm->dev, t->id, o, at, bytes, wake_own, own, 0))
+			return fail(tm, BLAB_ENOMEM, "bio");
+		sched_wait(tm->s, t, own, WAIT_BIO, 0);
+		return 0;
+	}
+	*pc = 0;
+	return 1;
+}
+
 /* A commit of the running transaction by task t: 1 when done (or someone
  * else's commit covered it), 0 when t waits or computes, or an error. */
 static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *c, struct sched_wq *own)
@@ -233,27 +256,13 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 		c->pc = 3;
 		sched_cpu(s, t, COST(tm, COST_COMMIT, 1) + COST(tm, COST_COMMIT_BLOCK, c->blocks), WORK_COMMIT);
 		return 0;
-	case 3:
+	case 3: {
+		int r = durable_step(tm, t, &c->io, BIO_META, c->blocks, own);
+		if (r <= 0)
+			return r;
 		c->pc = 4;
-		if (c->blocks) {
-			if (!bio_submit(tm->dev, t->id, BIO_META, 0, c->blocks * fs->nodesize, wake_own, own, 0))
-				return fail(tm, BLAB_ENOMEM, "bio");
-			sched_wait(s, t, own, WAIT_BIO, 0);
-			return 0;
-		}
+	}
 		/* fallthrough */
-	case 4:
-		c->pc = 5;
-		if (!bio_submit(tm->dev, t->id, BIO_FLUSH, 0, 0, wake_own, own, 0))
-			return fail(tm, BLAB_ENOMEM, "bio");
-		sched_wait(s, t, own, WAIT_BIO, 0);
-		return 0;
-	case 5:
-		c->pc = 6;
-		if (!bio_submit(tm->dev, t->id, BIO_SUPER, BTRFS_SUPER_INFO_OFFSET, BTRFS_SUPER_INFO_SIZE, wake_own, own, 0))
-			return fail(tm, BLAB_ENOMEM, "bio");
-		sched_wait(s, t, own, WAIT_BIO, 0);
-		return 0;
 	default:
 		tm->committing = tm->commit_doing = 0;
 		tm->st->trans_started_ns = sched_now(s);
@@ -320,27 +329,13 @@ static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m
 		sched_cpu(s, t, COST(tm, COST_LOG_BLOCK, m->blocks), WORK_LOG_SYNC);
 		return 0;
 	}
-	case 3:
+	case 3: {
+		int r = durable_step(tm, t, &m->io, BIO_LOG, m->blocks, own);
+		if (r <= 0)
+			return r;
 		m->pc = 4;
-		if (m->blocks) {
-			if (!bio_submit(tm->dev, t->id, BIO_LOG, 0, m->blocks * fs->nodesize, wake_own, own, 0))
-				return fail(tm, BLAB_ENOMEM, "bio");
-			sched_wait(s, t, own, WAIT_BIO, 0);
-			return 0;
-		}
+	}
 		/* fallthrough */
-	case 4:
-		m->pc = 5;
-		if (!bio_submit(tm->dev, t->id, BIO_FLUSH, 0, 0, wake_own, own, 0))
-			return fail(tm, BLAB_ENOMEM, "bio");
-		sched_wait(s, t, own, WAIT_BIO, 0);
-		return 0;
-	case 5:
-		m->pc = 6;
-		if (!bio_submit(tm->dev, t->id, BIO_SUPER, BTRFS_SUPER_INFO_OFFSET, BTRFS_SUPER_INFO_SIZE, wake_own, own, 0))
-			return fail(tm, BLAB_ENOMEM, "bio");
-		sched_wait(s, t, own, WAIT_BIO, 0);
-		return 0;
 	default:
 		if (m->target > tm->log_synced)
 			tm->log_synced = m->target;
