@@ -89,3 +89,33 @@ test('a section may last an hour of virtual time; past it, an error names who wa
   const t = JSON.parse(cli('run', script('dirty.txt', 'create /a\nset dirty=16K\nA: write /a 0 1M\nA: write /a 1M 1M\n'), '--metrics', '-').out);
   assert.ok(t.timed.waitedNs['dirty throttle'] > 0);
 });
+
+test('log batching on a rotational device (loop): schedule_timeout(1) ends on a tick, syncing holds the log mutex', () => {
+  // The kernel on this machine's loop device (tests/kernel/seed003-measure.mjs,
+  // and a user-side timing of each fsync): 2 jobs never share a log commit
+  // (each finds the other still in writeback, and syncs alone, without the
+  // batching sleep); 4 jobs share one every ~16 ms (4 jiffies at HZ=250: a
+  // sleep to the tick after next, then a whole 2 jiffies more because a
+  // task that synced alone joined meanwhile), a lone sync between two.
+  const run = (jobs) => {
+    const s = script(`loop${jobs}.txt`, `mkfs size=1G\nset device=loop\nfio jobs=${jobs} size=2M bs=64K fsync=1 rw=write\n`);
+    const r = cli('run', s, '--metrics', '-', '--trace', join(dir, `loop${jobs}.jsonl`));
+    assert.equal(r.code, 0, r.err);
+    return JSON.parse(r.out).timed;
+  };
+  const two = run(2);
+  assert.ok(two.logSyncs >= two.fsyncs - 2, `2 jobs: ${two.logSyncs} log syncs for ${two.fsyncs} fsyncs`);
+  assert.ok(two.ops.fsync.p50Ns < 4_000_000, `2 jobs sleep no jiffy (p50 ${two.ops.fsync.p50Ns} ns)`);
+  const four = run(4);
+  assert.ok(four.logSyncs > four.fsyncs / 4 && four.logSyncs < four.fsyncs / 2, `4 jobs: ${four.logSyncs} log syncs for ${four.fsyncs} fsyncs`);
+  assert.ok(four.ops.fsync.p50Ns > 12_000_000 && four.ops.fsync.p50Ns < 20_000_000, `4 jobs: fsync p50 ${four.ops.fsync.p50Ns} ns`);
+  assert.ok(four.waitedNs['log mutex'] > 0, 'fsyncs wait for the log mutex');
+  // every batching sleep ends on a jiffy boundary (4 ms), 1 to 2 jiffies after it began
+  const sleeps = readFileSync(join(dir, 'loop4.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"task_wake"') && l.includes('"sleep"')).map((l) => JSON.parse(l));
+  const batching = sleeps.filter((e) => BigInt(e.waitNs) < 8_000_001n);
+  assert.ok(batching.length > 10);
+  for (const e of batching) {
+    assert.equal(BigInt(e.atNs) % 4_000_000n, 0n, `a sleep ends at ${e.atNs}`);
+    assert.ok(BigInt(e.waitNs) >= 4_000_000n, `slept ${e.waitNs}`);
+  }
+});

@@ -61,6 +61,8 @@ struct btrfs_device_profile {
 	u64 jiffy_ns;          /* 1/HZ */
 	u32 jitter_pct;        /* latency and flush times vary by up to this much, from the seeded stream */
 	int flush_barrier;     /* a flush or FUA write holds back every request after it until done */
+	u32 cpu_pct;           /* the machine's CPU time for the table's work, in percent of the table
+				* (the table's CPU costs are the seed 003 machine's: 100) */
 	const char *source;
 };
 extern const struct btrfs_device_profile btrfs_device_profiles[];

@@ -828,13 +828,20 @@ static int set_time(struct scenario_run *r, const char *w)
 				return fail(r, BLAB_EPARSE, "device.barrier is 0 or 1");
 			d->flush_barrier = *v == '1';
 			ret = 0;
+		} else if (FIELD("cpu")) {
+			size_t vl = strlen(v);
+			char num[24];
+			snprintf(num, sizeof(num), "%.*s", (int)(vl && v[vl - 1] == '%' ? vl - 1 : vl), v);
+			if (!(ret = parse_num(r, "cpu", num, &n)) && (!n || n > 1000))
+				ret = fail(r, BLAB_EPARSE, "device.cpu is a percentage of the cost table's CPU time, 1 to 1000");
+			d->cpu_pct = (u32)n;
 		} else if (FIELD("ssd")) {
 			if (strcmp(v, "0") && strcmp(v, "1"))
 				return fail(r, BLAB_EPARSE, "device.ssd is 0 or 1");
 			d->ssd = *v == '1';
 			ret = 0;
 		} else
-			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier",
+			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier, cpu",
 				    (int)fl, f);
 #undef FIELD
 		if (ret)

@@ -19,6 +19,7 @@ const char *const sched_wait_names[WAIT_CAUSE_COUNT] = {
 	[WAIT_SCHEDULE] = "schedule",
 	[WAIT_TRANS_WRITERS] = "transaction writers",
 	[WAIT_TICKET] = "ticket",
+	[WAIT_LOG_MUTEX] = "log mutex",
 };
 const char *const sched_work_names[WORK_COUNT] = {
 	[WORK_SYSCALL] = "syscall",
@@ -249,6 +250,20 @@ void sched_sleep(struct sched *s, struct sched_task *t, u64 ns)
 {
 	block(s, t, WAIT_SLEEP, ns);
 	push(s, (struct sched_ev){.time = s->now + ns, .type = EV_SLEEP_DONE, .task = t->id});
+}
+
+/* schedule_timeout(n) on a tick grid of jiffy_ns: the timer expires at
+ * jiffies + n, and the timer wheel files it in the bucket after that so it
+ * never fires early (seen here: timer_start's bucket_expiry is expires + 1),
+ * so the task wakes at tick jiffies + n + 1: between n and n + 1 jiffies. */
+void sched_sleep_jiffies(struct sched *s, struct sched_task *t, u64 n, u64 jiffy_ns)
+{
+	if (!jiffy_ns) {
+		sched_sleep(s, t, 0);
+		return;
+	}
+	u64 wake = (s->now / jiffy_ns + n + 1) * jiffy_ns;
+	sched_sleep(s, t, wake - s->now);
 }
 
 void sched_wait(struct sched *s, struct sched_task *t, struct sched_wq *wq, int cause, u64 object)

@@ -34,6 +34,7 @@ enum sched_wait_cause {
 	WAIT_SCHEDULE,         /* an explicit schedule line: not this thread's turn yet */
 	WAIT_TRANS_WRITERS,    /* a commit waiting for tasks inside the transaction to leave it */
 	WAIT_TICKET,           /* a space reservation ticket (issue 15) */
+	WAIT_LOG_MUTEX,        /* the root's log_mutex, held by a task syncing the log (object: log transid) */
 	WAIT_CAUSE_COUNT
 };
 
@@ -147,6 +148,8 @@ size_t sched_ntasks(const struct sched *s);
 /* What a step asks for (call exactly one, then return 0). */
 void sched_cpu(struct sched *s, struct sched_task *t, u64 ns, int work);
 void sched_sleep(struct sched *s, struct sched_task *t, u64 ns);
+/* schedule_timeout(n): wakes at the tick after jiffies + n (n to n + 1 jiffies) */
+void sched_sleep_jiffies(struct sched *s, struct sched_task *t, u64 n, u64 jiffy_ns);
 void sched_wait(struct sched *s, struct sched_task *t, struct sched_wq *wq, int cause, u64 object);
 void sched_exit(struct sched *s, struct sched_task *t);
 /* Resumes t at once (no time passes): a step that has nothing to wait for. */

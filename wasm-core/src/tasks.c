@@ -78,7 +78,8 @@ u64 timed_percentile(const struct timed_latency *l, double p)
 
 /* ---- the run ---- */
 
-#define COST(tm, id, units) ((tm)->cfg->cost[id] * (u64)(units))
+/* a cost of the table's CPU, on the profile's machine */
+#define COST(tm, id, units) ((tm)->cfg->cost[id] * (u64)(units) * (tm)->cfg->dev.cpu_pct / 100)
 
 struct timed {
 	struct btrfs_fs_info *fs;
@@ -88,12 +89,13 @@ struct timed {
 	struct bio_dev *dev;
 	int cpus;
 	struct sched_lock fs_lock, csum_lock, log_lock;
-	struct sched_wq io_wq, ordered_wq, trans_wq, log_wq, writers_wq, work_wq, flusher_wq, throttle_wq, turn_wq;
+	struct sched_wq io_wq, ordered_wq, trans_wq, log_wq, writers_wq, work_wq, flusher_wq, throttle_wq, turn_wq, log_mutex_wq;
 	u64 *work; /* ordered extents (ids) waiting for a completion worker, FIFO */
 	size_t nwork, capwork, whead;
 	int finish_busy, flusher_busy, flusher_timer;
 	u64 log_transid, log_synced, log_batch, log_committing;
 	int log_syncing, log_writers[2], log_start_task, log_multi;
+	int log_mutex; /* the task (id + 1) holding the root's log_mutex in btrfs_sync_log */
 	int committing;   /* a commit has begun: fsyncs and writes wait to join */
 	int commit_doing; /* its critical part: ordered extent completion waits too */
 	u64 trans_writers;
@@ -276,6 +278,15 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 	}
 }
 
+/* btrfs_sync_log holds the root's log_mutex except while it sleeps or waits:
+ * an fsync joining the log transaction then waits for it, and joins the
+ * next one if the syncer closed this one meanwhile. */
+static void log_mutex_release(struct timed *tm)
+{
+	tm->log_mutex = 0;
+	sched_wake_all(tm->s, &tm->log_mutex_wq);
+}
+
 /* The log sync of log transaction lt by task t (btrfs_sync_log): 1 when
  * durable, 0 when t waits or computes, or an error. The first fsync of a
  * log transaction to get here writes it; the others wait for that. */
@@ -298,42 +309,53 @@ static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m
 		m->pc = 1;
 		/* fallthrough */
 	case 1:
-		/* batching: on a rotational device, with several tasks logging, a
-		 * jiffy's sleep lets more fsyncs join this log transaction */
+		/* batching: on a rotational device, with several tasks logging,
+		 * schedule_timeout(1) lets more fsyncs join this log transaction:
+		 * to the tick after next, so 1 to 2 jiffies, and a whole 2 when
+		 * it sleeps again right after waking on a tick */
+		tm->log_mutex = t->id + 1;
 		m->batch = tm->log_batch;
 		m->pc = 2;
 		if (!tm->cfg->dev.ssd && tm->log_multi) {
-			sched_sleep(s, t, tm->cfg->dev.jiffy_ns);
+			log_mutex_release(tm);
+			sched_sleep_jiffies(s, t, 1, tm->cfg->dev.jiffy_ns);
 			return 0;
 		}
 		/* fallthrough */
 	case 2: {
 		if (tm->log_writers[m->target & 1]) {
+			log_mutex_release(tm);
 			sched_wait(s, t, &tm->writers_wq, WAIT_LOG_WRITERS, m->target);
 			return 0;
 		}
+		tm->log_mutex = t->id + 1;
 		if (m->batch != tm->log_batch) {
 			m->pc = 1;
 			return logsync_step(tm, t, m, lt, own);
 		}
-		/* the log transaction closes: later fsyncs log into the next one */
-		tm->log_transid = m->target + 1;
-		tm->log_start_task = 0;
-		tm->log_multi = 0;
 		struct btrfs_log_stats ls = {0};
 		int ret = btrfs_sync_log(fs, fs->fs_root, &ls);
 		if (ret)
 			return ret;
 		m->blocks = ls.blocks_written;
 		m->pc = 3;
+		/* writing the log's blocks out, under the log mutex */
 		sched_cpu(s, t, COST(tm, COST_LOG_BLOCK, m->blocks), WORK_LOG_SYNC);
 		return 0;
 	}
-	case 3: {
+	case 3:
+		/* the log transaction closes: later fsyncs log into the next one */
+		tm->log_transid = m->target + 1;
+		tm->log_start_task = 0;
+		tm->log_multi = 0;
+		log_mutex_release(tm);
+		m->pc = 4;
+		/* fallthrough */
+	case 4: {
 		int r = durable_step(tm, t, &m->io, BIO_LOG, m->blocks, own);
 		if (r <= 0)
 			return r;
-		m->pc = 4;
+		m->pc = 5;
 	}
 		/* fallthrough */
 	default:
@@ -546,6 +568,11 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		case T_F_JOIN:
 			if (tm->committing) {
 				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
+				return 0;
+			}
+			if (tm->log_mutex && tm->log_mutex != t->id + 1) {
+				/* start_log_trans: the log mutex a log sync holds */
+				sched_wait(s, t, &tm->log_mutex_wq, WAIT_LOG_MUTEX, tm->log_transid);
 				return 0;
 			}
 			if ((ret = btrfs_start_transaction(fs)))
@@ -887,7 +914,7 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 	free(threads);
 	free(workers);
 	struct sched_wq *wqs[] = {&tm->io_wq, &tm->ordered_wq, &tm->trans_wq, &tm->log_wq, &tm->writers_wq,
-				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq};
+				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq, &tm->log_mutex_wq};
 	for (size_t i = 0; i < sizeof(wqs) / sizeof(wqs[0]); i++)
 		sched_wq_free(wqs[i]);
 	sched_lock_free(&tm->fs_lock);
@@ -931,7 +958,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	tm.s = sched_create(fs, tm.cpus, cfg->policy, cfg->seed ^ (st->sections * 0x9E3779B97F4A7C15ULL));
 	tm.dev = tm.s ? bio_dev_create(tm.s, &cfg->dev) : NULL;
 	if (tm.s) {
-		sched_set_wakeup_ns(tm.s, cfg->cost[COST_WAKEUP]);
+		sched_set_wakeup_ns(tm.s, cfg->cost[COST_WAKEUP] * cfg->dev.cpu_pct / 100);
 		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
 	}
 	int nworkers = (tm.cpus + 2 < 8 ? tm.cpus + 2 : 8) + 2;

@@ -167,6 +167,7 @@ export interface DeviceProfile {
   jiffyNs: number;
   jitterPct: number;
   flushBarrier: boolean;
+  cpuPct: number;
   source: string;
 }
 

@@ -22,6 +22,7 @@ export function waitWhat(cause: string, object: bigint): string {
     case 'transaction writers': return `the transaction's other writers (transaction ${object})`;
     case 'log sync': return `another task's log sync (log transaction ${object})`;
     case 'log writers': return `the other tasks still logging (log transaction ${object})`;
+    case 'log mutex': return `the log mutex, held by the task writing log transaction ${object} (this fsync then joins the next one)`;
     case 'bio': return 'its bio';
     case 'dirty throttle': return `dirty pages to be written (${size(object)} dirty)`;
     case 'sleep': return `${dur(object)} of sleep`;
