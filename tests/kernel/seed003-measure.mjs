@@ -82,7 +82,44 @@ export function measureKernel({ jobs, size = 16 << 20, bs = 64 << 10 }) {
   }
 }
 
+const DEVICE = `
+import os, sys, time, json, mmap
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_DIRECT)
+big, small = mmap.mmap(-1, 65536), mmap.mmap(-1, 4096)
+big.write(os.urandom(65536)); small.write(os.urandom(4096))
+w, f, o = [], [], []
+off = 64 << 20
+for i in range(int(sys.argv[2])):
+    t0 = time.monotonic_ns(); os.pwrite(fd, big, off); t1 = time.monotonic_ns(); os.fdatasync(fd); t2 = time.monotonic_ns()
+    w.append(t1 - t0); f.append(t2 - t1); off += 65536
+    t0 = time.monotonic_ns(); os.pwrite(fd, small, 65536); os.fdatasync(fd); o.append(time.monotonic_ns() - t0)
+p50 = lambda xs: sorted(xs)[len(xs) // 2]
+print(json.dumps({"write64kNs": p50(w), "flushNs": p50(f), "fuaNs": p50(o)}))
+`;
+
+/** This machine's loop device as the model's device fields, measured on a
+ * loop device of our own (O_DIRECT, QD1, medians): a 64 KiB write to new
+ * space, a flush after it (fdatasync of the device: REQ_OP_FLUSH, an fsync
+ * of the backing file), and a 4 KiB overwrite with a flush (what a FUA
+ * superblock write is on a loop device). */
+export function measureLoopDevice({ n = 200 } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-loopdev-'));
+  const img = join(dir, 'dev.img');
+  execFileSync('truncate', ['-s', String(1 << 30), img]);
+  const loop = execFileSync('losetup', ['--find', '--show', img], { encoding: 'utf8' }).trim();
+  try {
+    return JSON.parse(execFileSync('python3', ['-c', DEVICE, loop, String(n)], { encoding: 'utf8' }).trim());
+  } finally {
+    spawnSync('losetup', ['-d', loop]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (process.argv[2] === 'device') {
+    console.log(JSON.stringify(measureLoopDevice()));
+    process.exit(0);
+  }
   const jobs = process.argv.slice(2).map(Number);
   for (const j of jobs.length ? jobs : [1, 4, 8]) console.log(JSON.stringify(measureKernel({ jobs: j })));
 }
