@@ -605,20 +605,24 @@ size_t btrfs_dirty_inodes(const struct btrfs_fs_info *fs, u64 *out, size_t max)
 	return n;
 }
 
+int btrfs_dirty_inodes_all(const struct btrfs_fs_info *fs, u64 **out, size_t *n)
+{
+	*out = malloc((fs->data->inodes.len + 1) * sizeof(**out));
+	if (!*out)
+		return BLAB_ENOMEM;
+	*n = btrfs_dirty_inodes(fs, *out, fs->data->inodes.len);
+	return 0;
+}
+
 int btrfs_sync_data(struct btrfs_fs_info *fs)
 {
-	for (;;) {
-		u64 inos[64];
-		size_t n = btrfs_dirty_inodes(fs, inos, 64);
-		if (!n)
-			break;
-		for (size_t i = 0; i < n; i++) {
-			int ret = btrfs_start_delalloc(fs, fs->fs_root, inos[i], 0, (u64)-1, NULL, NULL);
-			if (ret)
-				return ret;
-		}
-	}
-	return btrfs_wait_ordered(fs, 0);
+	u64 *inos;
+	size_t n;
+	int ret = btrfs_dirty_inodes_all(fs, &inos, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = btrfs_start_delalloc(fs, fs->fs_root, inos[i], 0, (u64)-1, NULL, NULL);
+	free(inos);
+	return ret ? ret : btrfs_wait_ordered(fs, 0);
 }
 
 void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino)

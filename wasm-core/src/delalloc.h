@@ -61,6 +61,8 @@ int btrfs_writeback_and_wait(struct btrfs_fs_info *fs, struct btrfs_root *root, 
 int btrfs_sync_data(struct btrfs_fs_info *fs);
 /* The inodes that have dirty pages, oldest dirtied first: up to max into out; their count. */
 size_t btrfs_dirty_inodes(const struct btrfs_fs_info *fs, u64 *out, size_t max);
+/* All of them, oldest dirtied first, in *out (malloc'd; the caller frees). */
+int btrfs_dirty_inodes_all(const struct btrfs_fs_info *fs, u64 **out, size_t *n);
 /* When ino's first dirty page of the current batch was dirtied (virtual ns),
  * for the flusher's expiry; set by btrfs_buffered_write from fs->clock_ns. */
 u64 btrfs_inode_dirtied_at(const struct btrfs_fs_info *fs, u64 ino);

@@ -24,13 +24,32 @@
 #define MAX_ARGS 8
 #define MAX_TOKEN 4200
 
-u8 scenario_data_byte(u64 seed, u64 pos)
+/* splitmix64 of the 8-byte word at pos: its bytes, low first */
+static u64 data_word(u64 seed, u64 word)
 {
-	u64 z = seed * 0x9E3779B97F4A7C15ULL + (pos >> 3) + 0x9E3779B97F4A7C15ULL;
+	u64 z = seed * 0x9E3779B97F4A7C15ULL + word + 0x9E3779B97F4A7C15ULL;
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	z ^= z >> 31;
-	return (u8)(z >> ((pos & 7) * 8));
+	return z ^ (z >> 31);
+}
+
+u8 scenario_data_byte(u64 seed, u64 pos)
+{
+	return (u8)(data_word(seed, pos >> 3) >> ((pos & 7) * 8));
+}
+
+void scenario_data_fill(u64 seed, u64 pos, u8 *buf, u64 len)
+{
+	u64 i = 0;
+	while (i < len && ((pos + i) & 7))
+		buf[i] = scenario_data_byte(seed, pos + i), i++;
+	for (; i + 8 <= len; i += 8) {
+		u64 z = data_word(seed, (pos + i) >> 3);
+		for (int b = 0; b < 8; b++)
+			buf[i + b] = (u8)(z >> (b * 8));
+	}
+	for (; i < len; i++)
+		buf[i] = scenario_data_byte(seed, pos + i);
 }
 
 struct line {
@@ -280,8 +299,7 @@ static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, 
 	u8 *buf = malloc(len ? len : 1);
 	if (!buf)
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
-	for (u64 i = 0; i < len; i++)
-		buf[i] = scenario_data_byte(seed, off + i);
+	scenario_data_fill(seed, off, buf, len);
 	ret = btrfs_buffered_write(r->fs, r->fs->fs_root, ino, off, buf, len);
 	free(buf);
 	return ret ? fail_core(r, ret) : 0;
@@ -552,8 +570,7 @@ static int section_next(void *ctx, int ti, struct timed_op *op)
 		r->bytes += b;
 		if ((ret = ensure_buf(r, t, b)))
 			return ret;
-		for (u64 i = 0; i < b; i++)
-			t->buf[i] = scenario_data_byte(seed, a + i);
+		scenario_data_fill(seed, a, t->buf, b);
 		op->kind = TOP_WRITE;
 		op->off = a;
 		op->len = b;

@@ -102,6 +102,8 @@ void scenario_result_free(struct scenario_result *r);
 /* Byte at file offset pos of a `write` with seed (the same in every build
  * and in the tests' models). */
 u8 scenario_data_byte(u64 seed, u64 pos);
+/* len bytes of it from pos into buf (a word's mix once for its 8 bytes) */
+void scenario_data_fill(u64 seed, u64 pos, u8 *buf, u64 len);
 /* Metrics of a finished run as JSON (caller frees). */
 char *scenario_metrics_json(const struct scenario_result *r);
 #endif

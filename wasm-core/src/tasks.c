@@ -421,15 +421,13 @@ static int start_writeback(struct timed *tm, struct thread_ctx *c, u64 ino)
 	c->noes = 0;
 	if (ino)
 		return btrfs_start_delalloc(tm->fs, tm->fs->fs_root, ino, 0, (u64)-1, &c->oes, &c->noes);
-	u64 inos[64];
+	u64 *inos;
 	size_t n;
-	while ((n = btrfs_dirty_inodes(tm->fs, inos, 64)))
-		for (size_t i = 0; i < n; i++) {
-			int ret = btrfs_start_delalloc(tm->fs, tm->fs->fs_root, inos[i], 0, (u64)-1, &c->oes, &c->noes);
-			if (ret)
-				return ret;
-		}
-	return 0;
+	int ret = btrfs_dirty_inodes_all(tm->fs, &inos, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = btrfs_start_delalloc(tm->fs, tm->fs->fs_root, inos[i], 0, (u64)-1, &c->oes, &c->noes);
+	free(inos);
+	return ret;
 }
 
 static int thread_step(struct sched *s, struct sched_task *t)

@@ -227,6 +227,7 @@ TEST(time_script_errors)
 		{"set cost.teleport=1us\n", "no such cost"},
 		{"create /f\nA: write /f 0 1\nA: create /g{1..3}\n", "brace ranges are not allowed inside a thread"},
 		{"A: write /missing 0 1\n", "t:1: write: ENOENT"},
+		{"set device.cpu=0%\n", "device.cpu is a percentage"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct scenario_options o = {.seed = 1, .now = 1};
@@ -259,4 +260,18 @@ TEST(time_sleep_lets_the_flusher_and_the_kthread_work)
 	CHECK(res.timed && res.timed->commits >= 1);
 	btrfs_fs_free(res.fs);
 	scenario_result_free(&res);
+}
+
+/* the scenario's data, a word at a time, equals it a byte at a time */
+TEST(time_scenario_data_fill)
+{
+	u8 buf[300];
+	for (u64 pos = 0; pos < 20; pos++)
+		for (u64 len = 0; len < sizeof(buf); len += 7) {
+			memset(buf, 0xa5, sizeof(buf));
+			scenario_data_fill(9, pos * 4093, buf, len);
+			for (u64 i = 0; i < len; i++)
+				CHECK(buf[i] == scenario_data_byte(9, pos * 4093 + i));
+			CHECK(len == sizeof(buf) || buf[len] == 0xa5);
+		}
 }
