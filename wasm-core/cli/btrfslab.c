@@ -967,10 +967,11 @@ static int run_command(int argc, char **argv)
 		for (int i = 0; i < COST_COUNT; i++)
 			printf("%-18s %12llu  %-15s %s\n", btrfs_costs[i].key, (unsigned long long)btrfs_costs[i].ns, btrfs_costs[i].unit,
 			       btrfs_costs[i].source);
-		printf("\n%-6s %4s %4s %10s %14s %10s %10s %8s %4s %6s  %s\n", "device", "cpus", "qd", "latency", "bandwidth", "flush",
-		       "fua", "seek", "ssd", "jitter", "source");
+		printf("\n%-6s %4s %4s %4s %10s %14s %10s %10s %8s %4s %6s  %s\n", "device", "cpus", "cpu", "qd", "latency", "bandwidth",
+		       "flush", "fua", "seek", "ssd", "jitter", "source");
 		for (const struct btrfs_device_profile *d = btrfs_device_profiles; d->name; d++)
-			printf("%-6s %4d %4d %8lluus %12lluB/s %8lluus %8lluus %6lluus %4s %5u%%  %s\n", d->name, d->cpus, d->queue_depth,
+			printf("%-6s %4d %3u%% %4d %8lluus %12lluB/s %8lluus %8lluus %6lluus %4s %5u%%  %s\n", d->name, d->cpus, d->cpu_pct,
+			       d->queue_depth,
 			       (unsigned long long)d->write_latency_ns / 1000, (unsigned long long)d->bandwidth,
 			       (unsigned long long)d->flush_ns / 1000, (unsigned long long)d->fua_ns / 1000,
 			       (unsigned long long)d->seek_ns / 1000, d->ssd ? "yes" : "no", d->jitter_pct, d->source);
