@@ -42,7 +42,6 @@ static void oe_free(struct btrfs_ordered_extent *oe)
 {
 	if (oe) {
 		free(oe->sums);
-		free(oe->data);
 		free(oe);
 	}
 }
@@ -111,16 +110,12 @@ static struct btrfs_ordered_extent *oe_dup(const struct btrfs_ordered_extent *sr
 	if (!oe)
 		return NULL;
 	*oe = *src;
-	oe->sums = NULL;
-	oe->data = NULL;
 	size_t nsums = (size_t)(src->num_bytes / ss);
-	if (!(oe->sums = malloc(nsums * 4 + 4)) || (src->data && !(oe->data = malloc((size_t)src->num_bytes)))) {
-		oe_free(oe);
+	if (!(oe->sums = malloc(nsums * 4 + 4))) {
+		free(oe);
 		return NULL;
 	}
 	memcpy(oe->sums, src->sums, nsums * 4);
-	if (src->data)
-		memcpy(oe->data, src->data, (size_t)src->num_bytes);
 	return oe;
 }
 

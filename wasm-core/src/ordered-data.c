@@ -100,7 +100,6 @@ static void remove_oe(struct btrfs_fs_info *fs, struct btrfs_ordered_extent *oe)
 			break;
 		}
 	free(oe->sums);
-	free(oe->data);
 	free(oe);
 }
 

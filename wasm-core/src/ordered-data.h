@@ -40,7 +40,6 @@ struct btrfs_ordered_extent {
 	u64 logged_trans;        /* the transaction whose log holds it (0: none) */
 	u32 flags;
 	u32 *sums;               /* one crc32c a sector */
-	u8 *data;                /* unused: the bio writes the pages themselves at io_done */
 };
 
 /* The in-flight ordered extents (oldest first): *n of them. */
