@@ -119,3 +119,41 @@ test('log batching on a rotational device (loop): schedule_timeout(1) ends on a 
     assert.ok(BigInt(e.waitNs) >= 4_000_000n, `slept ${e.waitNs}`);
   }
 });
+
+test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs_search_slot does', () => {
+  const events = (locks) => {
+    const s = script(`locks-${locks}.txt`, `mkfs size=512M\nset tree_locks=${locks}\nfio jobs=4 size=2M bs=4K fsync=16 rw=randwrite\n`);
+    const r = cli('run', s, '--trace', '-', '--image', join(dir, `locks-${locks}.img`));
+    assert.equal(r.code, 0, r.err);
+    const c = cli('check', join(dir, `locks-${locks}.img`));
+    assert.equal(c.code, 0, c.out + c.err);
+    return r.out.split('\n').filter((l) => l.includes('"lock_')).map((l) => JSON.parse(l));
+  };
+  const tree = events('tree');
+  assert.ok(tree.length > 0 && tree.every((e) => e.bytenr === '0'), 'tree: one lock a tree, no block');
+  const path = events('path');
+  const acq = path.filter((e) => e.kind === 'lock_acquire');
+  const leaves = new Set(acq.filter((e) => e.tree === '5' && e.level === 0).map((e) => e.bytenr));
+  assert.ok(leaves.size >= 2, `fs tree leaves locked: ${leaves.size}`);
+  assert.ok(acq.some((e) => e.level >= 1), 'nodes above the leaves are locked on the way down');
+  assert.ok(acq.some((e) => e.tree === '7'), 'the csum tree is locked by block too');
+  // lock coupling: a task takes a child's lock while it holds the parent's, so
+  // each of its acquisitions at level L>0 is followed by one at level L-1
+  // before that parent lock is released
+  const held = new Map();
+  for (const e of path) {
+    const k = `${e.task}:${e.bytenr}`;
+    if (e.kind === 'lock_acquire') held.set(k, e);
+    if (e.kind === 'lock_release') {
+      const a = held.get(k);
+      assert.ok(a, `a release without an acquire: ${JSON.stringify(e)}`);
+      if (a.level > 0) {
+        const between = path.slice(path.indexOf(a) + 1, path.indexOf(e));
+        assert.ok(between.some((x) => x.task === e.task && (x.kind === 'lock_acquire' || x.kind === 'lock_wait') && x.level === a.level - 1),
+          `task ${e.task} released level ${a.level} block ${e.bytenr} before taking or queueing for a child`);
+      }
+      held.delete(k);
+    }
+  }
+  assert.equal(held.size, 0, 'every lock is released');
+});

@@ -863,6 +863,13 @@ static int set_time(struct scenario_run *r, const char *w)
 #undef FIELD
 		if (ret)
 			return ret;
+	} else if (KEY("tree_locks")) {
+		if (!strcmp(v, "path"))
+			r->tcfg.tree_locks = TREE_LOCKS_PATH;
+		else if (!strcmp(v, "tree"))
+			r->tcfg.tree_locks = TREE_LOCKS_TREE;
+		else
+			return fail(r, BLAB_EPARSE, "'%s': tree_locks is path (a lock a tree block, as the kernel) or tree (one lock a tree)", v);
 	} else if (KEY("commit")) {
 		if ((ret = parse_duration(r, v, &n)))
 			return ret;

@@ -1,4 +1,5 @@
 #include "tasks.h"
+#include "tree-checker.h"
 #include "bio.h"
 #include "delalloc.h"
 #include "ordered-data.h"
@@ -28,6 +29,7 @@ void timed_config_default(struct timed_config *c)
 	c->dirty_bytes = (4ULL << 30) / 5;            /* vm.dirty_ratio 20% of 4 GiB */
 	c->dirty_background_bytes = (4ULL << 30) / 10; /* vm.dirty_background_ratio 10% */
 	c->commit_interval_ns = 30ULL * 1000000000ULL;
+	c->tree_locks = TREE_LOCKS_TREE; /* the costs were fitted with it (bench/seed003.bench.mjs) */
 }
 
 /* ---- latency histograms ---- */
@@ -89,6 +91,7 @@ struct timed {
 	struct bio_dev *dev;
 	int cpus;
 	struct sched_lock fs_lock, csum_lock, log_lock;
+	struct u64map block_locks; /* tree block bytenr -> struct sched_lock * (TREE_LOCKS_PATH) */
 	struct sched_wq io_wq, ordered_wq, trans_wq, log_wq, writers_wq, work_wq, flusher_wq, throttle_wq, turn_wq, log_mutex_wq;
 	u64 *work; /* ordered extents (ids) waiting for a completion worker, FIFO */
 	size_t nwork, capwork, whead;
@@ -108,6 +111,156 @@ struct timed {
 	int quit;
 };
 
+/* A tree lock being taken: with TREE_LOCKS_PATH, the path from the root to
+ * the leaf of key, top-down with lock coupling (a block's lock is taken
+ * while its parent's is held), as btrfs_search_slot does: readers read-lock
+ * every level and drop the parent once the child is theirs; a writer
+ * write-locks the leaf and its parent (write_lock_level 1), and a block
+ * that still needs its COW in this transaction and the block above it
+ * (should_cow_block raising write_lock_level), and read-locks the levels
+ * above; once the leaf is locked the upper locks go (unlock_up: a leaf
+ * with room needs no split). With TREE_LOCKS_TREE, the tree's one lock. */
+struct path_lock {
+	int active, level, wl, mode;
+	u64 tree;
+	struct btrfs_key key;
+	struct sched_lock *held[BTRFS_MAX_LEVEL];
+	int held_mode[BTRFS_MAX_LEVEL];
+	struct sched_lock *pending;
+	int pending_level, pending_mode;
+};
+
+static struct btrfs_root *lock_root(struct timed *tm, u64 tree)
+{
+	return tree == BTRFS_CSUM_TREE_OBJECTID ? tm->fs->csum_root : tm->fs->fs_root;
+}
+
+static struct sched_lock *tree_lock_of(struct timed *tm, u64 tree)
+{
+	return tree == BTRFS_CSUM_TREE_OBJECTID ? &tm->csum_lock : &tm->fs_lock;
+}
+
+/* The block at level of the path to key as the tree is now, or NULL (the
+ * tree is lower, or a block cannot be read); *root_level: the root's. */
+static struct extent_buffer *path_block(struct timed *tm, struct btrfs_root *root, const struct btrfs_key *key, int level,
+					int *root_level)
+{
+	struct extent_buffer *b = root ? root->node : NULL;
+	if (!b)
+		return NULL;
+	int l = btrfs_level(b);
+	if (root_level)
+		*root_level = l;
+	while (b && l > level) {
+		int slot;
+		if (btrfs_bin_search(b, key, &slot) && slot > 0)
+			slot--;
+		b = btrfs_read_node_slot(tm->fs, b, slot, root->objectid);
+		l--;
+	}
+	return l == level ? b : NULL;
+}
+
+static struct sched_lock *block_lock(struct timed *tm, u64 tree, const struct extent_buffer *b)
+{
+	struct sched_lock **p = u64map_put(&tm->block_locks, b->start);
+	if (!p)
+		return NULL;
+	if (!*p && !(*p = calloc(1, sizeof(**p))))
+		return NULL;
+	struct sched_lock *lk = *p;
+	if (!lk->readers && !lk->writer && !lk->nw) {
+		/* a block freed and its place reused: the lock is the new block's */
+		lk->tree = tree;
+		lk->bytenr = b->start;
+		lk->level = btrfs_level(b);
+	}
+	return lk;
+}
+
+/* Locks pl->held above level that may go now that level's block is held. */
+static void path_release_above(struct timed *tm, struct sched_task *t, struct path_lock *pl, int level)
+{
+	for (int l = level + 1; l < BTRFS_MAX_LEVEL; l++)
+		if (pl->held[l] && (level == 0 || pl->held_mode[l] == BTRFS_LOCK_READ)) {
+			sched_unlock(tm->s, t, pl->held[l], pl->held_mode[l]);
+			pl->held[l] = NULL;
+		}
+}
+
+/* Takes the lock on key's leaf of tree (or the tree's lock), for mode:
+ * 1 when held, 0 when the task waits (call again when it runs: it goes on
+ * down the path), or an error. Called again while held, 1. */
+static int path_lock_step(struct timed *tm, struct sched_task *t, struct path_lock *pl, u64 tree, u64 objectid, u8 type,
+			  u64 offset, int mode)
+{
+	struct sched *s = tm->s;
+	struct btrfs_root *root = lock_root(tm, tree);
+	if (!pl->active) {
+		memset(pl, 0, sizeof(*pl));
+		pl->active = 1;
+		pl->tree = tree;
+		pl->mode = mode;
+		pl->key = (struct btrfs_key){objectid, type, offset};
+		int root_level = 0;
+		if (tm->cfg->tree_locks == TREE_LOCKS_TREE || !path_block(tm, root, &pl->key, 0, &root_level)) {
+			pl->level = -1;
+			pl->held[0] = tree_lock_of(tm, tree);
+			pl->held_mode[0] = mode;
+			return sched_lock(s, t, pl->held[0], mode);
+		}
+		pl->wl = 1;
+		if (mode == BTRFS_LOCK_WRITE)
+			for (int l = root_level; l > 0; l--) {
+				struct extent_buffer *b = path_block(tm, root, &pl->key, l, NULL);
+				if (b && !b->dirty) {
+					pl->wl = l + 1; /* a COW here changes the block above too */
+					break;
+				}
+			}
+		pl->level = root_level;
+	} else if (pl->pending) {
+		/* granted while the task waited */
+		int l = pl->pending_level;
+		pl->held[l] = pl->pending;
+		pl->held_mode[l] = pl->pending_mode;
+		pl->pending = NULL;
+		path_release_above(tm, t, pl, l);
+		pl->level = l - 1;
+	}
+	while (pl->level >= 0) {
+		int l = pl->level;
+		struct extent_buffer *b = path_block(tm, root, &pl->key, l, NULL);
+		if (!b) {
+			pl->level--;
+			continue;
+		}
+		int m = pl->mode == BTRFS_LOCK_WRITE && l <= pl->wl ? BTRFS_LOCK_WRITE : BTRFS_LOCK_READ;
+		struct sched_lock *lk = block_lock(tm, pl->tree, b);
+		if (!lk)
+			return BLAB_ENOMEM;
+		if (!sched_lock(s, t, lk, m)) {
+			pl->pending = lk;
+			pl->pending_level = l;
+			pl->pending_mode = m;
+			return 0;
+		}
+		pl->held[l] = lk;
+		pl->held_mode[l] = m;
+		path_release_above(tm, t, pl, l);
+		pl->level--;
+	}
+	return 1;
+}
+
+static void path_unlock(struct timed *tm, struct sched_task *t, struct path_lock *pl)
+{
+	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
+		if (pl->held[l])
+			sched_unlock(tm->s, t, pl->held[l], pl->held_mode[l]);
+	memset(pl, 0, sizeof(*pl));
+}
+
 struct commit_m {
 	int pc, io;
 	u64 gen, blocks;
@@ -125,6 +278,8 @@ struct thread_ctx {
 	u64 op_start, my_lt, ino;
 	int fallback, in_trans;
 	struct btrfs_log_stats ls;
+	struct path_lock pl;
+	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
 	struct commit_m cm;
 	struct logsync_m lm;
 	struct sched_wq own;
@@ -510,17 +665,18 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			tm->st->bytes_written += c->op.len;
 			/* the inode item's update (btrfs_dirty_inode), under the fs tree's write lock */
 			c->pc = T_WRITE_UPDATE;
-			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE))
-				return 0;
 			continue;
 		case T_WRITE_UPDATE:
+			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino, BTRFS_INODE_ITEM_KEY, 0,
+						BTRFS_LOCK_WRITE)) <= 0)
+				return r;
 			if (!c->sub) {
 				c->sub = 1; /* the update's time, then the unlock */
 				sched_cpu(s, t, COST(tm, COST_INODE_UPDATE, 1), WORK_META);
 				return 0;
 			}
 			c->sub = 0;
-			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
+			path_unlock(tm, t, &c->pl);
 			c->pc = T_THROTTLE;
 			continue;
 		case T_THROTTLE: {
@@ -539,6 +695,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			tm->log_batch++; /* btrfs_sync_file's atomic_inc(&root->log_batch): a log sync batching now waits a round more */
 			if ((ret = start_writeback(tm, c, c->ino)))
 				return ret;
+			if (c->noes)
+				c->csum_bytenr = c->oes[0]->disk_bytenr;
 			c->pc = T_F_SUBMIT;
 			sched_cpu(s, t, writeback_cost(tm, c->oes, c->noes, ss), WORK_WRITEBACK);
 			return 0;
@@ -593,17 +751,18 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			if (c->ls.ordered_logged)
 				tm->st->fsyncs_logged++;
 			c->pc = T_F_LOGGED;
-			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_READ))
-				return 0;
 			continue;
 		case T_F_LOGGED:
 			/* reading the inode's items from the fs tree */
+			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
+						BTRFS_LOCK_READ)) <= 0)
+				return r;
 			c->pc = T_F_LOG_LOCK;
 			sched_cpu(s, t, COST(tm, COST_LOG_INODE, c->ls.inodes_logged) + COST(tm, COST_LOG_FS_LEAF, c->ls.fs_leaves_read),
 				  WORK_LOG);
 			return 0;
 		case T_F_LOG_LOCK:
-			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_READ);
+			path_unlock(tm, t, &c->pl);
 			c->pc = T_F_LOG_CPU;
 			if (!sched_lock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE))
 				return 0;
@@ -624,15 +783,16 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			}
 			/* checksums of completed extents come from the csum tree, under its read lock */
 			c->pc = T_F_CSUM_CPU;
-			if (!sched_lock(s, t, &tm->csum_lock, BTRFS_LOCK_READ))
-				return 0;
 			continue;
 		case T_F_CSUM_CPU:
+			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
+						BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr, BTRFS_LOCK_READ)) <= 0)
+				return r;
 			c->pc = T_F_CSUM_UNLOCK;
 			sched_cpu(s, t, COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), WORK_LOG_CSUM);
 			return 0;
 		case T_F_CSUM_UNLOCK:
-			sched_unlock(s, t, &tm->csum_lock, BTRFS_LOCK_READ);
+			path_unlock(tm, t, &c->pl);
 			c->pc = T_F_LOG_END;
 			continue;
 		case T_F_LOG_END:
@@ -709,10 +869,12 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return 0;
 			}
 			c->pc = T_META_DONE;
-			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE))
-				return 0;
 			continue;
 		case T_META_DONE:
+			/* the leaf of the inode it names (a new name: of the top directory) */
+			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino ? c->op.ino : BTRFS_FIRST_FREE_OBJECTID,
+						BTRFS_INODE_ITEM_KEY, 0, BTRFS_LOCK_WRITE)) <= 0)
+				return r;
 			if (c->op.meta) {
 				/* the change, at the start of its time under the lock */
 				if ((ret = btrfs_start_transaction(fs)) || (ret = c->op.meta(tm->ctx, c->index)))
@@ -721,7 +883,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				sched_cpu(s, t, COST(tm, COST_META_OP, 1), WORK_META);
 				return 0;
 			}
-			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
+			path_unlock(tm, t, &c->pl);
 			c->pc = T_END;
 			continue;
 		case T_SLEEP_DONE:
@@ -747,6 +909,7 @@ struct worker_ctx {
 	struct timed *tm;
 	int pc;
 	u64 oe;
+	struct path_lock pl;
 	struct commit_m cm;
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
@@ -778,29 +941,35 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			}
 			tm->trans_writers++;
 			w->pc = 2;
-			if (!sched_lock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE))
-				return 0;
 			continue;
 		case 2:
-			w->pc = 3;
 			{
+				/* the file extent item goes in, under its leaf's write lock */
 				struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
+				if ((ret = path_lock_step(tm, t, &w->pl, BTRFS_FS_TREE_OBJECTID, oe ? oe->ino : 0, BTRFS_EXTENT_DATA_KEY,
+							  oe ? oe->file_offset : 0, BTRFS_LOCK_WRITE)) <= 0)
+					return ret;
+				w->pc = 3;
 				u64 pages = oe ? oe->num_bytes / fs->sectorsize : 1;
 				sched_cpu(s, t, COST(tm, COST_FINISH_FS, 1) + COST(tm, COST_FINISH_FS_PAGE, pages), WORK_FINISH_FS);
 			}
 			return 0;
 		case 3:
-			sched_unlock(s, t, &tm->fs_lock, BTRFS_LOCK_WRITE);
+			path_unlock(tm, t, &w->pl);
 			w->pc = 4;
-			if (!sched_lock(s, t, &tm->csum_lock, BTRFS_LOCK_WRITE))
-				return 0;
 			continue;
-		case 4:
+		case 4: {
+			/* its checksums, under the csum leaf's write lock */
+			struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
+			if ((ret = path_lock_step(tm, t, &w->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
+						  BTRFS_EXTENT_CSUM_KEY, oe ? oe->disk_bytenr : 0, BTRFS_LOCK_WRITE)) <= 0)
+				return ret;
 			w->pc = 5;
 			sched_cpu(s, t, COST(tm, COST_FINISH_CSUM, 1), WORK_FINISH_CSUM);
 			return 0;
+		}
 		case 5:
-			sched_unlock(s, t, &tm->csum_lock, BTRFS_LOCK_WRITE);
+			path_unlock(tm, t, &w->pl);
 			w->pc = 6;
 			sched_cpu(s, t, COST(tm, COST_FINISH_REST, 1), WORK_FINISH_REST);
 			return 0;
@@ -917,6 +1086,16 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 		sched_wq_free(wqs[i]);
 	sched_lock_free(&tm->fs_lock);
 	sched_lock_free(&tm->csum_lock);
+	{
+		size_t i = 0;
+		u64 k;
+		void *v;
+		while (u64map_next(&tm->block_locks, &i, &k, &v)) {
+			sched_lock_free(*(struct sched_lock **)v);
+			free(*(struct sched_lock **)v);
+		}
+		u64map_free(&tm->block_locks);
+	}
 	sched_lock_free(&tm->log_lock);
 	free(tm->work);
 	bio_dev_destroy(tm->dev);
@@ -964,6 +1143,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	struct worker_ctx *workers = calloc((size_t)nworkers, sizeof(*workers));
 	tm.fs_lock = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID};
 	tm.csum_lock = (struct sched_lock){.tree = BTRFS_CSUM_TREE_OBJECTID};
+	u64map_init(&tm.block_locks, sizeof(struct sched_lock *));
 	tm.log_lock = (struct sched_lock){.tree = BTRFS_TREE_LOG_OBJECTID};
 	if (!tm.s || !tm.dev || !threads || !workers) {
 		timed_free(&tm, threads, workers, nworkers);
@@ -1029,6 +1209,15 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		st->lock_wait_ns[0] += tm.fs_lock.wait_ns;
 		st->lock_contended[1] += tm.csum_lock.contended;
 		st->lock_wait_ns[1] += tm.csum_lock.wait_ns;
+		size_t i = 0;
+		u64 k;
+		void *v;
+		while (u64map_next(&tm.block_locks, &i, &k, &v)) {
+			const struct sched_lock *lk = *(struct sched_lock **)v;
+			int which = lk->tree == BTRFS_CSUM_TREE_OBJECTID;
+			st->lock_contended[which] += lk->contended;
+			st->lock_wait_ns[which] += lk->wait_ns;
+		}
 		st->busy_ns += fs->clock_ns - start;
 		st->sections++;
 	}

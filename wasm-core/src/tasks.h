@@ -66,6 +66,11 @@ struct timed_config {
 	u64 dirty_bytes;               /* writers throttle above this */
 	u64 dirty_background_bytes;    /* the flusher starts above this */
 	u64 commit_interval_ns;
+	int tree_locks;                /* enum timed_tree_locks */
+};
+enum timed_tree_locks {
+	TREE_LOCKS_PATH = 0, /* a lock on each tree block, taken top-down as btrfs_search_slot takes them */
+	TREE_LOCKS_TREE,     /* one lock a tree (coarser: every leaf of a tree contends) */
 };
 /* The defaults: nvme, seeded schedule, 20%/10% of 4 GiB, commit=30. */
 void timed_config_default(struct timed_config *c);

@@ -228,6 +228,7 @@ TEST(time_script_errors)
 		{"create /f\nA: write /f 0 1\nA: create /g{1..3}\n", "brace ranges are not allowed inside a thread"},
 		{"A: write /missing 0 1\n", "t:1: write: ENOENT"},
 		{"set device.cpu=0%\n", "device.cpu is a percentage"},
+		{"set tree_locks=leaf\n", "tree_locks is path"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct scenario_options o = {.seed = 1, .now = 1};
