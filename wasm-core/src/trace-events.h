@@ -100,13 +100,13 @@ enum btrfs_lock_mode {
 	   F(a, U64, a) F(b, U64, b) F(c, U64, c))                                                                   \
 	EV(LOCK_WAIT, "lock_wait", "A task waits for a tree block lock another task holds.",                        \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
-	   F(mode, E_LOCK_MODE, a) F(holder, U32, b))                                                                \
+	   F(mode, E_LOCK_MODE, a) F(holder, U32, b) F(atNs, U64, t))                                              \
 	EV(LOCK_ACQUIRE, "lock_acquire", "A task takes a tree block lock, after waiting waitNs.",                   \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
-	   F(mode, E_LOCK_MODE, a) F(waitNs, U64, b))                                                                \
+	   F(mode, E_LOCK_MODE, a) F(waitNs, U64, b) F(atNs, U64, t))                                              \
 	EV(LOCK_RELEASE, "lock_release", "A task releases a tree block lock.",                                       \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
-	   F(mode, E_LOCK_MODE, a))                                                                                  \
+	   F(mode, E_LOCK_MODE, a) F(atNs, U64, t))                                                                 \
 	EV(TASK_SWITCH, "task_switch", "The modelled CPU switches from one task to another at time atNs.",          \
 	   F(from, INT, slot) F(to, U32, a) F(atNs, U64, b))                                                        \
 	EV(PAGE_DIRTY, "page_dirty", "A write copies bytes into the page cache: the pages are dirty and delalloc, no extent yet.", \

@@ -111,16 +111,16 @@ crash
     expect(hasSentence('write_inline')).toBe(true);
     for (const e of parseTrace(json)) expect(describeEvent(e)).not.toMatch(/undefined|NaN|\[object|#\d/);
     // a lock readers hold: its holder crosses as (u64)-1 in a u32 field, read as -1
-    expect(parseTrace(JSON.stringify([{ seq: 0, kind: 'lock_wait', tree: '5', bytenr: '0', level: 0, task: 3, mode: 'write', holder: 18446744073709551615 }])).map(describeEvent))
+    expect(parseTrace(JSON.stringify([{ seq: 0, kind: 'lock_wait', tree: '5', bytenr: '0', level: 0, task: 3, mode: 'write', holder: 18446744073709551615, atNs: '0' }])).map(describeEvent))
       .toEqual(['Task 3 waits to write-lock the fs tree, held by readers']);
   });
 
   test('the lock and task kinds parse and read as sentences (the locking lesson emits them)', () => {
     const ev = parseTrace(JSON.stringify([
-      { seq: 0, kind: 'lock_wait', tree: '5', bytenr: '30408704', level: 1, task: 2, mode: 'write', holder: 1 },
+      { seq: 0, kind: 'lock_wait', tree: '5', bytenr: '30408704', level: 1, task: 2, mode: 'write', holder: 1, atNs: '0' },
       { seq: 1, kind: 'task_switch', from: 2, to: 1, atNs: '1000' },
-      { seq: 2, kind: 'lock_release', tree: '5', bytenr: '30408704', level: 1, task: 1, mode: 'read' },
-      { seq: 3, kind: 'lock_acquire', tree: '5', bytenr: '30408704', level: 1, task: 2, mode: 'write', waitNs: '4000' },
+      { seq: 2, kind: 'lock_release', tree: '5', bytenr: '30408704', level: 1, task: 1, mode: 'read', atNs: '1000' },
+      { seq: 3, kind: 'lock_acquire', tree: '5', bytenr: '30408704', level: 1, task: 2, mode: 'write', waitNs: '4000', atNs: '4000' },
     ]));
     expect(ev.map(describeEvent)).toEqual([
       'Task 2 waits to write-lock node (level 1) 30408704 of the fs tree, held by task 1',

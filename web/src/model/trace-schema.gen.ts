@@ -57,9 +57,9 @@ export const TRACE_SCHEMA = {
   log_range: { doc: 'The log is authoritative for a range of a directory\'s indexes.', fields: [['key', 'key'], ['last', 'u64']] },
   log_sync: { doc: 'The log is written and a superblock points at it.', fields: [['logRootTree', 'u64'], ['logRoot', 'u64'], ['generation', 'u64']] },
   replay: { doc: 'One step of log replay: a pass, an action and the log item it came from.', fields: [['tree', 'u64'], ['pass', 'enum:replay_pass'], ['action', 'enum:replay_action'], ['key', 'key'], ['a', 'u64'], ['b', 'u64'], ['c', 'u64']] },
-  lock_wait: { doc: 'A task waits for a tree block lock another task holds.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['holder', 'u32']] },
-  lock_acquire: { doc: 'A task takes a tree block lock, after waiting waitNs.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['waitNs', 'u64']] },
-  lock_release: { doc: 'A task releases a tree block lock.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode']] },
+  lock_wait: { doc: 'A task waits for a tree block lock another task holds.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['holder', 'u32'], ['atNs', 'u64']] },
+  lock_acquire: { doc: 'A task takes a tree block lock, after waiting waitNs.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['waitNs', 'u64'], ['atNs', 'u64']] },
+  lock_release: { doc: 'A task releases a tree block lock.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['atNs', 'u64']] },
   task_switch: { doc: 'The modelled CPU switches from one task to another at time atNs.', fields: [['from', 'int'], ['to', 'u32'], ['atNs', 'u64']] },
   page_dirty: { doc: 'A write copies bytes into the page cache: the pages are dirty and delalloc, no extent yet.', fields: [['tree', 'u64'], ['ino', 'u64'], ['offset', 'u64'], ['length', 'u64'], ['atNs', 'u64']] },
   write_inline: { doc: 'Writeback stores a small file whole as an inline extent.', fields: [['tree', 'u64'], ['ino', 'u64'], ['size', 'u64'], ['atNs', 'u64']] },
@@ -106,9 +106,9 @@ export type TraceEvent =
   | { seq: number; kind: 'log_range'; key: Key; last: bigint }
   | { seq: number; kind: 'log_sync'; logRootTree: bigint; logRoot: bigint; generation: bigint }
   | { seq: number; kind: 'replay'; tree: bigint; pass: ReplayPass; action: ReplayAction; key: Key; a: bigint; b: bigint; c: bigint }
-  | { seq: number; kind: 'lock_wait'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; holder: number }
-  | { seq: number; kind: 'lock_acquire'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; waitNs: bigint }
-  | { seq: number; kind: 'lock_release'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode }
+  | { seq: number; kind: 'lock_wait'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; holder: number; atNs: bigint }
+  | { seq: number; kind: 'lock_acquire'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; waitNs: bigint; atNs: bigint }
+  | { seq: number; kind: 'lock_release'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; atNs: bigint }
   | { seq: number; kind: 'task_switch'; from: number; to: number; atNs: bigint }
   | { seq: number; kind: 'page_dirty'; tree: bigint; ino: bigint; offset: bigint; length: bigint; atNs: bigint }
   | { seq: number; kind: 'write_inline'; tree: bigint; ino: bigint; size: bigint; atNs: bigint }
