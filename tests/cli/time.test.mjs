@@ -98,7 +98,7 @@ test('log batching on a rotational device (loop): schedule_timeout(1) ends on a 
   // sleep to the tick after next, then a whole 2 jiffies more because a
   // task that synced alone joined meanwhile), a lone sync between two.
   const run = (jobs) => {
-    const s = script(`loop${jobs}.txt`, `mkfs size=1G\nset device=loop\nfio jobs=${jobs} size=2M bs=64K fsync=1 rw=write\n`);
+    const s = script(`loop${jobs}.txt`, `mkfs size=1G\nset device=loop\nfio jobs=${jobs} size=4M bs=64K fsync=1 rw=write\n`);
     const r = cli('run', s, '--metrics', '-', '--trace', join(dir, `loop${jobs}.jsonl`));
     assert.equal(r.code, 0, r.err);
     return JSON.parse(r.out).timed;
@@ -156,4 +156,44 @@ test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs
     }
   }
   assert.equal(held.size, 0, 'every lock is released');
+});
+
+test('seed 000: log_copy=clone allocates under an fs leaf read lock, prealloc before any lock; memory_pressure stalls allocations', () => {
+  const run = (copy, pressure) => {
+    const lines = ['mkfs size=512M', 'set device=loop', 'set tree_locks=path', `set log_copy=${copy}`, `set memory_pressure=${pressure}`, 'mkdir /d', 'commit'];
+    for (const f of [0, 1]) {
+      lines.push(`thread F${f}`);
+      for (let k = 0; k < 40; k++) lines.push(`create /d/f${f}.${k}`, `write /d/f${f}.${k} 0 4096 ${k + 1}`, `setxattr /d/f${f}.${k} user.x v`, `fsync /d/f${f}.${k}`);
+      lines.push('end');
+    }
+    lines.push('thread C0');
+    for (let k = 0; k < 80; k++) lines.push(`create /d/c${k}`);
+    lines.push('end');
+    const s = script(`copy-${copy}-${pressure}.txt`, lines.join('\n') + '\n');
+    const r = cli('run', s, '--trace', '-', '--image', join(dir, `copy-${copy}.img`));
+    assert.equal(r.code, 0, r.err);
+    assert.equal(cli('check', join(dir, `copy-${copy}.img`)).code, 0);
+    const ev = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    // the locks each task holds when its allocation stalls begin
+    const held = new Map();
+    const allocs = { underLeafLock: 0, free: 0, stalled: 0 };
+    for (const e of ev) {
+      if (e.kind === 'lock_acquire') held.set(`${e.task}:${e.bytenr}`, e);
+      if (e.kind === 'lock_release') held.delete(`${e.task}:${e.bytenr}`);
+      if (e.kind === 'task_wait' && e.cause === 'memory allocation') {
+        const mine = [...held.values()].filter((h) => h.task === e.task);
+        if (mine.some((h) => h.tree === '5' && h.level === 0 && h.mode === 'read')) allocs.underLeafLock++;
+        else if (!mine.length) allocs.free++;
+      }
+      if (e.kind === 'task_wake' && e.cause === 'memory allocation' && BigInt(e.waitNs) > 100_000n) allocs.stalled++;
+    }
+    return allocs;
+  };
+  const clone = run('clone', 'heavy');
+  assert.ok(clone.underLeafLock > 0 && clone.free === 0, `clone: ${JSON.stringify(clone)}`);
+  assert.ok(clone.stalled > 0, 'heavy memory pressure stalls some allocations');
+  const pre = run('prealloc', 'heavy');
+  assert.ok(pre.free > 0 && pre.underLeafLock === 0, `prealloc: ${JSON.stringify(pre)}`);
+  const calm = run('prealloc', 'none');
+  assert.equal(calm.stalled, 0, 'no pressure, no stall');
 });

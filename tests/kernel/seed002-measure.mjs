@@ -1,108 +1,129 @@
-// Seed 002 in the kernel, measured: space reservation (tickets) and delalloc
-// flushing during an "untar" onto a small btrfs.
+// Seed 002 in the kernel, measured (shrink_delalloc writes back a budget of
+// pages, not a number of inodes): space reservation tickets, the flush states
+// btrfs runs to reclaim space, and the nr_to_write budgets of its delalloc
+// flushing, during an "untar" onto a small btrfs.
 //
-// What: a fresh btrfs (mkfs.btrfs defaults: data single, metadata DUP; or
-// `profile: 'single'` for -m single -d single, `'mixed'` for -M) on a loop
-// device of our own, `fsMiB` large, mounted with defaults. A Python workload
-// creates, in tar order (depth-first pre-order: a directory, then its files,
-// then its subdirectories), a seeded tree under src/: directories of 2-30
-// files and 1-5 subdirectories, at most 7 levels deep; each file is created,
-// written with one buffered write() of its whole content (slices of an 8 MiB
-// seeded random pool: incompressible) and closed. No fsync. It stops at
-// `files` files or `totalMiB` MiB of file data, whichever comes first (or at
-// the first ENOSPC), then calls sync(). File sizes: 92% log-normal with
-// median 5.4 KiB (e^8.6 B, sigma 0.9) clamped to 64 B..64 KiB (so about a
-// quarter are inline, <= 2 KiB); 8% a Pareto tail (alpha 1.2) from 20 KiB,
-// capped at 4 MiB. With 24 GiB of RAM, the dirty-page thresholds are far
-// above the filesystem's size, so nothing forces writeback but btrfs's own
-// space reservation: the delalloc must be flushed by reclaim (seed 002's
-// shrink_delalloc) or by the 30 s periodic writeback.
+// The filesystem: a fresh btrfs of `fsMiB` (default 512) on a loop device of
+// our own, mounted with default options. `profile`: 'default' (mkfs.btrfs
+// defaults: data single, metadata and system DUP, no mixed block groups),
+// 'single' (-m single -d single) or 'mixed' (-M). With DUP metadata the data
+// chunks soon take the whole device, metadata cannot grow past its first
+// 32 MiB chunk and every create must wait for reclaim: the default shows
+// seed 002's machinery the hardest.
+// The workload (Python, python3 -c): in tar order (depth-first pre-order: a
+// directory, its files, then its subdirectories) a seeded tree under src/,
+// each directory with 2-30 files and 1-5 subdirectories, 7 levels at most;
+// each file is created, filled by one buffered write() and closed (no
+// fsync), until `files` files (default 40000) or `totalMiB` MiB of file data
+// (default 360, 70% of the filesystem) or the first ENOSPC; then syncfs() of
+// our filesystem only. Sizes: 92% log-normal (median e^8.6 B = 5.4 KiB,
+// sigma 0.9) clamped to 64 B..64 KiB, 8% a Pareto tail (alpha 1.2) from
+// 20 KiB capped at 4 MiB: median about 6 KiB, mean about 14 KiB, 13% at most
+// 2 KiB (inline extents), 83% within 1-20 KiB, the few files over 1 MiB
+// carry about 8% of the bytes; 360 MiB makes about 26,000 files. Contents
+// are slices of an 8 MiB seeded random pool (incompressible). On this
+// machine (24 GiB of RAM) the dirty-page thresholds are far above the
+// filesystem's size, so nothing but space reservation forces writeback
+// before the 30 s expiry: the delalloc is flushed by reclaim.
 //
-// How: a tracefs instance of our own (trace_clock mono, so timestamps and
-// the ticket's start_ns share a clock) records btrfs_flush_space,
-// btrfs_reserve_ticket, btrfs_trigger_flush, btrfs_done_preemptive_reclaim,
-// btrfs_fail_all_tickets, extent_writepage (one per folio btrfs writes back,
-// with the writeback_control's remaining nr_to_write), and writeback_start /
-// writeback_written (the flusher thread's work items, filtered to our bdi).
-// btrfs_space_reservation is counted by a hist trigger keyed by fsid-less
-// type/reserve (it fires several times per file), so its counts are for all
-// btrfs filesystems while it runs (see `spaceReservation`). Every other line
-// is kept only if it carries our fsid (btrfs events) or our bdi name
-// (writeback events). Other work may use other loop devices and tracefs
-// instances at the same time; we touch only ours.
+// Tracing: a tracefs instance of our own (trace_clock mono, so the event
+// times and a ticket's start_ns are on one clock), drained into a file by a
+// `cat` of its trace_pipe while the workload runs (btrfs_space_reservation
+// alone fires about a million times; a buffer would overrun). Events:
+// btrfs_flush_space, btrfs_reserve_ticket, btrfs_trigger_flush,
+// btrfs_space_reservation (counted, not kept; `spaceReservation: false`
+// leaves it out), btrfs_done_preemptive_reclaim and btrfs_fail_all_tickets
+// where the kernel has them, extent_writepage (one per folio btrfs writes,
+// with the writeback_control's nr_to_write at that folio, in pages), and
+// writeback_start / writeback_written filtered to our bdi (the flusher
+// thread's work items). btrfs lines count only if they carry our fsid,
+// writeback lines only if they name our bdi: other work may trace or use
+// loop devices at the same time. Cleanup (always): the reader ended by its
+// pid, events disabled, our instance removed, our mount unmounted, our loop
+// device detached, the scratch directory removed.
+//
+// Tying writeback to delalloc flushing: flush_space() traces at its end, in
+// the task that ran the flush (the async reclaim kworker, or the reserving
+// task for priority tickets). So the extent_writepage folios of our fs by
+// the same pid since that pid's previous btrfs_flush_space are that flush's
+// writeback, excluding folios inside a writeback_start..writeback_written
+// bracket of that pid (flusher work run by the same kworker). For the states
+// FLUSH_DELALLOC, FLUSH_DELALLOC_WAIT and FLUSH_DELALLOC_FULL those folios
+// are shrink_delalloc's. In one such window each btrfs_start_delalloc_roots
+// call has one writeback_control shared by the inodes it visits: nr_to_write
+// falls by one per 4 KiB folio. It rises in two cases, told apart by the
+// folio: at the next folio of the same inode it is btrfs extending the budget
+// over the rest of a delalloc range it has just set up ("extensions");
+// otherwise a new call begins (shrink_delalloc loops up to 3 times). A call's
+// budget is the nr_to_write at its first folio, which is the page budget the
+// writeback path was handed (the tracepoint fires before the folio counts).
 //
 // Figures (the object measureKernelReclaim returns):
-//  params           fsMiB, files, totalMiB, seed, profile, mkfs arguments.
-//  workload         files and dirs made, bytes of file data written,
-//                   writeSeconds (create+write+close of all files),
-//                   syncSeconds (the final sync()), seconds (both), enospc
-//                   (null, or the files/bytes done when write/open/mkdir
-//                   first failed with ENOSPC).
-//  flush.runs       btrfs_flush_space events in time order, compressed to
-//                   [stateName, flag, count] runs of consecutive equal
-//                   (state, flag); flag is DATA / METADATA / ... from the
-//                   event's flags; a trailing "*" on the state marks
-//                   for_preempt=1 (preemptive reclaim, no ticket waiting).
-//  flush.byState    per state name: n (calls), preempt (of which
-//                   for_preempt), byFlag {flag: n}, ret {value: n} (ret is
-//                   the state's own return, 0 or -errno, e.g. -28 ENOSPC
-//                   when a chunk cannot be allocated), numBytes {sum, max}
-//                   (num_bytes: the bytes the flusher was asked to reclaim).
-//  flush.order      state names in order of first appearance.
+//  params           fsMiB, files, totalMiB, seed, profile, mkfs (extra
+//                   mkfs.btrfs arguments), spaceReservation.
+//  workload         files, dirs made; bytes of file data written;
+//                   writeSeconds (creating the tree), syncSeconds (syncfs),
+//                   seconds (both); enospc: null, or {files, bytes} done when
+//                   a create, write or mkdir first failed with ENOSPC.
+//  flush            btrfs_flush_space: n calls; order: state names (from the
+//                   event's print fmt) in order of first use; byState[name]:
+//                   n, preempt (of which for_preempt=1), byFlag (DATA,
+//                   METADATA, DATA|METADATA for mixed), ret {value: n} (0 or
+//                   -errno of the state's own work), numBytes {sum, max, all}
+//                   (the bytes the flusher was asked to reclaim; all: calls
+//                   with num_bytes = U64_MAX, "as much as it can", left out
+//                   of sum and max); passes[flag]:
+//                   a pass starts each time the flag's first state is run
+//                   again (the flusher restarts when a ticket is served): n,
+//                   first, endedAt {last state of the pass: n} (non-preempt
+//                   calls only); runs: the first 120 runs of consecutive
+//                   equal (state, flag) as [state, flag, count], a "*" after
+//                   the state marking for_preempt; runsTotal: all runs.
 //  tickets          btrfs_reserve_ticket (one per reservation that had to
-//                   wait on a ticket, emitted when it is granted or fails):
-//                   n, byFlag, byFlush (the reservation's flush mode),
-//                   errors {errno: n}, bytes {sum, max}, waitMs {median,
-//                   p90, max} = event time minus start_ns (both monotonic).
-//  triggers         btrfs_trigger_flush by "reason (flag)": n (the reasons
-//                   are the kernel's strings: "enospc", "preempt", ...).
-//  preemptiveDone   btrfs_done_preemptive_reclaim count; failAllTickets:
-//                   btrfs_fail_all_tickets count (tickets failed = ENOSPC).
-//  delalloc         page budgets of shrink_delalloc's writeback. The flush
-//                   a btrfs_flush_space event reports ran in the task (pid)
-//                   that emitted it, just before it (flush_space traces at
-//                   its end). So the extent_writepage events of our fs by
-//                   the same pid after that pid's previous btrfs_flush_space
-//                   (or the start) and before a btrfs_flush_space of state
-//                   FLUSH_DELALLOC, FLUSH_DELALLOC_WAIT or
-//                   FLUSH_DELALLOC_FULL are that flush's writeback, excluding
-//                   any inside a writeback_start..writeback_written bracket of
-//                   that pid (flusher-thread work on the same kworker).
-//                   Within a window, the writeback_control is shared by all
-//                   inodes of one btrfs_start_delalloc_roots call and its
-//                   nr_to_write falls as folios are written; a new call (up
-//                   to 3 loops in one shrink_delalloc) shows as nr_to_write
-//                   rising again. budgets = the nr_to_write seen at the first
-//                   folio of each call (pages): n, median, max, min, and
-//                   byState; written = pages written per call (first minus
-//                   last nr_to_write plus one; 4 KiB pages): median, max,
-//                   sum; windows = delalloc flush_space events, emptyWindows
-//                   = those with no folio written (nothing to write, or
-//                   others' writeback got there first); rangeCyclic = folios
-//                   in windows whose wbc had range_cyclic set (0 expected:
-//                   shrink_delalloc's wbc is a whole-file range, the
-//                   flusher's is cyclic).
-//  writeback        all extent_writepage folios of our fs: total, and how many
-//                   were tied to delalloc flushes (delalloc), to flusher work
-//                   (flusher), or neither (other: e.g. the final sync).
-//  spaceReservation hist counts of btrfs_space_reservation by "type
-//                   reserve|release" (all btrfs filesystems; null if the hist
-//                   trigger could not be set).
-//  events           lines kept per event name; overrun / dropped: summed
-//                   over per_cpu/*/stats (non-zero means lost events).
-//  seconds          wall time of the whole measurement (mkfs to cleanup).
+//                   queue a ticket, traced when it is served or fails): n,
+//                   byFlag, byFlush (reservation flush mode; "0x3" is a mode
+//                   the print fmt does not name: data reservations), errors
+//                   {error: n} (-28 = ENOSPC), bytes {sum, max}, waitMs
+//                   {median, p90, max}: event time minus start_ns.
+//  triggers         btrfs_trigger_flush per "reason (flag)" (the kernel's
+//                   reason strings, e.g. "enospc", "preempt").
+//  preemptiveDone   btrfs_done_preemptive_reclaim events; failAllTickets:
+//                   btrfs_fail_all_tickets events (tickets failed, ENOSPC).
+//  delalloc         windows: n delalloc flush_space calls, empty (those that
+//                   wrote no folio), byState, callsPerWindow {calls: n};
+//                   calls: writeback calls found; budgets: nr_to_write at each
+//                   call's first folio, pages (n, median, p90, max, min, and
+//                   byState); pages: folios written per call (median, p90,
+//                   max, min, sum); inodes: distinct inodes per call;
+//                   extensions: {n, calls, max} budget raises within a range
+//                   (max: the highest raised nr_to_write); rangeCyclic: folios
+//                   in windows whose wbc was range_cyclic (0 expected: that
+//                   is the flusher's kind, shrink_delalloc's is a whole-file
+//                   range).
+//  writeback        extent_writepage folios of our fs: total, and how many
+//                   fell in delalloc windows (delalloc), in flusher brackets
+//                   (flusher; e.g. syncfs), or elsewhere (other).
+//  spaceReservation btrfs_space_reservation of our fs by "type
+//                   reserve|release": {n, bytes} (null if left out).
+//  events           our lines per event name; overrun, dropped: lost events
+//                   summed over the instance's CPUs (non-zero: figures are
+//                   partial); unread: events left in the buffer at the end.
+//  fsDf             `btrfs filesystem df -b` at the end.
+//  seconds          wall time of the whole measurement (mkfs to analysis).
 //
-// Run: node tests/kernel/seed002-measure.mjs [fsMiB files totalMiB seed]
-// (root; mounts tracefs if it is not mounted).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+// Run: node tests/kernel/seed002-measure.mjs [fsMiB files totalMiB seed
+// profile] ('-' keeps a default); prints the JSON on stdout and a summary on
+// stderr. Root; mounts tracefs if it is not mounted.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TRACING = '/sys/kernel/tracing';
-const BTRFS_EVENTS = ['btrfs_flush_space', 'btrfs_reserve_ticket', 'btrfs_trigger_flush', 'btrfs_done_preemptive_reclaim', 'btrfs_fail_all_tickets', 'extent_writepage'];
+const BTRFS_EVENTS = ['btrfs_space_reservation', 'btrfs_flush_space', 'btrfs_reserve_ticket', 'btrfs_trigger_flush', 'btrfs_done_preemptive_reclaim', 'btrfs_fail_all_tickets', 'extent_writepage'];
 const WB_EVENTS = ['writeback_start', 'writeback_written'];
+const BUFFER_KB = 32768; // per CPU; drained as it fills
 const DELALLOC_STATES = new Set(['FLUSH_DELALLOC', 'FLUSH_DELALLOC_WAIT', 'FLUSH_DELALLOC_FULL']);
 
 const WORKLOAD = `
@@ -137,11 +158,47 @@ try:
 except OSError as e:
     if e.errno != errno.ENOSPC: raise
     enospc = {'files': made, 'bytes': wrote}
-t1 = time.monotonic(); os.sync(); t2 = time.monotonic()
+t1 = time.monotonic()
+try:
+    import ctypes
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        if ctypes.CDLL(None, use_errno=True).syncfs(fd) != 0: os.sync()
+    finally: os.close(fd)
+except (OSError, AttributeError):
+    os.sync()
+t2 = time.monotonic()
 print(json.dumps({'files': made, 'dirs': dirs, 'bytes': wrote, 'writeSeconds': t1 - t0, 'syncSeconds': t2 - t1, 'enospc': enospc}))
 `;
 
 const PROFILES = { default: [], single: ['-m', 'single', '-d', 'single'], mixed: ['-M'] };
+
+// Our mount only: retry while a writeback worker still holds it, then detach it lazily.
+function unmount(mnt) {
+  for (let i = 0; i < 5; i++) {
+    if (spawnSync('umount', [mnt]).status === 0) return;
+    spawnSync('sleep', ['0.5']);
+  }
+  spawnSync('umount', ['-l', mnt]);
+}
+
+/** Summed over the instance's per_cpu/cpuN/stats: events lost (overrun, dropped) and left unread. */
+function cpuStats(inst) {
+  const t = { overrun: 0, dropped: 0, entries: 0 };
+  for (const cpu of readdirSync(join(inst, 'per_cpu'))) {
+    const st = readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8');
+    t.overrun += Number(st.match(/^overrun: (\d+)/m)?.[1] ?? 0);
+    t.dropped += Number(st.match(/^dropped events: (\d+)/m)?.[1] ?? 0);
+    t.entries += Number(st.match(/^entries: (\d+)/m)?.[1] ?? 0);
+  }
+  return t;
+}
+
+/** trace_pipe merges the CPUs' buffers as it reads them: put the lines back in time order (stable). */
+function byTime(lines) {
+  const ts = (l) => Number(l.match(/\]\s+(?:\S{4,5}\s+)?(\d+\.\d+): /)?.[1] ?? 0);
+  return lines.filter((l) => l && !l.startsWith('#')).map((l) => [ts(l), l]).sort((a, b) => a[0] - b[0]).map((x) => x[1]);
+}
 
 function tracefs() {
   if (!existsSync(join(TRACING, 'events'))) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACING]);
@@ -164,33 +221,44 @@ const field = (body, name) => body.match(new RegExp(`(?:^|[ :])${name}=(\\S+)`))
 // "4(METADATA)" -> "METADATA"; "DATA|METADATA" stays.
 const flagName = (v) => (v?.match(/\((.*)\)$/)?.[1] ?? v ?? '?');
 
-/** Parse our lines of the instance's trace into the figures above. */
+const max = (xs) => (xs.length ? xs.reduce((a, b) => (b > a ? b : a)) : null);
+const min = (xs) => (xs.length ? xs.reduce((a, b) => (b < a ? b : a)) : null);
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+const stats = (xs) => ({ n: xs.length, median: median(xs), p90: quantile(xs, 0.9), max: max(xs), min: min(xs) });
+const RUNS_KEPT = 120;
+const U64_MAX = '18446744073709551615'; // num_bytes of a flush that is to reclaim all it can
+
+/** Parse the instance's trace (our lines only) into the figures above. */
 function analyse(lines, fsid, bdi) {
   const kept = {};
-  const flushEvents = [];
   const runs = [];
+  let runsTotal = 0;
   const byState = {};
   const order = [];
+  const passes = {}; // flag -> { n, endedAt: {state: n}, first: state, last: state }
   const tickets = { n: 0, byFlag: {}, byFlush: {}, errors: {}, bytes: { sum: 0, max: 0 }, waitMs: null };
   const waits = [];
   const triggers = {};
+  const spaceReservation = {};
   let preemptiveDone = 0;
   let failAllTickets = 0;
-  // Per pid: the pending extent_writepage events since its last flush_space, and whether it is inside flusher work.
+  // Per pid: our extent_writepage folios since its last btrfs_flush_space, and whether it is inside flusher work.
   const pending = new Map();
   const inFlusher = new Map();
   const wb = { total: 0, delalloc: 0, flusher: 0, other: 0 };
-  const calls = []; // { state, first, last }
-  let windows = 0;
-  let emptyWindows = 0;
+  const calls = []; // { state, first, pages, inodes: Set, extended }
+  const windows = { n: 0, empty: 0, byState: {}, callsPerWindow: {} };
+  let extensions = 0;
+  let extendedTo = [];
   let rangeCyclic = 0;
+  let lastRun = null;
   for (const line of lines) {
     const m = line.match(LINE);
     if (!m) continue;
     const [, , pidText, tsText, event, body] = m;
     const pid = Number(pidText);
     if (WB_EVENTS.includes(event)) {
-      if (!body.startsWith(`bdi ${bdi}:`)) continue;
+      if (!body.startsWith(`bdi ${bdi}:`)) continue; // ours only
       bump(kept, event);
       inFlusher.set(pid, event === 'writeback_start');
       continue;
@@ -201,41 +269,60 @@ function analyse(lines, fsid, bdi) {
       wb.total++;
       if (inFlusher.get(pid)) { wb.flusher++; continue; }
       if (!pending.has(pid)) pending.set(pid, []);
-      pending.get(pid).push({ nr: Number(field(body, 'nr_to_write')), cyclic: field(body, 'range_cyclic') === '1' });
+      pending.get(pid).push({ nr: Number(field(body, 'nr_to_write')), ino: field(body, 'ino'), index: Number(field(body, 'page_index')), cyclic: field(body, 'range_cyclic') === '1' });
+    } else if (event === 'btrfs_space_reservation') {
+      const r = body.slice(fsid.length + 2).match(/^(.*): \d+ (reserve|release) (\d+)$/);
+      if (r) {
+        const k = `${r[1]} ${r[2]}`;
+        spaceReservation[k] ??= { n: 0, bytes: 0 };
+        spaceReservation[k].n++; spaceReservation[k].bytes += Number(r[3]);
+      }
     } else if (event === 'btrfs_flush_space') {
       const sm = body.match(/state=(-?\d+)\((\w*)\)/);
       const state = sm ? sm[2] || `state${sm[1]}` : '?';
       const flag = flagName(field(body, 'flags'));
       const preempt = field(body, 'for_preempt') === '1';
-      const ret = field(body, 'ret');
-      const numBytes = Number(field(body, 'num_bytes'));
+      const numText = field(body, 'num_bytes');
+      const numBytes = numText === U64_MAX ? null : Number(numText);
       const label = state + (preempt ? '*' : '');
-      const last = runs.at(-1);
-      if (last && last[0] === label && last[1] === flag) last[2]++;
-      else runs.push([label, flag, 1]);
-      if (!byState[state]) { byState[state] = { n: 0, preempt: 0, byFlag: {}, ret: {}, numBytes: { sum: 0, max: 0 } }; order.push(state); }
+      if (lastRun && lastRun[0] === label && lastRun[1] === flag) lastRun[2]++;
+      else { lastRun = [label, flag, 1]; runsTotal++; if (runs.length < RUNS_KEPT) runs.push(lastRun); }
+      if (!byState[state]) { byState[state] = { n: 0, preempt: 0, byFlag: {}, ret: {}, numBytes: { sum: 0, max: 0, all: 0 } }; order.push(state); }
       const s = byState[state];
       s.n++; if (preempt) s.preempt++;
-      bump(s.byFlag, flag); bump(s.ret, ret);
-      s.numBytes.sum += numBytes; s.numBytes.max = Math.max(s.numBytes.max, numBytes);
-      flushEvents.push(state);
+      bump(s.byFlag, flag); bump(s.ret, field(body, 'ret'));
+      if (numBytes === null) s.numBytes.all++;
+      else { s.numBytes.sum += numBytes; s.numBytes.max = Math.max(s.numBytes.max, numBytes); }
+      if (!preempt) {
+        const p = (passes[flag] ??= { n: 0, endedAt: {}, first: state, last: null });
+        if (state === p.first) { if (p.last) bump(p.endedAt, p.last); p.n++; }
+        p.last = state;
+      }
       const folios = pending.get(pid) ?? [];
       pending.set(pid, []);
-      if (DELALLOC_STATES.has(state)) {
-        windows++;
-        if (!folios.length) emptyWindows++;
-        wb.delalloc += folios.length;
-        let call = null;
-        for (const f of folios) {
-          if (f.cyclic) rangeCyclic++;
-          if (!call || f.nr > call.last) { call = { state, first: f.nr, last: f.nr }; calls.push(call); }
-          else call.last = f.nr;
-        }
-      } else wb.other += folios.length;
+      if (!DELALLOC_STATES.has(state)) { wb.other += folios.length; continue; }
+      windows.n++;
+      bump(windows.byState, label);
+      if (!folios.length) { windows.empty++; bump(windows.callsPerWindow, 0); continue; }
+      wb.delalloc += folios.length;
+      // One writeback_control per btrfs_start_delalloc_roots call, shared by its inodes; nr_to_write
+      // falls by one per 4 KiB folio. It rises (a) at a new call, or (b) when btrfs raises it to cover
+      // the rest of a delalloc range it has just started on: the next folio of the same inode.
+      let call = null;
+      let prev = null;
+      let n = 0;
+      for (const f of folios) {
+        if (f.cyclic) rangeCyclic++;
+        if (call && f.nr > prev.nr && f.ino === prev.ino && f.index > prev.index) { extensions++; extendedTo.push(f.nr); call.extended = true; }
+        else if (!call || f.nr > prev.nr) { call = { state: label, first: f.nr, pages: 0, inodes: new Set(), extended: false }; calls.push(call); n++; }
+        call.pages++;
+        call.inodes.add(f.ino);
+        prev = f;
+      }
+      bump(windows.callsPerWindow, n);
     } else if (event === 'btrfs_reserve_ticket') {
       tickets.n++;
-      const flag = field(body, 'flags') ?? '?';
-      bump(tickets.byFlag, flag);
+      bump(tickets.byFlag, field(body, 'flags') ?? '?');
       bump(tickets.byFlush, field(body, 'flush') ?? '?');
       const err = field(body, 'error');
       if (err && err !== '0') bump(tickets.errors, err);
@@ -243,10 +330,9 @@ function analyse(lines, fsid, bdi) {
       tickets.bytes.sum += bytes; tickets.bytes.max = Math.max(tickets.bytes.max, bytes);
       const start = field(body, 'start_ns');
       if (start) {
-        // Timestamps are printed in µs; start_ns is ns on the same (mono) clock.
+        // The timestamp is printed in µs; start_ns is in ns on the same (mono) clock.
         const [sec, usec] = tsText.split('.');
-        const nowNs = BigInt(sec) * 1000000000n + BigInt(usec.padEnd(9, '0').slice(0, 9));
-        waits.push(Number(nowNs - BigInt(start)) / 1e6);
+        waits.push(Number(BigInt(sec) * 1000000000n + BigInt(usec.padEnd(9, '0')) - BigInt(start)) / 1e6);
       }
     } else if (event === 'btrfs_trigger_flush') {
       const r = body.slice(fsid.length + 2).match(/^(.*?): flush=/)?.[1] ?? '?';
@@ -255,50 +341,51 @@ function analyse(lines, fsid, bdi) {
     else if (event === 'btrfs_fail_all_tickets') failAllTickets++;
   }
   for (const folios of pending.values()) wb.other += folios.length;
-  if (waits.length) tickets.waitMs = { median: median(waits), p90: quantile(waits, 0.9), max: Math.max(...waits) };
-  const budgets = calls.map((c) => c.first);
-  const written = calls.map((c) => c.first - c.last + 1);
+  for (const p of Object.values(passes)) { if (p.last) bump(p.endedAt, p.last); delete p.last; }
+  if (waits.length) tickets.waitMs = { median: median(waits), p90: quantile(waits, 0.9), max: max(waits) };
   const budgetByState = {};
   for (const c of calls) (budgetByState[c.state] ??= []).push(c.first);
   return {
-    flush: { runs, byState, order, n: flushEvents.length },
+    flush: { n: sum(Object.values(byState).map((s) => s.n)), order, byState, passes, runs, runsTotal },
     tickets,
     triggers,
     preemptiveDone,
     failAllTickets,
     delalloc: {
       windows,
-      emptyWindows,
       calls: calls.length,
-      budgets: { n: budgets.length, median: median(budgets), max: budgets.length ? Math.max(...budgets) : null, min: budgets.length ? Math.min(...budgets) : null,
-        byState: Object.fromEntries(Object.entries(budgetByState).map(([k, v]) => [k, { n: v.length, median: median(v), max: Math.max(...v) }])) },
-      written: { median: median(written), max: written.length ? Math.max(...written) : null, sum: written.reduce((a, b) => a + b, 0) },
+      budgets: { ...stats(calls.map((c) => c.first)), byState: Object.fromEntries(Object.entries(budgetByState).map(([k, v]) => [k, stats(v)])) },
+      pages: { ...stats(calls.map((c) => c.pages)), sum: sum(calls.map((c) => c.pages)) },
+      inodes: stats(calls.map((c) => c.inodes.size)),
+      extensions: { n: extensions, calls: calls.filter((c) => c.extended).length, max: max(extendedTo) },
       rangeCyclic,
     },
     writeback: wb,
+    spaceReservation,
     events: kept,
   };
 }
 
 /** Untar-like workload on a small fresh btrfs; the kernel's reservation tickets, flush states and delalloc page budgets. */
-export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 360, seed = 1, profile = 'default', traceFile = null } = {}) {
+export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 360, seed = 1, profile = 'default', spaceReservation = true, traceFile = null } = {}) {
   const t0 = Date.now();
   if (!(profile in PROFILES)) throw new Error(`profile: one of ${Object.keys(PROFILES).join(', ')}`);
   tracefs();
   const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed002-'));
   const img = join(dir, 'fs.img');
   const mnt = join(dir, 'mnt');
-  mkdirSync(mnt);
-  execFileSync('truncate', ['-s', `${fsMiB}M`, img]);
   const mkfsArgs = ['-q', '-f', ...PROFILES[profile]];
-  execFileSync('mkfs.btrfs', [...mkfsArgs, img]);
-  const fsid = execFileSync('blkid', ['-s', 'UUID', '-o', 'value', img], { encoding: 'utf8' }).trim();
-  let loop = null;
   const inst = join(TRACING, 'instances', `btrfslab-seed002-${process.pid}-${t0}`);
+  let loop = null;
   let mounted = false;
   let madeInst = false;
   const enabled = [];
+  let reader = null;
   try {
+    mkdirSync(mnt);
+    execFileSync('truncate', ['-s', `${fsMiB}M`, img]);
+    execFileSync('mkfs.btrfs', [...mkfsArgs, img]);
+    const fsid = execFileSync('blkid', ['-s', 'UUID', '-o', 'value', img], { encoding: 'utf8' }).trim();
     loop = execFileSync('losetup', ['--find', '--show', img], { encoding: 'utf8' }).trim();
     execFileSync('mount', ['-t', 'btrfs', loop, mnt]);
     mounted = true;
@@ -306,9 +393,10 @@ export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 36
     mkdirSync(inst);
     madeInst = true;
     put(join(inst, 'tracing_on'), '0');
-    put(join(inst, 'buffer_size_kb'), '65536');
+    put(join(inst, 'buffer_size_kb'), String(BUFFER_KB));
     put(join(inst, 'trace_clock'), 'mono');
     for (const e of BTRFS_EVENTS) {
+      if (e === 'btrfs_space_reservation' && !spaceReservation) continue;
       const p = join(inst, 'events', 'btrfs', e);
       if (!existsSync(p)) continue; // e.g. btrfs_done_preemptive_reclaim on older kernels
       put(join(p, 'enable'), '1');
@@ -320,50 +408,40 @@ export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 36
       put(join(p, 'enable'), '1');
       enabled.push(p);
     }
-    const hist = join(inst, 'events', 'btrfs', 'btrfs_space_reservation', 'trigger');
-    let histOn = false;
-    try { put(hist, 'hist:keys=type,reserve:vals=hitcount,bytes:size=256'); histOn = true; } catch { /* no hist triggers */ }
+    // Drain the buffer into a file while the workload runs (a million events or more: the
+    // buffer alone would overrun); `cat` is ours, ended by its pid once the buffer is empty.
+    const out = openSync(join(dir, 'trace.txt'), 'w');
+    reader = spawn('cat', [join(inst, 'trace_pipe')], { stdio: ['ignore', out, 'ignore'] });
+    closeSync(out);
     put(join(inst, 'tracing_on'), '1');
     const workload = JSON.parse(execFileSync('python3', ['-c', WORKLOAD, mnt, String(files), String(totalMiB * 1048576), String(seed)], { encoding: 'utf8' }).trim());
     put(join(inst, 'tracing_on'), '0');
     workload.seconds = workload.writeSeconds + workload.syncSeconds;
-    let spaceReservation = null;
-    if (histOn) {
-      spaceReservation = {};
-      for (const l of readFileSync(hist.replace(/trigger$/, 'hist'), 'utf8').split('\n')) {
-        const h = l.match(/type:\s*(\S+)\s+reserve:\s*(\d+)\s+hitcount:\s*(\d+)\s+bytes:\s*(\d+)/);
-        if (h) spaceReservation[`${h[1]} ${h[2] === '1' ? 'reserve' : 'release'}`] = { n: Number(h[3]), bytes: Number(h[4]) };
-      }
-      quiet(hist, '!hist:keys=type,reserve:vals=hitcount,bytes:size=256');
-    }
-    const trace = readFileSync(join(inst, 'trace'), 'utf8');
+    for (let i = 0; i < 100 && cpuStats(inst).entries > 0; i++) spawnSync('sleep', ['0.1']);
+    spawnSync('sleep', ['0.2']);
+    reader.kill('SIGTERM');
+    reader = null;
+    const { overrun, dropped, entries: unread } = cpuStats(inst);
+    const trace = readFileSync(join(dir, 'trace.txt'), 'utf8');
     if (traceFile) writeFileSync(traceFile, trace);
-    const result = analyse(trace.split('\n'), fsid, bdi);
-    let overrun = 0;
-    let dropped = 0;
-    for (const cpu of readdirSync(join(inst, 'per_cpu'))) {
-      const st = readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8');
-      overrun += Number(st.match(/^overrun: (\d+)/m)?.[1] ?? 0);
-      dropped += Number(st.match(/^dropped events: (\d+)/m)?.[1] ?? 0);
-    }
+    const result = analyse(byTime(trace.split('\n')), fsid, bdi);
     const df = execFileSync('btrfs', ['filesystem', 'df', '-b', mnt], { encoding: 'utf8' });
     return {
-      params: { fsMiB, files, totalMiB, seed, profile, mkfs: mkfsArgs.slice(2) },
+      params: { fsMiB, files, totalMiB, seed, profile, mkfs: mkfsArgs.slice(2), spaceReservation },
       workload,
       ...result,
-      spaceReservation,
+      spaceReservation: spaceReservation ? result.spaceReservation : null,
       overrun,
       dropped,
+      unread,
       fsDf: df.trim().split('\n'),
       seconds: (Date.now() - t0) / 1000,
     };
   } finally {
+    if (reader) reader.kill('SIGTERM');
     for (const p of enabled) quiet(join(p, 'enable'), '0');
-    if (madeInst) {
-      quiet(join(inst, 'events', 'btrfs', 'btrfs_space_reservation', 'trigger'), '!hist:keys=type,reserve:vals=hitcount,bytes:size=256');
-      spawnSync('rmdir', [inst]);
-    }
-    if (mounted) spawnSync('umount', [mnt]);
+    if (madeInst) spawnSync('rmdir', [inst]);
+    if (mounted) unmount(mnt);
     if (loop) spawnSync('losetup', ['-d', loop]);
     rmSync(dir, { recursive: true, force: true });
   }
@@ -372,19 +450,22 @@ export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 36
 function summary(r) {
   const w = r.workload;
   const d = r.delalloc;
+  const b = d.budgets;
+  const mib = (x) => (x / 1048576).toFixed(1);
   return [
-    `${r.params.fsMiB} MiB btrfs (${r.params.profile}), seed ${r.params.seed}: ${w.files} files / ${w.dirs} dirs, ${(w.bytes / 1048576).toFixed(1)} MiB in ${w.writeSeconds.toFixed(2)} s + sync ${w.syncSeconds.toFixed(2)} s; ENOSPC: ${w.enospc ? JSON.stringify(w.enospc) : 'no'}`,
-    `tickets: ${r.tickets.n} ${JSON.stringify(r.tickets.byFlag)}, wait ms median ${r.tickets.waitMs?.median?.toFixed(2) ?? '-'} max ${r.tickets.waitMs?.max?.toFixed(1) ?? '-'}; triggers ${JSON.stringify(r.triggers)}`,
-    `flush states (${r.flush.n}), first seen: ${r.flush.order.join(' > ')}`,
-    `  ${Object.entries(r.flush.byState).map(([k, v]) => `${k} ${v.n}`).join(', ')}`,
-    `delalloc flushes: ${d.windows} (${d.emptyWindows} wrote nothing), ${d.calls} writeback calls; nr_to_write median ${d.budgets.median} max ${d.budgets.max} pages; written per call median ${d.written.median} max ${d.written.max}`,
-    `folios: ${JSON.stringify(r.writeback)}; overrun ${r.overrun}, dropped ${r.dropped}; ${r.seconds.toFixed(1)} s`,
+    `${r.params.fsMiB} MiB btrfs (${r.params.profile}), seed ${r.params.seed}: ${w.files} files, ${w.dirs} dirs, ${mib(w.bytes)} MiB in ${w.writeSeconds.toFixed(1)} s + syncfs ${w.syncSeconds.toFixed(2)} s; ENOSPC: ${w.enospc ? `after ${w.enospc.files} files` : 'no'}`,
+    `tickets: ${r.tickets.n} ${JSON.stringify(r.tickets.byFlag)}${Object.keys(r.tickets.errors).length ? ` errors ${JSON.stringify(r.tickets.errors)}` : ''}, wait ms median ${r.tickets.waitMs?.median?.toFixed(2) ?? '-'} p90 ${r.tickets.waitMs?.p90?.toFixed(1) ?? '-'} max ${r.tickets.waitMs?.max?.toFixed(1) ?? '-'}; trigger_flush ${JSON.stringify(r.triggers)}`,
+    `flush_space: ${r.flush.n} calls; states in order of first use: ${r.flush.order.map((k) => `${k} ${r.flush.byState[k].n}`).join(', ')}`,
+    `  passes (restarts at the first state): ${Object.entries(r.flush.passes).map(([f, p]) => `${f} ${p.n}, ended at ${JSON.stringify(p.endedAt)}`).join('; ')}`,
+    `delalloc flushes: ${d.windows.n} (${d.windows.empty} wrote nothing), ${d.calls} writeback calls; nr_to_write at a call's first folio: median ${b.median}, p90 ${b.p90}, max ${b.max} pages; pages written per call median ${d.pages.median} max ${d.pages.max}; inodes per call median ${d.inodes.median} max ${d.inodes.max}`,
+    `folios written back: ${JSON.stringify(r.writeback)}; lost events: overrun ${r.overrun}, dropped ${r.dropped}; ${r.seconds.toFixed(1)} s in all`,
   ].join('\n');
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [fsMiB, files, totalMiB, seed] = process.argv.slice(2).map(Number);
-  const r = measureKernelReclaim({ fsMiB: fsMiB || undefined, files: files || undefined, totalMiB: totalMiB || undefined, seed: Number.isFinite(seed) ? seed : undefined });
+  const [fsMiB, files, totalMiB, seed] = process.argv.slice(2, 6).map((x) => (x === undefined || x === '-' ? undefined : Number(x)));
+  const profile = process.argv[6];
+  const r = measureKernelReclaim({ fsMiB, files, totalMiB, seed, profile });
   console.log(JSON.stringify(r));
   console.error(summary(r));
 }

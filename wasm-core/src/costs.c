@@ -36,6 +36,14 @@ const struct btrfs_cost btrfs_costs[COST_COUNT] = {
 	[COST_WAKEUP] = {"wakeup", "wakeup", 38000, "wakeup", "fitted to seed 003's fio table (bench/seed003.bench.mjs): scheduler latency of a woken task"},
 	[COST_LOG_TREE] = {"log_tree", "log tree lock", 165000, "fsync",
 			   "fitted to seed 003's fio table (bench/seed003.bench.mjs): the log tree's write lock an fsync holds"},
+	[COST_EB_ALLOC] = {"eb_alloc", "extent buffer allocation", 2000, "allocation",
+			   "estimate: struct extent_buffer from its slab and 4 pages (16 KiB) from the page allocator, no reclaim"},
+	[COST_RECLAIM_MODERATE] = {"reclaim_moderate", "direct reclaim (moderate)", 1000000, "stall, 1 allocation in 20",
+				   "estimate: an allocation that enters direct reclaim waits for LRU scanning and writeback of a few "
+				   "pages, about a millisecond; seed 000 only says 'may be slow in case we are under memory pressure'"},
+	[COST_RECLAIM_HEAVY] = {"reclaim_heavy", "direct reclaim (heavy)", 5000000, "stall, 1 allocation in 4",
+				"estimate: with the dataset twice the memory (seed 000's bonnie++ run), reclaim stalls of several "
+				"milliseconds; each is drawn between half and twice this from the seeded stream"},
 	[COST_COMMIT_BLOCK] = {"commit_block", "commit block", 3000, "block", "estimate: checksum and submit one tree block"},
 };
 

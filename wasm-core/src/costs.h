@@ -31,6 +31,9 @@ enum btrfs_cost_id {
 	COST_INODE_UPDATE,      /* a write's inode item update, under the fs tree's lock */
 	COST_WAKEUP,            /* from a wakeup to the woken task running (scheduler latency) */
 	COST_LOG_TREE,          /* a timed fsync's time under the log tree's write lock (COW of written log blocks, inserts) */
+	COST_EB_ALLOC,          /* an extent buffer and its pages allocated (the log's clone of a leaf) */
+	COST_RECLAIM_MODERATE,  /* a direct reclaim stall of an allocation, set memory_pressure=moderate */
+	COST_RECLAIM_HEAVY,     /* the same, memory_pressure=heavy */
 	COST_COUNT
 };
 

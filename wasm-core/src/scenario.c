@@ -863,6 +863,22 @@ static int set_time(struct scenario_run *r, const char *w)
 #undef FIELD
 		if (ret)
 			return ret;
+	} else if (KEY("log_copy")) {
+		if (!strcmp(v, "prealloc"))
+			r->tcfg.log_copy = LOG_COPY_PREALLOC;
+		else if (!strcmp(v, "clone"))
+			r->tcfg.log_copy = LOG_COPY_CLONE;
+		else
+			return fail(r, BLAB_EPARSE, "'%s': log_copy is clone (before seed 000: each fs leaf cloned under its lock) or prealloc (since)", v);
+	} else if (KEY("memory_pressure")) {
+		if (!strcmp(v, "none"))
+			r->tcfg.memory_pressure = 0;
+		else if (!strcmp(v, "moderate"))
+			r->tcfg.memory_pressure = 1;
+		else if (!strcmp(v, "heavy"))
+			r->tcfg.memory_pressure = 2;
+		else
+			return fail(r, BLAB_EPARSE, "'%s': memory_pressure is none, moderate or heavy", v);
 	} else if (KEY("tree_locks")) {
 		if (!strcmp(v, "path"))
 			r->tcfg.tree_locks = TREE_LOCKS_PATH;

@@ -20,6 +20,7 @@ const char *const sched_wait_names[WAIT_CAUSE_COUNT] = {
 	[WAIT_TRANS_WRITERS] = "transaction writers",
 	[WAIT_TICKET] = "ticket",
 	[WAIT_LOG_MUTEX] = "log mutex",
+	[WAIT_ALLOC] = "memory allocation",
 };
 const char *const sched_work_names[WORK_COUNT] = {
 	[WORK_SYSCALL] = "syscall",
@@ -244,6 +245,12 @@ void sched_cpu(struct sched *s, struct sched_task *t, u64 ns, int work)
 	if (array_room(&s->cpuq, s->ncpuq, &s->capcpuq, sizeof(*s->cpuq), 16) == 0)
 		s->cpuq[s->ncpuq++] = t->id;
 	block(s, t, WAIT_CPU, 0);
+}
+
+void sched_stall(struct sched *s, struct sched_task *t, u64 ns, int cause, u64 object)
+{
+	block(s, t, cause, object);
+	push(s, (struct sched_ev){.time = s->now + ns, .type = EV_SLEEP_DONE, .task = t->id});
 }
 
 void sched_sleep(struct sched *s, struct sched_task *t, u64 ns)

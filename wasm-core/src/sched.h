@@ -35,6 +35,7 @@ enum sched_wait_cause {
 	WAIT_TRANS_WRITERS,    /* a commit waiting for tasks inside the transaction to leave it */
 	WAIT_TICKET,           /* a space reservation ticket (issue 15) */
 	WAIT_LOG_MUTEX,        /* the root's log_mutex, held by a task syncing the log (object: log transid) */
+	WAIT_ALLOC,            /* a memory allocation in direct reclaim (object: bytes) */
 	WAIT_CAUSE_COUNT
 };
 
@@ -148,6 +149,8 @@ size_t sched_ntasks(const struct sched *s);
 /* What a step asks for (call exactly one, then return 0). */
 void sched_cpu(struct sched *s, struct sched_task *t, u64 ns, int work);
 void sched_sleep(struct sched *s, struct sched_task *t, u64 ns);
+/* Blocked ns for cause (a stall that is not a sleep: direct reclaim). */
+void sched_stall(struct sched *s, struct sched_task *t, u64 ns, int cause, u64 object);
 /* schedule_timeout(n): wakes at the tick after jiffies + n (n to n + 1 jiffies) */
 void sched_sleep_jiffies(struct sched *s, struct sched_task *t, u64 n, u64 jiffy_ns);
 void sched_wait(struct sched *s, struct sched_task *t, struct sched_wq *wq, int cause, u64 object);

@@ -253,6 +253,23 @@ static int path_lock_step(struct timed *tm, struct sched_task *t, struct path_lo
 	return 1;
 }
 
+/* An extent buffer (and its pages) allocated by t: its time, and with
+ * memory pressure sometimes a direct reclaim stall, drawn from the seeded
+ * stream (half to twice the cost row's). */
+static void eb_alloc(struct timed *tm, struct sched_task *t)
+{
+	u64 ns = COST(tm, COST_EB_ALLOC, 1);
+	int mp = tm->cfg->memory_pressure;
+	if (mp) {
+		u64 r = sched_random(tm->s);
+		if (r % (mp == 1 ? 20 : 4) == 0) {
+			u64 base = tm->cfg->cost[mp == 1 ? COST_RECLAIM_MODERATE : COST_RECLAIM_HEAVY];
+			ns += base / 2 + (r >> 8) % (base * 3 / 2 + 1);
+		}
+	}
+	sched_stall(tm->s, t, ns, WAIT_ALLOC, tm->fs->nodesize);
+}
+
 static void path_unlock(struct timed *tm, struct sched_task *t, struct path_lock *pl)
 {
 	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
@@ -280,6 +297,8 @@ struct thread_ctx {
 	struct btrfs_log_stats ls;
 	struct path_lock pl;
 	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
+	int full, prealloced; /* this fsync copies items from fs leaves; its extent buffer is allocated */
+	u64 clones;           /* fs leaves cloned so far (log_copy=clone) */
 	struct commit_m cm;
 	struct logsync_m lm;
 	struct sched_wq own;
@@ -692,6 +711,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		}
 		case T_F_START:
 			c->ino = c->op.ino;
+			c->prealloced = 0;
+			c->clones = 0;
 			tm->log_batch++; /* btrfs_sync_file's atomic_inc(&root->log_batch): a log sync batching now waits a round more */
 			if ((ret = start_writeback(tm, c, c->ino)))
 				return ret;
@@ -722,6 +743,16 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_F_JOIN;
 			continue;
 		case T_F_JOIN:
+			if (!c->prealloced) {
+				/* copying from fs leaves (a full sync): seed 000's fix allocates the
+				 * extent buffer now, before locking a leaf or joining the log */
+				c->prealloced = 1;
+				c->full = btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino);
+				if (c->full && tm->cfg->log_copy == LOG_COPY_PREALLOC) {
+					eb_alloc(tm, t);
+					return 0;
+				}
+			}
 			if (tm->committing) {
 				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
 				return 0;
@@ -757,6 +788,12 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 						BTRFS_LOCK_READ)) <= 0)
 				return r;
+			if (c->full && tm->cfg->log_copy == LOG_COPY_CLONE && c->clones < (c->ls.fs_leaves_read ? c->ls.fs_leaves_read : 1)) {
+				/* before seed 000's fix: each fs leaf cloned under its read lock */
+				c->clones++;
+				eb_alloc(tm, t);
+				return 0;
+			}
 			c->pc = T_F_LOG_LOCK;
 			sched_cpu(s, t, COST(tm, COST_LOG_INODE, c->ls.inodes_logged) + COST(tm, COST_LOG_FS_LEAF, c->ls.fs_leaves_read),
 				  WORK_LOG);

@@ -67,6 +67,12 @@ struct timed_config {
 	u64 dirty_background_bytes;    /* the flusher starts above this */
 	u64 commit_interval_ns;
 	int tree_locks;                /* enum timed_tree_locks */
+	int log_copy;                  /* enum timed_log_copy */
+	int memory_pressure;           /* 0 none, 1 moderate, 2 heavy */
+};
+enum timed_log_copy {
+	LOG_COPY_PREALLOC = 0, /* seed 000's fix (this kernel has it): one extent buffer allocated before locking or joining the log */
+	LOG_COPY_CLONE,        /* before it: each fs leaf cloned while its read lock is held, inside the log transaction */
 };
 enum timed_tree_locks {
 	TREE_LOCKS_PATH = 0, /* a lock on each tree block, taken top-down as btrfs_search_slot takes them */

@@ -17,7 +17,7 @@ TEST(trace_json_named_fields)
 				.a = BTRFS_LOCK_WRITE, .b = 1500};
 	trace_event_json(&l, buf, sizeof(buf));
 	CHECK(!strcmp(buf, "{\"seq\":0,\"kind\":\"lock_acquire\",\"tree\":\"2\",\"bytenr\":\"30408704\",\"level\":0,"
-			   "\"task\":3,\"mode\":\"write\",\"waitNs\":\"1500\"}"));
+			   "\"task\":3,\"mode\":\"write\",\"waitNs\":\"1500\",\"atNs\":\"0\"}"));
 	l.a = 7; /* past the table: the index, marked */
 	trace_event_json(&l, buf, sizeof(buf));
 	CHECK(strstr(buf, "\"mode\":\"#7\"") != NULL);

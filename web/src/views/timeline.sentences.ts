@@ -30,6 +30,7 @@ export function waitWhat(cause: string, object: bigint): string {
     case 'cpu': return 'a CPU';
     case 'schedule': return 'its turn in the schedule';
     case 'ticket': return 'space (a reservation ticket)';
+    case 'memory allocation': return `memory: an extent buffer of ${size(object)}, allocated in direct reclaim`;
     default: return cause;
   }
 }
