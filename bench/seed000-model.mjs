@@ -7,7 +7,8 @@
 // tree, and the fsyncs' and the creators' creates' latencies — the figures
 // tests/kernel/seed000-measure.mjs takes from the kernel's tracepoints.
 import { execFileSync } from 'node:child_process';
-import { CLI } from './lib.mjs';
+import { CLI as BUILT } from './lib.mjs';
+const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 const LOG_TREE = '18446744073709551610';
 

@@ -132,12 +132,14 @@ struct path_lock {
 
 static struct btrfs_root *lock_root(struct timed *tm, u64 tree)
 {
-	return tree == BTRFS_CSUM_TREE_OBJECTID ? tm->fs->csum_root : tm->fs->fs_root;
+	return tree == BTRFS_CSUM_TREE_OBJECTID	 ? tm->fs->csum_root
+	       : tree == BTRFS_TREE_LOG_OBJECTID ? btrfs_log_tree_root(tm->fs)
+						 : tm->fs->fs_root;
 }
 
 static struct sched_lock *tree_lock_of(struct timed *tm, u64 tree)
 {
-	return tree == BTRFS_CSUM_TREE_OBJECTID ? &tm->csum_lock : &tm->fs_lock;
+	return tree == BTRFS_CSUM_TREE_OBJECTID ? &tm->csum_lock : tree == BTRFS_TREE_LOG_OBJECTID ? &tm->log_lock : &tm->fs_lock;
 }
 
 /* The block at level of the path to key as the tree is now, or NULL (the
@@ -298,6 +300,7 @@ struct thread_ctx {
 	struct path_lock pl;
 	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
 	int full, prealloced; /* this fsync copies items from fs leaves; its extent buffer is allocated */
+	int log_path;         /* its log tree inserts lock blocks (tree_locks=path), not the log tree */
 	u64 clones;           /* fs leaves cloned so far (log_copy=clone) */
 	struct commit_m cm;
 	struct logsync_m lm;
@@ -801,19 +804,43 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		case T_F_LOG_LOCK:
 			path_unlock(tm, t, &c->pl);
 			c->pc = T_F_LOG_CPU;
-			if (!sched_lock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE))
+			c->sub = 0;
+			c->log_path = tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs);
+			if (!c->log_path && !sched_lock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE))
 				return 0;
 			continue;
-		case T_F_LOG_CPU:
-			/* inserting into the log tree, under its write lock */
+		case T_F_LOG_CPU: {
+			/* inserting into the log tree: under its write lock, or with
+			 * tree_locks=path a search of its own for each insert, the
+			 * time shared among them */
+			u64 cpu = COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) +
+				  COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
+				  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024;
+			if (c->log_path) {
+				u64 n = c->ls.log_searches ? c->ls.log_searches : 1;
+				while ((u64)c->sub < 2 * n) {
+					if (!(c->sub & 1)) {
+						if ((r = path_lock_step(tm, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
+									BTRFS_LOCK_WRITE)) <= 0)
+							return r;
+						c->sub++;
+						sched_cpu(s, t, cpu / n, WORK_LOG);
+						return 0;
+					}
+					path_unlock(tm, t, &c->pl);
+					c->sub++;
+				}
+				c->sub = 0;
+				c->pc = T_F_CSUM_LOCK;
+				continue;
+			}
 			c->pc = T_F_CSUM_LOCK;
-			sched_cpu(s, t,
-				  COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) + COST(tm, COST_LOG_ITEM, c->ls.items_total) +
-					  COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 + COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024,
-				  WORK_LOG);
+			sched_cpu(s, t, cpu, WORK_LOG);
 			return 0;
+		}
 		case T_F_CSUM_LOCK:
-			sched_unlock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE);
+			if (!c->log_path)
+				sched_unlock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE);
 			if (!c->ls.csum_items) {
 				c->pc = T_F_LOG_END;
 				continue;

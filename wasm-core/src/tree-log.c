@@ -108,6 +108,11 @@ static int cmp_key(const void *a, const void *b)
 
 /* ---- the log trees ---- */
 
+struct btrfs_root *btrfs_log_tree_root(const struct btrfs_fs_info *fs)
+{
+	return fs->log ? fs->log->tree : NULL;
+}
+
 static struct btrfs_root *new_log_root(struct btrfs_fs_info *fs)
 {
 	struct btrfs_root *r = calloc(1, sizeof(*r));

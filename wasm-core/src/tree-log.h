@@ -128,6 +128,9 @@ struct btrfs_replay_stats {
 	int stopped;    /* out: stopped early; the transaction is left running */
 };
 
+/* The running log's tree of the fs tree, or NULL when none is open. */
+struct btrfs_root *btrfs_log_tree_root(const struct btrfs_fs_info *fs);
+
 /* Replays the pending log of an opened image (superblock log_root) and
  * commits; 0 when there is none. Corrupt or inconsistent logs give
  * ECORRUPT with a message naming the log item. st may be NULL. */
