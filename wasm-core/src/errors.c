@@ -23,6 +23,7 @@ static const struct {
 	[14] = {"EOVERFLOW", "item does not fit"},
 	[15] = {"EBUSY", "device or resource busy"},
 	[16] = {"EPARSE", "cannot parse input"},
+	[17] = {"EDEADLK", "deadlock"},
 };
 
 static int index_of(int code)

@@ -21,7 +21,8 @@ enum blab_errno {
 	BLAB_EOVERFLOW = -14, /* an item does not fit where it must */
 	BLAB_EBUSY = -15,     /* a device is in use */
 	BLAB_EPARSE = -16,    /* a scenario line cannot be parsed */
-	BLAB_ERRNO_MIN = -16,
+	BLAB_EDEADLK = -17,   /* simulated tasks wait for each other in a cycle */
+	BLAB_ERRNO_MIN = -17,
 };
 
 #define BLAB_ERRMSG_MAX 512

@@ -76,6 +76,7 @@ struct sched {
 	size_t ntasks, captasks;
 	struct sched_ev *heap;
 	size_t nheap, capheap;
+	int deadlock; /* a lock wait closed a cycle: fs->err says which */
 };
 
 static u64 splitmix(u64 *x)
@@ -116,8 +117,10 @@ void sched_destroy(struct sched *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->ntasks; i++)
+	for (size_t i = 0; i < s->ntasks; i++) {
+		free(s->tasks[i]->held);
 		free(s->tasks[i]);
+	}
 	free(s->tasks);
 	free(s->heap);
 	free(s->cpuq);
@@ -336,6 +339,9 @@ static int lock_free_for(const struct sched_lock *lk, int mode)
 
 static void lock_take(struct sched *s, struct sched_task *t, struct sched_lock *lk, int mode, u64 waited)
 {
+	t->wants = NULL;
+	if (!array_room(&t->held, t->nheld, &t->capheld, sizeof(*t->held), 8))
+		t->held[t->nheld++] = lk; /* (no room: the deadlock check misses it, nothing else) */
 	if (mode == BTRFS_LOCK_READ)
 		lk->readers++;
 	else
@@ -343,6 +349,57 @@ static void lock_take(struct sched *s, struct sched_task *t, struct sched_lock *
 	lk->acquired++;
 	emit(s, (struct trace_event){.kind = TRACE_LOCK_ACQUIRE, .tree = lk->tree, .bytenr = lk->bytenr, .level = lk->level,
 				     .slot = t->id, .a = (u64)mode, .b = waited});
+}
+
+static int holds(const struct sched_task *t, const struct sched_lock *lk)
+{
+	for (size_t i = 0; i < t->nheld; i++)
+		if (t->held[i] == lk)
+			return 1;
+	return 0;
+}
+
+static const char *lock_mode_name(int mode) { return mode == BTRFS_LOCK_WRITE ? "write" : "read"; }
+
+/* Whether waiting for lk closes a cycle back to t: a holder of lk waits for
+ * a lock whose holder waits ... for a lock t holds. depth bounds the walk. */
+static int cycle_to(struct sched *s, const struct sched_task *t, const struct sched_lock *lk, struct sched_task **path, int depth)
+{
+	if (depth >= 16)
+		return 0;
+	for (size_t i = 0; i < s->ntasks; i++) {
+		struct sched_task *h = s->tasks[i];
+		if (!holds(h, lk))
+			continue;
+		path[depth] = h;
+		if (h == t)
+			return depth + 1;
+		if (h->wants) {
+			int n = cycle_to(s, t, h->wants, path, depth + 1);
+			if (n)
+				return n;
+		}
+	}
+	return 0;
+}
+
+static void report_deadlock(struct sched *s, struct sched_task *t, struct sched_task **path, int n)
+{
+	char msg[BLAB_ERRMSG_MAX];
+	size_t off = 0;
+	const struct sched_task *w = t;
+	for (int i = 0; i < n && off < sizeof(msg); i++) {
+		const struct sched_lock *l = w->wants;
+		int r = snprintf(msg + off, sizeof(msg) - off, "%s%s (task %d) waits to %s-lock block %llu (level %d) of tree %lld, held by %s",
+				 i ? "; " : "", w->name, w->id, lock_mode_name(w->wants_mode), (unsigned long long)l->bytenr, l->level,
+				 (long long)l->tree, path[i]->name);
+		if (r < 0)
+			break;
+		off += (size_t)r;
+		w = path[i];
+	}
+	s->deadlock = 1;
+	blab_fail(&s->fs->err, BLAB_EDEADLK, "deadlock: %s", msg);
 }
 
 int sched_lock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int mode)
@@ -358,6 +415,14 @@ int sched_lock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int
 	}
 	lk->w[lk->nw++] = (struct sched_lock_waiter){t->id, mode, s->now};
 	lk->contended++;
+	t->wants = lk;
+	t->wants_mode = mode;
+	{
+		struct sched_task *path[16];
+		int n = cycle_to(s, t, lk, path, 0);
+		if (n)
+			report_deadlock(s, t, path, n);
+	}
 	u64 holder = lk->writer ? (u64)(lk->writer - 1) : (u64)-1;
 	emit(s, (struct trace_event){.kind = TRACE_LOCK_WAIT, .tree = lk->tree, .bytenr = lk->bytenr, .level = lk->level,
 				     .slot = t->id, .a = (u64)mode, .b = holder});
@@ -367,6 +432,11 @@ int sched_lock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int
 
 void sched_unlock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int mode)
 {
+	for (size_t i = 0; i < t->nheld; i++)
+		if (t->held[i] == lk) {
+			t->held[i] = t->held[--t->nheld];
+			break;
+		}
 	if (mode == BTRFS_LOCK_READ) {
 		if (lk->readers > 0)
 			lk->readers--;
@@ -455,6 +525,8 @@ int sched_run(struct sched *s, int (*stop)(struct sched *s, void *arg), void *ar
 		default:
 			ret = resume(s, s->tasks[e.task]);
 		}
+		if (!ret && s->deadlock)
+			ret = BLAB_EDEADLK;
 		if (ret)
 			return ret;
 	}

@@ -109,6 +109,11 @@ struct sched_task {
 	/* while waiting for a CPU */
 	u64 cpu_want;
 	int cpu_work;
+	/* tree locks held, and the one waited for */
+	struct sched_lock **held;
+	size_t nheld, capheld;
+	struct sched_lock *wants;
+	int wants_mode;
 	/* totals */
 	u64 waited[WAIT_CAUSE_COUNT];
 	u64 busy_ns;

@@ -9,6 +9,8 @@
 #include "../../src/file.h"
 #include "../../src/inode.h"
 #include "../../src/trace.h"
+#include "../../src/sched.h"
+#include "../../src/mkfs.h"
 #include <stdlib.h>
 
 /* The run's trace as one string of JSON lines (NULL on failure). */
@@ -277,4 +279,70 @@ TEST(time_scenario_data_fill)
 				CHECK(buf[i] == scenario_data_byte(9, pos * 4093 + i));
 			CHECK(len == sizeof(buf) || buf[len] == 0xa5);
 		}
+}
+
+/* Two tasks taking two tree locks in opposite orders: the wait that closes
+ * the cycle ends the run with EDEADLK, naming both waits; in one order, no
+ * deadlock. */
+struct dl_ctx {
+	struct sched_lock *first, *second;
+	int step;
+};
+
+static int dl_step(struct sched *s, struct sched_task *t)
+{
+	struct dl_ctx *c = t->ctx;
+	switch (c->step) {
+	case 0:
+		c->step = 1;
+		if (!sched_lock(s, t, c->first, BTRFS_LOCK_WRITE))
+			return 0;
+		/* fallthrough */
+	case 1:
+		c->step = 2;
+		sched_cpu(s, t, 1000, WORK_LOG);
+		return 0;
+	case 2:
+		c->step = 3;
+		if (!sched_lock(s, t, c->second, BTRFS_LOCK_READ))
+			return 0;
+		/* fallthrough */
+	default:
+		sched_unlock(s, t, c->second, BTRFS_LOCK_READ);
+		sched_unlock(s, t, c->first, BTRFS_LOCK_WRITE);
+		sched_exit(s, t);
+		return 0;
+	}
+}
+
+static int dl_run(int opposite, struct blab_err *err)
+{
+	struct mkfs_options o;
+	struct btrfs_fs_info *fs = NULL;
+	btrfs_mkfs_defaults(&o);
+	o.size = 64ULL << 20;
+	if (btrfs_mkfs(&o, &fs, err))
+		return -100;
+	struct sched *s = sched_create(fs, 2, SCHED_ROUND_ROBIN, 1);
+	struct sched_lock a = {.tree = 5, .bytenr = 30408704, .level = 0}, b = {.tree = -6LL, .bytenr = 30425088, .level = 1};
+	struct dl_ctx c1 = {&a, &b, 0}, c2 = {opposite ? &b : &a, opposite ? &a : &b, 0};
+	sched_spawn(s, TASK_THREAD, 0, "fsync A", dl_step, &c1);
+	sched_spawn(s, TASK_THREAD, 1, "fsync B", dl_step, &c2);
+	int ret = sched_run(s, NULL, NULL, 0);
+	*err = fs->err;
+	sched_destroy(s);
+	sched_lock_free(&a);
+	sched_lock_free(&b);
+	btrfs_fs_free(fs);
+	return ret;
+}
+
+TEST(time_lock_cycle_is_a_deadlock)
+{
+	struct blab_err err = {0};
+	CHECK(dl_run(0, &err) == 0);
+	CHECK(dl_run(1, &err) == BLAB_EDEADLK);
+	printf("  %s\n", err.msg);
+	CHECK(strstr(err.msg, "deadlock: ") && strstr(err.msg, "fsync A (task 0)") && strstr(err.msg, "fsync B (task 1)"));
+	CHECK(strstr(err.msg, "block 30408704 (level 0) of tree 5") && strstr(err.msg, "block 30425088 (level 1) of tree -6"));
 }

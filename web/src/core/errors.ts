@@ -16,6 +16,7 @@ export const CORE_ERRNO = {
   EOVERFLOW: -14,
   EBUSY: -15,
   EPARSE: -16,
+  EDEADLK: -17,
 } as const;
 
 export type CoreErrorName = keyof typeof CORE_ERRNO | 'EUNKNOWN';
