@@ -197,3 +197,34 @@ test('seed 000: log_copy=clone allocates under an fs leaf read lock, prealloc be
   const calm = run('prealloc', 'none');
   assert.equal(calm.stalled, 0, 'no pressure, no stall');
 });
+
+test('every schedule of a two-thread scenario, log_copy=clone and prealloc: no deadlock, a clean image with every file', () => {
+  const A = ['create /d/a', 'write /d/a 0 4096 1', 'setxattr /d/a user.x v', 'fsync /d/a'];
+  const B = ['create /d/b', 'fsync /d/b', 'write /d/b 0 8192 2', 'fsync /d/b'];
+  // every interleaving of A's and B's command starts: C(8, 4) = 70
+  const orders = [];
+  const walk = (a, b, acc) => {
+    if (a === A.length && b === B.length) return orders.push(acc);
+    if (a < A.length) walk(a + 1, b, [...acc, 'A']);
+    if (b < B.length) walk(a, b + 1, [...acc, 'B']);
+  };
+  walk(0, 0, []);
+  assert.equal(orders.length, 70);
+  let runs = 0;
+  for (const copy of ['clone', 'prealloc']) {
+    for (const order of orders) {
+      const text = ['mkfs size=256M', 'set device=loop', 'set tree_locks=path', `set log_copy=${copy}`, 'set memory_pressure=heavy', 'mkdir /d', 'commit',
+        `schedule ${order.slice(0, 4).join(' ')}`, `schedule ${order.slice(4).join(' ')}`, 'thread A', ...A, 'end', 'thread B', ...B, 'end'].join('\n') + '\n';
+      const s = script('sched.txt', text);
+      const img = join(dir, 'sched.img');
+      const r = cli('run', s, '--image', img);
+      assert.equal(r.code, 0, `${copy}, schedule ${order.join(' ')}: ${r.err}`);
+      const c = cli('check', img);
+      assert.equal(c.code, 0, `${copy}, schedule ${order.join(' ')}: ${c.out}${c.err}`);
+      const ls = cli('ls', img, '/d');
+      assert.deepEqual(ls.out.split('\n').filter(Boolean).sort(), ['a', 'b'], `${copy}, schedule ${order.join(' ')}: ${ls.out}`);
+      runs++;
+    }
+  }
+  assert.equal(runs, 140);
+});
