@@ -136,6 +136,29 @@ describe('scenarios through WASM', () => {
     expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
   });
 
+  test('path locks, clone copies and memory pressure: the same seed gives the native CLI\'s trace and image', () => {
+    const lines = ['mkfs size=256M', 'set device=loop', 'set tree_locks=path', 'set log_copy=clone', 'set memory_pressure=heavy', 'mkdir /d', 'commit'];
+    for (const t of ['A', 'B']) {
+      lines.push(`thread ${t}`);
+      for (let k = 0; k < 12; k++) lines.push(`create /d/${t}${k}`, `write /d/${t}${k} 0 4096 ${k + 1}`, `setxattr /d/${t}${k} user.x v`, `fsync /d/${t}${k}`);
+      lines.push('end');
+    }
+    const text = lines.join('\n') + '\n';
+    const h = core.run(text, { seed: 9n, now: 1n, trace: true });
+    const ours = core.imageBytes(h);
+    const events = core.trace(h).map((e) => `${e.kind}@${'atNs' in e ? String(e.atNs) : ''}`);
+    core.close(h);
+    const s = join(dir, 'locks.txt');
+    const img = join(dir, 'locks.img');
+    const tr = join(dir, 'locks.jsonl');
+    execFileSync('sh', ['-c', `cat > ${s}`], { input: text });
+    execFileSync(cliPath, ['run', s, '--image', img, '--trace', tr, '--seed', '9', '--time', '1']);
+    const theirs = readFileSync(tr, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).map((e) => `${e.kind}@${e.atNs ?? ''}`);
+    expect(events).toEqual(theirs);
+    expect(events.some((e) => e.startsWith('lock_wait@'))).toBe(true);
+    expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
+  });
+
   test('ls, cat, check and metrics', () => {
     const h = core.run(script, { seed: 1n, now: 1n, trace: true });
     expect(core.ls(h, '/').map((e) => e.name)).toEqual(['d', 's', 'top']);
