@@ -47,7 +47,9 @@ function checkPromises(theirs, promises, where) {
 /** A seeded scenario of threads on the data path: files written through the
  * page cache by two to four threads at once, fsynced, sometimes synced or
  * renamed, in one or two sections, then a power cut as the threads return
- * (ordered extents may still be completing). fsyncWait: ordered|writeback. */
+ * (ordered extents may still be completing); tree locks by tree or by block,
+ * log copies by clone or prealloc, and memory pressure vary with the seed.
+ * fsyncWait: ordered|writeback. */
 export function randomThreadScenario(seed, fsyncWait) {
   let x = BigInt(seed) * 0x9e3779b97f4a7c15n + 0x1234567n;
   const rnd = (n) => {
@@ -55,7 +57,8 @@ export function randomThreadScenario(seed, fsyncWait) {
     return Number(x % BigInt(n));
   };
   const l = [`mkfs size=128M nodesize=${rnd(2) ? '16K' : '4K'}`, `set fsync_wait=${fsyncWait}`, `set device=${['nvme', 'ssd', 'loop'][rnd(3)]}`,
-    `set seed=${seed}`, 'mkdir /d'];
+    `set seed=${seed}`, `set tree_locks=${rnd(2) ? 'path' : 'tree'}`, `set log_copy=${rnd(2) ? 'clone' : 'prealloc'}`,
+    `set memory_pressure=${['none', 'moderate', 'heavy'][rnd(3)]}`, 'mkdir /d'];
   const nthreads = 2 + rnd(3);
   for (let t = 0; t < nthreads; t++) for (let f = 0; f < 2; f++) l.push(`create /d/t${t}f${f}`);
   if (rnd(2)) l.push('commit');
