@@ -1,5 +1,5 @@
 #include "tasks.h"
-#include "tree-checker.h"
+#include "locking.h"
 #include "bio.h"
 #include "delalloc.h"
 #include "ordered-data.h"
@@ -90,8 +90,7 @@ struct timed {
 	struct sched *s;
 	struct bio_dev *dev;
 	int cpus;
-	struct sched_lock fs_lock, csum_lock, log_lock;
-	struct u64map block_locks; /* tree block bytenr -> struct sched_lock * (TREE_LOCKS_PATH) */
+	struct btrfs_locks locks;
 	struct sched_wq io_wq, ordered_wq, trans_wq, log_wq, writers_wq, work_wq, flusher_wq, throttle_wq, turn_wq, log_mutex_wq;
 	u64 *work; /* ordered extents (ids) waiting for a completion worker, FIFO */
 	size_t nwork, capwork, whead;
@@ -111,150 +110,6 @@ struct timed {
 	int quit;
 };
 
-/* A tree lock being taken: with TREE_LOCKS_PATH, the path from the root to
- * the leaf of key, top-down with lock coupling (a block's lock is taken
- * while its parent's is held), as btrfs_search_slot does: readers read-lock
- * every level and drop the parent once the child is theirs; a writer
- * write-locks the leaf and its parent (write_lock_level 1), and a block
- * that still needs its COW in this transaction and the block above it
- * (should_cow_block raising write_lock_level), and read-locks the levels
- * above; once the leaf is locked the upper locks go (unlock_up: a leaf
- * with room needs no split). With TREE_LOCKS_TREE, the tree's one lock. */
-struct path_lock {
-	int active, level, wl, mode;
-	u64 tree;
-	struct btrfs_key key;
-	struct sched_lock *held[BTRFS_MAX_LEVEL];
-	int held_mode[BTRFS_MAX_LEVEL];
-	struct sched_lock *pending;
-	int pending_level, pending_mode;
-};
-
-static struct btrfs_root *lock_root(struct timed *tm, u64 tree)
-{
-	return tree == BTRFS_CSUM_TREE_OBJECTID	 ? tm->fs->csum_root
-	       : tree == BTRFS_TREE_LOG_OBJECTID ? btrfs_log_tree_root(tm->fs)
-						 : tm->fs->fs_root;
-}
-
-static struct sched_lock *tree_lock_of(struct timed *tm, u64 tree)
-{
-	return tree == BTRFS_CSUM_TREE_OBJECTID ? &tm->csum_lock : tree == BTRFS_TREE_LOG_OBJECTID ? &tm->log_lock : &tm->fs_lock;
-}
-
-/* The block at level of the path to key as the tree is now, or NULL (the
- * tree is lower, or a block cannot be read); *root_level: the root's. */
-static struct extent_buffer *path_block(struct timed *tm, struct btrfs_root *root, const struct btrfs_key *key, int level,
-					int *root_level)
-{
-	struct extent_buffer *b = root ? root->node : NULL;
-	if (!b)
-		return NULL;
-	int l = btrfs_level(b);
-	if (root_level)
-		*root_level = l;
-	while (b && l > level) {
-		int slot;
-		if (btrfs_bin_search(b, key, &slot) && slot > 0)
-			slot--;
-		b = btrfs_read_node_slot(tm->fs, b, slot, root->objectid);
-		l--;
-	}
-	return l == level ? b : NULL;
-}
-
-static struct sched_lock *block_lock(struct timed *tm, u64 tree, const struct extent_buffer *b)
-{
-	struct sched_lock **p = u64map_put(&tm->block_locks, b->start);
-	if (!p)
-		return NULL;
-	if (!*p && !(*p = calloc(1, sizeof(**p))))
-		return NULL;
-	struct sched_lock *lk = *p;
-	if (!lk->readers && !lk->writer && !lk->nw) {
-		/* a block freed and its place reused: the lock is the new block's */
-		lk->tree = tree;
-		lk->bytenr = b->start;
-		lk->level = btrfs_level(b);
-	}
-	return lk;
-}
-
-/* Locks pl->held above level that may go now that level's block is held. */
-static void path_release_above(struct timed *tm, struct sched_task *t, struct path_lock *pl, int level)
-{
-	for (int l = level + 1; l < BTRFS_MAX_LEVEL; l++)
-		if (pl->held[l] && (level == 0 || pl->held_mode[l] == BTRFS_LOCK_READ)) {
-			sched_unlock(tm->s, t, pl->held[l], pl->held_mode[l]);
-			pl->held[l] = NULL;
-		}
-}
-
-/* Takes the lock on key's leaf of tree (or the tree's lock), for mode:
- * 1 when held, 0 when the task waits (call again when it runs: it goes on
- * down the path), or an error. Called again while held, 1. */
-static int path_lock_step(struct timed *tm, struct sched_task *t, struct path_lock *pl, u64 tree, u64 objectid, u8 type,
-			  u64 offset, int mode)
-{
-	struct sched *s = tm->s;
-	struct btrfs_root *root = lock_root(tm, tree);
-	if (!pl->active) {
-		memset(pl, 0, sizeof(*pl));
-		pl->active = 1;
-		pl->tree = tree;
-		pl->mode = mode;
-		pl->key = (struct btrfs_key){objectid, type, offset};
-		int root_level = 0;
-		if (tm->cfg->tree_locks == TREE_LOCKS_TREE || !path_block(tm, root, &pl->key, 0, &root_level)) {
-			pl->level = -1;
-			pl->held[0] = tree_lock_of(tm, tree);
-			pl->held_mode[0] = mode;
-			return sched_lock(s, t, pl->held[0], mode);
-		}
-		pl->wl = 1;
-		if (mode == BTRFS_LOCK_WRITE)
-			for (int l = root_level; l > 0; l--) {
-				struct extent_buffer *b = path_block(tm, root, &pl->key, l, NULL);
-				if (b && !b->dirty) {
-					pl->wl = l + 1; /* a COW here changes the block above too */
-					break;
-				}
-			}
-		pl->level = root_level;
-	} else if (pl->pending) {
-		/* granted while the task waited */
-		int l = pl->pending_level;
-		pl->held[l] = pl->pending;
-		pl->held_mode[l] = pl->pending_mode;
-		pl->pending = NULL;
-		path_release_above(tm, t, pl, l);
-		pl->level = l - 1;
-	}
-	while (pl->level >= 0) {
-		int l = pl->level;
-		struct extent_buffer *b = path_block(tm, root, &pl->key, l, NULL);
-		if (!b) {
-			pl->level--;
-			continue;
-		}
-		int m = pl->mode == BTRFS_LOCK_WRITE && l <= pl->wl ? BTRFS_LOCK_WRITE : BTRFS_LOCK_READ;
-		struct sched_lock *lk = block_lock(tm, pl->tree, b);
-		if (!lk)
-			return BLAB_ENOMEM;
-		if (!sched_lock(s, t, lk, m)) {
-			pl->pending = lk;
-			pl->pending_level = l;
-			pl->pending_mode = m;
-			return 0;
-		}
-		pl->held[l] = lk;
-		pl->held_mode[l] = m;
-		path_release_above(tm, t, pl, l);
-		pl->level--;
-	}
-	return 1;
-}
-
 /* An extent buffer (and its pages) allocated by t: its time, and with
  * memory pressure sometimes a direct reclaim stall, drawn from the seeded
  * stream (half to twice the cost row's). */
@@ -270,14 +125,6 @@ static void eb_alloc(struct timed *tm, struct sched_task *t)
 		}
 	}
 	sched_stall(tm->s, t, ns, WAIT_ALLOC, tm->fs->nodesize);
-}
-
-static void path_unlock(struct timed *tm, struct sched_task *t, struct path_lock *pl)
-{
-	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
-		if (pl->held[l])
-			sched_unlock(tm->s, t, pl->held[l], pl->held_mode[l]);
-	memset(pl, 0, sizeof(*pl));
 }
 
 struct commit_m {
@@ -297,7 +144,7 @@ struct thread_ctx {
 	u64 op_start, my_lt, ino;
 	int fallback, in_trans;
 	struct btrfs_log_stats ls;
-	struct path_lock pl;
+	struct btrfs_path_lock pl;
 	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
 	int full, prealloced; /* this fsync copies items from fs leaves; its extent buffer is allocated */
 	int log_path;         /* its log tree inserts lock blocks (tree_locks=path), not the log tree */
@@ -689,7 +536,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_WRITE_UPDATE;
 			continue;
 		case T_WRITE_UPDATE:
-			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino, BTRFS_INODE_ITEM_KEY, 0,
+			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino, BTRFS_INODE_ITEM_KEY, 0,
 						BTRFS_LOCK_WRITE)) <= 0)
 				return r;
 			if (!c->sub) {
@@ -698,7 +545,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return 0;
 			}
 			c->sub = 0;
-			path_unlock(tm, t, &c->pl);
+			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->pc = T_THROTTLE;
 			continue;
 		case T_THROTTLE: {
@@ -788,7 +635,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			continue;
 		case T_F_LOGGED:
 			/* reading the inode's items from the fs tree */
-			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
+			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 						BTRFS_LOCK_READ)) <= 0)
 				return r;
 			if (c->full && tm->cfg->log_copy == LOG_COPY_CLONE && c->clones < (c->ls.fs_leaves_read ? c->ls.fs_leaves_read : 1)) {
@@ -802,11 +649,11 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				  WORK_LOG);
 			return 0;
 		case T_F_LOG_LOCK:
-			path_unlock(tm, t, &c->pl);
+			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->pc = T_F_LOG_CPU;
 			c->sub = 0;
 			c->log_path = tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs);
-			if (!c->log_path && !sched_lock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE))
+			if (!c->log_path && !sched_lock(s, t, &tm->locks.log, BTRFS_LOCK_WRITE))
 				return 0;
 			continue;
 		case T_F_LOG_CPU: {
@@ -820,14 +667,14 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				u64 n = c->ls.log_searches ? c->ls.log_searches : 1;
 				while ((u64)c->sub < 2 * n) {
 					if (!(c->sub & 1)) {
-						if ((r = path_lock_step(tm, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
+						if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 									BTRFS_LOCK_WRITE)) <= 0)
 							return r;
 						c->sub++;
 						sched_cpu(s, t, cpu / n, WORK_LOG);
 						return 0;
 					}
-					path_unlock(tm, t, &c->pl);
+					btrfs_path_unlock(&tm->locks, t, &c->pl);
 					c->sub++;
 				}
 				c->sub = 0;
@@ -840,7 +687,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		}
 		case T_F_CSUM_LOCK:
 			if (!c->log_path)
-				sched_unlock(s, t, &tm->log_lock, BTRFS_LOCK_WRITE);
+				sched_unlock(s, t, &tm->locks.log, BTRFS_LOCK_WRITE);
 			if (!c->ls.csum_items) {
 				c->pc = T_F_LOG_END;
 				continue;
@@ -849,14 +696,14 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_F_CSUM_CPU;
 			continue;
 		case T_F_CSUM_CPU:
-			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
+			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
 						BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr, BTRFS_LOCK_READ)) <= 0)
 				return r;
 			c->pc = T_F_CSUM_UNLOCK;
 			sched_cpu(s, t, COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), WORK_LOG_CSUM);
 			return 0;
 		case T_F_CSUM_UNLOCK:
-			path_unlock(tm, t, &c->pl);
+			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->pc = T_F_LOG_END;
 			continue;
 		case T_F_LOG_END:
@@ -936,7 +783,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			continue;
 		case T_META_DONE:
 			/* the leaf of the inode it names (a new name: of the top directory) */
-			if ((r = path_lock_step(tm, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino ? c->op.ino : BTRFS_FIRST_FREE_OBJECTID,
+			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino ? c->op.ino : BTRFS_FIRST_FREE_OBJECTID,
 						BTRFS_INODE_ITEM_KEY, 0, BTRFS_LOCK_WRITE)) <= 0)
 				return r;
 			if (c->op.meta) {
@@ -947,7 +794,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				sched_cpu(s, t, COST(tm, COST_META_OP, 1), WORK_META);
 				return 0;
 			}
-			path_unlock(tm, t, &c->pl);
+			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->pc = T_END;
 			continue;
 		case T_SLEEP_DONE:
@@ -973,7 +820,7 @@ struct worker_ctx {
 	struct timed *tm;
 	int pc;
 	u64 oe;
-	struct path_lock pl;
+	struct btrfs_path_lock pl;
 	struct commit_m cm;
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
@@ -1010,7 +857,7 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			{
 				/* the file extent item goes in, under its leaf's write lock */
 				struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
-				if ((ret = path_lock_step(tm, t, &w->pl, BTRFS_FS_TREE_OBJECTID, oe ? oe->ino : 0, BTRFS_EXTENT_DATA_KEY,
+				if ((ret = btrfs_path_lock(&tm->locks, t, &w->pl, BTRFS_FS_TREE_OBJECTID, oe ? oe->ino : 0, BTRFS_EXTENT_DATA_KEY,
 							  oe ? oe->file_offset : 0, BTRFS_LOCK_WRITE)) <= 0)
 					return ret;
 				w->pc = 3;
@@ -1019,13 +866,13 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			}
 			return 0;
 		case 3:
-			path_unlock(tm, t, &w->pl);
+			btrfs_path_unlock(&tm->locks, t, &w->pl);
 			w->pc = 4;
 			continue;
 		case 4: {
 			/* its checksums, under the csum leaf's write lock */
 			struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
-			if ((ret = path_lock_step(tm, t, &w->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
+			if ((ret = btrfs_path_lock(&tm->locks, t, &w->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
 						  BTRFS_EXTENT_CSUM_KEY, oe ? oe->disk_bytenr : 0, BTRFS_LOCK_WRITE)) <= 0)
 				return ret;
 			w->pc = 5;
@@ -1033,7 +880,7 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			return 0;
 		}
 		case 5:
-			path_unlock(tm, t, &w->pl);
+			btrfs_path_unlock(&tm->locks, t, &w->pl);
 			w->pc = 6;
 			sched_cpu(s, t, COST(tm, COST_FINISH_REST, 1), WORK_FINISH_REST);
 			return 0;
@@ -1148,19 +995,7 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq, &tm->log_mutex_wq};
 	for (size_t i = 0; i < sizeof(wqs) / sizeof(wqs[0]); i++)
 		sched_wq_free(wqs[i]);
-	sched_lock_free(&tm->fs_lock);
-	sched_lock_free(&tm->csum_lock);
-	{
-		size_t i = 0;
-		u64 k;
-		void *v;
-		while (u64map_next(&tm->block_locks, &i, &k, &v)) {
-			sched_lock_free(*(struct sched_lock **)v);
-			free(*(struct sched_lock **)v);
-		}
-		u64map_free(&tm->block_locks);
-	}
-	sched_lock_free(&tm->log_lock);
+	btrfs_locks_free(&tm->locks);
 	free(tm->work);
 	bio_dev_destroy(tm->dev);
 	sched_destroy(tm->s);
@@ -1205,10 +1040,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	int nworkers = (tm.cpus + 2 < 8 ? tm.cpus + 2 : 8) + 2;
 	struct thread_ctx *threads = calloc((size_t)(nthreads ? nthreads : 1), sizeof(*threads));
 	struct worker_ctx *workers = calloc((size_t)nworkers, sizeof(*workers));
-	tm.fs_lock = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID};
-	tm.csum_lock = (struct sched_lock){.tree = BTRFS_CSUM_TREE_OBJECTID};
-	u64map_init(&tm.block_locks, sizeof(struct sched_lock *));
-	tm.log_lock = (struct sched_lock){.tree = BTRFS_TREE_LOG_OBJECTID};
+	btrfs_locks_init(&tm.locks, tm.s, fs, cfg->tree_locks);
 	if (!tm.s || !tm.dev || !threads || !workers) {
 		timed_free(&tm, threads, workers, nworkers);
 		return blab_fail(&fs->err, BLAB_ENOMEM, "timed run");
@@ -1269,18 +1101,11 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 			st->bios[o] += bs->bios[o];
 			st->bio_bytes[o] += bs->bytes[o];
 		}
-		st->lock_contended[0] += tm.fs_lock.contended;
-		st->lock_wait_ns[0] += tm.fs_lock.wait_ns;
-		st->lock_contended[1] += tm.csum_lock.contended;
-		st->lock_wait_ns[1] += tm.csum_lock.wait_ns;
-		size_t i = 0;
-		u64 k;
-		void *v;
-		while (u64map_next(&tm.block_locks, &i, &k, &v)) {
-			const struct sched_lock *lk = *(struct sched_lock **)v;
-			int which = lk->tree == BTRFS_CSUM_TREE_OBJECTID;
-			st->lock_contended[which] += lk->contended;
-			st->lock_wait_ns[which] += lk->wait_ns;
+		u64 contended[2], wait_ns[2];
+		btrfs_locks_stats(&tm.locks, contended, wait_ns);
+		for (int i = 0; i < 2; i++) {
+			st->lock_contended[i] += contended[i];
+			st->lock_wait_ns[i] += wait_ns[i];
 		}
 		st->busy_ns += fs->clock_ns - start;
 		st->sections++;

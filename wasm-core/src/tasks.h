@@ -34,6 +34,7 @@
 #define BTRFSLAB_TASKS_H
 #include "sched.h"
 #include "costs.h"
+#include "locking.h"
 
 enum timed_op_kind {
 	TOP_END = 0,   /* the thread has no more commands */
@@ -73,10 +74,6 @@ struct timed_config {
 enum timed_log_copy {
 	LOG_COPY_PREALLOC = 0, /* seed 000's fix (this kernel has it): one extent buffer allocated before locking or joining the log */
 	LOG_COPY_CLONE,        /* before it: each fs leaf cloned while its read lock is held, inside the log transaction */
-};
-enum timed_tree_locks {
-	TREE_LOCKS_PATH = 0, /* a lock on each tree block, taken top-down as btrfs_search_slot takes them */
-	TREE_LOCKS_TREE,     /* one lock a tree (coarser: every leaf of a tree contends) */
 };
 /* The defaults: nvme, seeded schedule, 20%/10% of 4 GiB, commit=30. */
 void timed_config_default(struct timed_config *c);

@@ -118,22 +118,29 @@ describe('scenarios through WASM', () => {
     expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
   });
 
-  test('threads: the same seed gives the native CLI\'s trace and image, byte for byte', () => {
-    const threads = 'mkfs size=256M\nset device=nvme\nfio jobs=3 size=256K bs=64K fsync=1 rw=write\nA: write /writers.0.0 0 8K 3\nB: fsync /writers.1.0\nA: fsync /writers.0.0\n';
-    const h = core.run(threads, { seed: 4n, now: 1n, trace: true });
+  /** A timed script through WASM and through the native CLI, same seed: each
+   * one's events (kind@atNs) and whether the images are byte for byte equal. */
+  function bothWays(text: string, seed: number, tag: string) {
+    const h = core.run(text, { seed: BigInt(seed), now: 1n, trace: true });
     const ours = core.imageBytes(h);
     const events = core.trace(h).map((e) => `${e.kind}@${'atNs' in e ? String(e.atNs) : ''}`);
     core.close(h);
-    const s = join(dir, 'threads.txt');
-    const img = join(dir, 'threads.img');
-    const tr = join(dir, 'threads.jsonl');
-    execFileSync('sh', ['-c', `cat > ${s}`], { input: threads });
-    execFileSync(cliPath, ['run', s, '--image', img, '--trace', tr, '--seed', '4', '--time', '1']);
+    const s = join(dir, `${tag}.txt`);
+    const img = join(dir, `${tag}.img`);
+    const tr = join(dir, `${tag}.jsonl`);
+    execFileSync('sh', ['-c', `cat > ${s}`], { input: text });
+    execFileSync(cliPath, ['run', s, '--image', img, '--trace', tr, '--seed', String(seed), '--time', '1']);
     const theirs = readFileSync(tr, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).map((e) => `${e.kind}@${e.atNs ?? ''}`);
+    return { events, theirs, sameImage: Buffer.from(ours).equals(readFileSync(img)) };
+  }
+
+  test('threads: the same seed gives the native CLI\'s trace and image, byte for byte', () => {
+    const threads = 'mkfs size=256M\nset device=nvme\nfio jobs=3 size=256K bs=64K fsync=1 rw=write\nA: write /writers.0.0 0 8K 3\nB: fsync /writers.1.0\nA: fsync /writers.0.0\n';
+    const { events, theirs, sameImage } = bothWays(threads, 4, 'threads');
     expect(events.length).toBeGreaterThan(1000);
     expect(events).toEqual(theirs);
     expect(events.some((e) => e.startsWith('ordered_logged@'))).toBe(true);
-    expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
+    expect(sameImage).toBe(true);
   });
 
   test('path locks, clone copies and memory pressure: the same seed gives the native CLI\'s trace and image', () => {
@@ -143,20 +150,10 @@ describe('scenarios through WASM', () => {
       for (let k = 0; k < 12; k++) lines.push(`create /d/${t}${k}`, `write /d/${t}${k} 0 4096 ${k + 1}`, `setxattr /d/${t}${k} user.x v`, `fsync /d/${t}${k}`);
       lines.push('end');
     }
-    const text = lines.join('\n') + '\n';
-    const h = core.run(text, { seed: 9n, now: 1n, trace: true });
-    const ours = core.imageBytes(h);
-    const events = core.trace(h).map((e) => `${e.kind}@${'atNs' in e ? String(e.atNs) : ''}`);
-    core.close(h);
-    const s = join(dir, 'locks.txt');
-    const img = join(dir, 'locks.img');
-    const tr = join(dir, 'locks.jsonl');
-    execFileSync('sh', ['-c', `cat > ${s}`], { input: text });
-    execFileSync(cliPath, ['run', s, '--image', img, '--trace', tr, '--seed', '9', '--time', '1']);
-    const theirs = readFileSync(tr, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).map((e) => `${e.kind}@${e.atNs ?? ''}`);
+    const { events, theirs, sameImage } = bothWays(lines.join('\n') + '\n', 9, 'locks');
     expect(events).toEqual(theirs);
     expect(events.some((e) => e.startsWith('lock_wait@'))).toBe(true);
-    expect(Buffer.from(ours).equals(readFileSync(img))).toBe(true);
+    expect(sameImage).toBe(true);
   });
 
   test('ls, cat, check and metrics', () => {

@@ -1,0 +1,182 @@
+/* locking.c — tree locks in simulated time: see locking.h. */
+#include "locking.h"
+#include "ctree.h"
+#include "tree-checker.h"
+#include "tree-log.h"
+#include <stdlib.h>
+#include <string.h>
+
+void btrfs_locks_init(struct btrfs_locks *l, struct sched *s, struct btrfs_fs_info *fs, int granularity)
+{
+	memset(l, 0, sizeof(*l));
+	l->s = s;
+	l->fs = fs;
+	l->granularity = granularity;
+	l->fs_tree = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID};
+	l->csum = (struct sched_lock){.tree = BTRFS_CSUM_TREE_OBJECTID};
+	l->log = (struct sched_lock){.tree = BTRFS_TREE_LOG_OBJECTID};
+	u64map_init(&l->blocks, sizeof(struct sched_lock *));
+}
+
+void btrfs_locks_free(struct btrfs_locks *l)
+{
+	sched_lock_free(&l->fs_tree);
+	sched_lock_free(&l->csum);
+	sched_lock_free(&l->log);
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&l->blocks, &i, &k, &v)) {
+		sched_lock_free(*(struct sched_lock **)v);
+		free(*(struct sched_lock **)v);
+	}
+	u64map_free(&l->blocks);
+}
+
+void btrfs_locks_stats(const struct btrfs_locks *l, u64 contended[2], u64 wait_ns[2])
+{
+	contended[0] = l->fs_tree.contended;
+	wait_ns[0] = l->fs_tree.wait_ns;
+	contended[1] = l->csum.contended;
+	wait_ns[1] = l->csum.wait_ns;
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&l->blocks, &i, &k, &v)) {
+		const struct sched_lock *lk = *(struct sched_lock **)v;
+		int which = lk->tree == BTRFS_CSUM_TREE_OBJECTID;
+		contended[which] += lk->contended;
+		wait_ns[which] += lk->wait_ns;
+	}
+}
+
+static struct btrfs_root *lock_root(struct btrfs_locks *locks, u64 tree)
+{
+	return tree == BTRFS_CSUM_TREE_OBJECTID	 ? locks->fs->csum_root
+	       : tree == BTRFS_TREE_LOG_OBJECTID ? btrfs_log_tree_root(locks->fs)
+						 : locks->fs->fs_root;
+}
+
+static struct sched_lock *tree_lock_of(struct btrfs_locks *locks, u64 tree)
+{
+	return tree == BTRFS_CSUM_TREE_OBJECTID ? &locks->csum : tree == BTRFS_TREE_LOG_OBJECTID ? &locks->log : &locks->fs_tree;
+}
+
+/* The block at level of the path to key as the tree is now, or NULL (the
+ * tree is lower, or a block cannot be read); *root_level: the root's. */
+static struct extent_buffer *path_block(struct btrfs_locks *locks, struct btrfs_root *root, const struct btrfs_key *key, int level,
+					int *root_level)
+{
+	struct extent_buffer *b = root ? root->node : NULL;
+	if (!b)
+		return NULL;
+	int l = btrfs_level(b);
+	if (root_level)
+		*root_level = l;
+	while (b && l > level) {
+		int slot;
+		if (btrfs_bin_search(b, key, &slot) && slot > 0)
+			slot--;
+		b = btrfs_read_node_slot(locks->fs, b, slot, root->objectid);
+		l--;
+	}
+	return l == level ? b : NULL;
+}
+
+static struct sched_lock *block_lock(struct btrfs_locks *locks, u64 tree, const struct extent_buffer *b)
+{
+	struct sched_lock **p = u64map_put(&locks->blocks, b->start);
+	if (!p)
+		return NULL;
+	if (!*p && !(*p = calloc(1, sizeof(**p))))
+		return NULL;
+	struct sched_lock *lk = *p;
+	if (!lk->readers && !lk->writer && !lk->nw) {
+		/* a block freed and its place reused: the lock is the new block's */
+		lk->tree = tree;
+		lk->bytenr = b->start;
+		lk->level = btrfs_level(b);
+	}
+	return lk;
+}
+
+/* Locks pl->held above level that may go now that level's block is held. */
+static void path_release_above(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl, int level)
+{
+	for (int l = level + 1; l < BTRFS_MAX_LEVEL; l++)
+		if (pl->held[l] && (level == 0 || pl->held_mode[l] == BTRFS_LOCK_READ)) {
+			sched_unlock(locks->s, t, pl->held[l], pl->held_mode[l]);
+			pl->held[l] = NULL;
+		}
+}
+
+int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl, u64 tree, u64 objectid, u8 type,
+			  u64 offset, int mode)
+{
+	struct sched *s = locks->s;
+	struct btrfs_root *root = lock_root(locks, tree);
+	if (!pl->active) {
+		memset(pl, 0, sizeof(*pl));
+		pl->active = 1;
+		pl->tree = tree;
+		pl->mode = mode;
+		pl->key = (struct btrfs_key){objectid, type, offset};
+		int root_level = 0;
+		if (locks->granularity == TREE_LOCKS_TREE || !path_block(locks, root, &pl->key, 0, &root_level)) {
+			pl->level = -1;
+			pl->held[0] = tree_lock_of(locks, tree);
+			pl->held_mode[0] = mode;
+			return sched_lock(s, t, pl->held[0], mode);
+		}
+		pl->wl = 1;
+		if (mode == BTRFS_LOCK_WRITE)
+			for (int l = root_level; l > 0; l--) {
+				struct extent_buffer *b = path_block(locks, root, &pl->key, l, NULL);
+				if (b && !b->dirty) {
+					pl->wl = l + 1; /* a COW here changes the block above too */
+					break;
+				}
+			}
+		pl->level = root_level;
+	} else if (pl->pending) {
+		/* granted while the task waited */
+		int l = pl->pending_level;
+		pl->held[l] = pl->pending;
+		pl->held_mode[l] = pl->pending_mode;
+		pl->pending = NULL;
+		path_release_above(locks, t, pl, l);
+		pl->level = l - 1;
+	}
+	while (pl->level >= 0) {
+		int l = pl->level;
+		struct extent_buffer *b = path_block(locks, root, &pl->key, l, NULL);
+		if (!b) {
+			pl->level--;
+			continue;
+		}
+		int m = pl->mode == BTRFS_LOCK_WRITE && l <= pl->wl ? BTRFS_LOCK_WRITE : BTRFS_LOCK_READ;
+		struct sched_lock *lk = block_lock(locks, pl->tree, b);
+		if (!lk)
+			return BLAB_ENOMEM;
+		if (!sched_lock(s, t, lk, m)) {
+			pl->pending = lk;
+			pl->pending_level = l;
+			pl->pending_mode = m;
+			return 0;
+		}
+		pl->held[l] = lk;
+		pl->held_mode[l] = m;
+		path_release_above(locks, t, pl, l);
+		pl->level--;
+	}
+	return 1;
+}
+
+
+void btrfs_path_unlock(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl)
+{
+	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
+		if (pl->held[l])
+			sched_unlock(locks->s, t, pl->held[l], pl->held_mode[l]);
+	memset(pl, 0, sizeof(*pl));
+}

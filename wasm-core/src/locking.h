@@ -1,0 +1,60 @@
+/* locking.h — tree locks in simulated time (the kernel's fs/btrfs/locking.c,
+ * and the order btrfs_search_slot takes them in): read/write locks on tree
+ * blocks, with waiters, taken by the tasks of tasks.c. Two granularities:
+ * one lock a tree (TREE_LOCKS_TREE), or a lock on each block taken
+ * top-down along the path to a key (TREE_LOCKS_PATH). The locks themselves
+ * and their waiter queues, events and deadlock check are sched.c's. */
+#ifndef BTRFSLAB_LOCKING_H
+#define BTRFSLAB_LOCKING_H
+
+#include "fs.h"
+#include "sched.h"
+#include "u64map.h"
+
+enum timed_tree_locks {
+	TREE_LOCKS_PATH = 0, /* a lock on each tree block, taken top-down as btrfs_search_slot takes them */
+	TREE_LOCKS_TREE,     /* one lock a tree (coarser: every leaf of a tree contends) */
+};
+
+struct btrfs_locks {
+	struct sched *s;
+	struct btrfs_fs_info *fs;
+	int granularity;                       /* enum timed_tree_locks */
+	struct sched_lock fs_tree, csum, log;  /* one lock a tree */
+	struct u64map blocks;                  /* tree block bytenr -> struct sched_lock * */
+};
+
+void btrfs_locks_init(struct btrfs_locks *l, struct sched *s, struct btrfs_fs_info *fs, int granularity);
+void btrfs_locks_free(struct btrfs_locks *l);
+/* Waits for locks of the fs tree ([0]) and of the csum tree ([1]): how many
+ * acquisitions waited, and for how long in all. */
+void btrfs_locks_stats(const struct btrfs_locks *l, u64 contended[2], u64 wait_ns[2]);
+
+/* A tree lock being taken: with TREE_LOCKS_PATH, the path from the root to
+ * the leaf of key, top-down with lock coupling (a block's lock is taken
+ * while its parent's is held), as btrfs_search_slot does: readers read-lock
+ * every level and drop the parent once the child is theirs; a writer
+ * write-locks the leaf and its parent (write_lock_level 1), and a block
+ * that still needs its COW in this transaction and the block above it
+ * (should_cow_block raising write_lock_level), and read-locks the levels
+ * above; once the leaf is locked the upper locks go (unlock_up: a leaf
+ * with room needs no split). With TREE_LOCKS_TREE, the tree's one lock. */
+struct btrfs_path_lock {
+	int active, level, wl, mode;
+	u64 tree;
+	struct btrfs_key key;
+	struct sched_lock *held[BTRFS_MAX_LEVEL];
+	int held_mode[BTRFS_MAX_LEVEL];
+	struct sched_lock *pending;
+	int pending_level, pending_mode;
+};
+
+/* Takes the lock on key's leaf of tree (or the tree's lock), for mode:
+ * 1 when held, 0 when the task waits (call again when it runs: it goes on
+ * down the path), or an error. Called again while held, 1. */
+int btrfs_path_lock(struct btrfs_locks *l, struct sched_task *t, struct btrfs_path_lock *pl, u64 tree, u64 objectid, u8 type,
+		    u64 offset, int mode);
+/* Releases what pl holds; pl is then free for the next lock. */
+void btrfs_path_unlock(struct btrfs_locks *l, struct sched_task *t, struct btrfs_path_lock *pl);
+
+#endif
