@@ -514,6 +514,7 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	fs->trans_running = src->trans_running;
 	fs->bg_loaded = src->bg_loaded;
 	fs->now = src->now;
+	fs->clock_ns = src->clock_ns; /* timed runs go on from the same instant (the jiffy grid, the commit interval) */
 	fs->trace.enabled = 0;
 	int ret = device_clone(&src->dev, &fs->dev);
 	if (!ret)

@@ -29,6 +29,32 @@ const scripts: [string, string][] = [
   ...readdirSync(`${root}tests/scenarios`).map((d) => [`tests/scenarios/${d}`, readFileSync(`${root}tests/scenarios/${d}/scenario.txt`, 'utf8')] as [string, string]),
 ];
 
+describe('a timed section resumed from a checkpoint', () => {
+  test('goes on from the checkpoint\'s instant: the jiffy grid and the commit interval as in a straight run', () => {
+    // a checkpoint cloned the filesystem without its virtual clock: a section
+    // after it started at 0, off the tick grid the straight run was on
+    const fsyncer = (t: string) => [`thread ${t}`, ...[1, 2, 3].flatMap((k) => [`create /d/${t.toLowerCase()}${k}`, `write /d/${t.toLowerCase()}${k} 0 4096 ${k}`,
+      `setxattr /d/${t.toLowerCase()}${k} user.x v`, `fsync /d/${t.toLowerCase()}${k}`]), 'end'];
+    const creator = (t: string) => [`thread ${t}`, ...Array.from({ length: 12 }, (_, k) => [`create /d/${t.toLowerCase()}${k + 1}`, 'sleep 500us']).flat(), 'end'];
+    const lines = ['mkfs nodesize=4K size=256M', 'set device=loop', 'set tree_locks=path', 'set memory_pressure=heavy', 'set log_copy=clone', 'mkdir /d', 'commit',
+      'thread A', 'create /d/a0', 'write /d/a0 0 4096 1', 'setxattr /d/a0 user.x v', 'fsync /d/a0', 'end', 'commit',
+      ...fsyncer('A'), ...fsyncer('B'), ...creator('C'), ...creator('D')];
+    const script = lines.join('\n') + '\n';
+    const ref = core.run(script, { ...RUN, trace: false, noFinalCommit: true });
+    const want = JSON.stringify(core.dumpTrees(ref), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+    core.close(ref);
+    for (const every of [1, 2, 3, 5]) {
+      const h = core.session(script, RUN, every);
+      try {
+        const got = JSON.stringify(core.dumpTrees(core.seek(h, lines.length)), (_k, v) => (typeof v === 'bigint' ? String(v) : v));
+        expect(got, `a checkpoint every ${every} units`).toBe(want);
+      } finally {
+        core.close(h);
+      }
+    }
+  });
+});
+
 describe('a session steps as the script prefix runs', () => {
   test.each(scripts)('%s: every step, in a shuffled order', (_name, script) => {
     const h = core.session(script, RUN, 2); // a checkpoint every 2 units: seeks start from many of them
