@@ -30,8 +30,19 @@ export type DirLoggingSeed = SeedOf<'001', SeedRow>;
 /** Seed 003 (lesson 3): fast fsyncs wait only for writeback, its fio throughput. */
 export type FsyncWaitSeed = SeedOf<'003', FioRow>;
 
+/** A row of seed 000's published bonnie++ latencies (µs), before and after the change. */
+export interface BonnieLatencyRow {
+  /** "Sequential Create" or "Random Create". */
+  phase: string;
+  op: 'Create' | 'Read' | 'Delete';
+  before: number;
+  after: number;
+}
+/** Seed 000 (lesson 4): preallocate the extent buffer for inode logging, bonnie++'s latencies. */
+export type LeafLocksSeed = SeedOf<'000', BonnieLatencyRow>;
+
 /** The kernel change a lesson is built around, as published (by its id). */
-export type Seed = DirLoggingSeed | FsyncWaitSeed;
+export type Seed = DirLoggingSeed | FsyncWaitSeed | LeafLocksSeed;
 
 /** lessons/NN-name/lesson.json. */
 export interface LessonManifest {

@@ -19,6 +19,21 @@ const events: TraceEvent[] = [
 const lines = ['# comment', 'mkfs nodesize=4K', 'create /a', 'create /b_{1..50}', 'commit'];
 
 describe('steps', () => {
+  test("a timed section is one step: its threads' creates mark their lines with op events inside it", () => {
+    const script = ['mkfs', 'thread A', 'create /d/a', 'fsync /d/a', 'end', 'thread C', 'create /d/c', 'end', 'C: create /d/x', 'commit', 'create /e'];
+    const ev: TraceEvent[] = [
+      { seq: 1, kind: 'op', line: 2 },
+      { seq: 2, kind: 'op', line: 7 }, // C's create, run first
+      { seq: 3, kind: 'op', line: 3 },
+      { seq: 4, kind: 'op', line: 9 }, // a NAME: line after the blocks is of the same section
+      { seq: 5, kind: 'op', line: 10 },
+      { seq: 6, kind: 'op', line: 11 },
+    ];
+    const steps = groupSteps(ev, script);
+    expect(steps.map((s) => [s.line, s.events.length])).toEqual([[0, 0], [2, 3], [10, 0], [11, 0]]);
+    expect(steps[1].kinds.has('op')).toBe(true);
+  });
+
   test('one step per command, events grouped under it', () => {
     const steps = groupSteps(events, lines);
     expect(steps.map((s) => [s.line, s.command, s.events.length])).toEqual([

@@ -120,11 +120,19 @@ export function groupSteps(events: TraceEvent[], scriptLines: string[], commandE
     cur.eventCount = cur.events.length;
     steps.push(cur);
   };
+  // the last line of the timed section the current step starts (0: none): a
+  // thread's create or setxattr marks its line with an op event too, inside
+  // the section, which stays one step
+  let sectionLast = 0;
   for (const e of events) {
-    if (e.kind === 'op') {
+    if (e.kind === 'op' && e.line > (cur.line || -1) && e.line <= sectionLast && !cur.final) {
+      cur.events.push(e);
+      cur.kinds.add(e.kind);
+    } else if (e.kind === 'op') {
       close();
       const text = (scriptLines[e.line - 1] ?? '').trim();
       cur = { index: steps.length, line: e.line, command: text, eventCount: 0, events: [], kinds: new Set(), sentence: '' };
+      sectionLast = startsSection(text) ? sectionEnd(scriptLines, e.line) : 0;
     } else if (e.seq >= commandEvents && !cur.final) {
       close();
       cur = { index: steps.length, line: cur.line, final: true, command: 'the commit at the end of the script', eventCount: 0, events: [e], kinds: new Set([e.kind]), sentence: '' };
@@ -135,6 +143,12 @@ export function groupSteps(events: TraceEvent[], scriptLines: string[], commandE
   }
   close();
   return steps;
+}
+
+/** Whether a script line starts a timed section: a thread block or a `NAME:` line (fio is one line). */
+function startsSection(text: string): boolean {
+  const w = text.replace(/(^|\s)#.*$/, '').trim().split(/\s+/);
+  return (w[0] === 'thread' && !!w[1]) || (/^[A-Za-z0-9_.-]+:$/.test(w[0]) && w.length > 1);
 }
 
 /** The script as it stands after step index: its lines up to that step's

@@ -10,6 +10,7 @@
 // is exact. Built in the worker (core/runs.ts); plain data.
 import { timedSentences } from '../views/timeline.sentences';
 import { describeEvent } from '../views/sentences';
+import { lockEventsOf, type LockEvent } from './locks';
 import { applyPageEvent, isPageEvent, pageEvent, type OrderedExtent, type PageCacheState, type PageEvent, type TimeMark } from './pageCache';
 import { commandWords, opPath, sectionAt } from './sections';
 import type { EventOf, TraceEvent, TraceKind } from './trace';
@@ -116,6 +117,8 @@ export interface Timeline {
   moments: TimelineMoment[];
   /** Timed events left out past the limit (a step of a big fio run). */
   truncated: number;
+  /** The step's tree lock events (model/locks.ts replays them at a cut), as many as the timed events drawn reach. */
+  locks?: LockEvent[];
 }
 
 export interface TimelineContext {
@@ -284,6 +287,8 @@ export function buildTimeline(events: TraceEvent[], ctx: TimelineContext): Timel
     timed, t0: timed ? t0 : Math.max(now, 0), t1: timed ? t1 : Math.max(now, 0), lanes, idleWorkers, cpu, waits, ops, bios,
     bioRows: bios.reduce((m, b) => Math.max(m, b.row + 1), 0), pagesBefore: ctx.pagesBefore, pageEvents,
     ordered: [...ordered.values()].sort((a, b) => a.id - b.id), files, moments, truncated,
+    // the locks up to the last moment drawn (a truncated step: no lock past what the lanes show)
+    locks: lockEventsOf(truncated && moments.length ? events.filter((e) => e.seq <= moments[moments.length - 1].seq) : events),
   };
 }
 

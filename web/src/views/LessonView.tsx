@@ -71,7 +71,8 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, running, rows, err
 
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
 export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, write, onPlace }: LessonViewProps) {
-  const hasTimeline = lesson.views.includes('timeline');
+  // the views that draw the timeline under the player (lesson 3's, lesson 4's locks beside it)
+  const hasTimeline = lesson.views.some((v) => v === 'timeline' || v === 'locks');
   const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash, write, lens: hasTimeline ? 'timeline' : 'tree' }, initLesson);
   const { draft, ran, steps, dump, dumpStep, dumpMoment, view, error, treeName, answers, asking } = state;
   const cache = useRef(new Map<string, TreeDump>());

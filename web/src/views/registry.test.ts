@@ -16,6 +16,16 @@ describe('lesson manifests', () => {
     expect(lessonViews(fsync).map((v) => v.name)).toEqual(['replay', 'compare']);
     expect(lessonViews(LESSONS.find((l) => l.id === '01-cow-btree')!)).toEqual([]);
     expect(lessonViews(LESSONS.find((l) => l.id === '03-ordered-extents-fast-fsync')!).map((v) => v.name)).toEqual(['timeline']);
+    expect(lessonViews(LESSONS.find((l) => l.id === '04-leaf-locks')!).map((v) => v.name)).toEqual(['locks']);
+  });
+
+  test("seed 000's bonnie++ latencies live in lesson 4, as the seed prints them (µs)", () => {
+    const seed = LESSONS.find((l) => l.id === '04-leaf-locks')!.seed!;
+    if (seed.id !== '000') throw new Error(`lesson 4's seed is ${seed.id}`);
+    expect([seed.change, seed.unit]).toEqual(['btrfs: preallocate temporary extent buffer for inode logging when needed', 'µs']);
+    expect(seed.table.map((r) => [r.phase, r.op, r.before, r.after])).toEqual([
+      ['Sequential Create', 'Create', 411000, 320000], ['Sequential Create', 'Read', 11914, 11237], ['Sequential Create', 'Delete', 119000, 77779],
+      ['Random Create', 'Create', 617000, 518000], ['Random Create', 'Read', 10296, 6470], ['Random Create', 'Delete', 110000, 86389]]);
   });
 
   test("seed 003's fio table lives in its lesson: each row's change is the seed's, and follows from its throughputs", () => {

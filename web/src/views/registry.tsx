@@ -1,7 +1,7 @@
 // The views a lesson can declare in its lesson.json, by name. The tree
 // explorer and the player are every lesson's; the others are drawn below
-// them, in the manifest's order. The space and locking views of the lessons
-// to come register here.
+// them, in the manifest's order. The space view of the lessons to come
+// registers here.
 import type { Dispatch, ReactElement } from 'react';
 import type { CoreClient } from '../core/client';
 import type { Lesson } from '../lessons';
@@ -9,6 +9,7 @@ import type { LessonAction, ReplayState } from '../model/lessonStore';
 import type { Lens, StepInfo } from '../model/steps';
 import type { Timeline } from '../model/timeline';
 import { CompareView } from './CompareView';
+import { LocksLesson } from './LocksLesson';
 import { LogReplayView } from './LogReplayView';
 import { TimelineLesson } from './TimelineLesson';
 
@@ -39,6 +40,7 @@ export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | nu
   replay: (c) => <LogReplayView core={c.core} script={c.script} reducedMotion={c.reducedMotion} state={c.replay} dispatch={c.dispatch} />,
   timeline: (c) => <TimelineLesson core={c.core} script={c.script} reducedMotion={c.reducedMotion} player={c.player} dispatch={c.dispatch}
     seed={c.lesson.seed?.id === '003' ? c.lesson.seed : undefined} />,
+  locks: (c) => <LocksLesson core={c.core} script={c.script} player={c.player} dispatch={c.dispatch} seed={c.lesson.seed?.id === '000' ? c.lesson.seed : undefined} />,
   compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed?.id === '001' ? c.lesson.seed : undefined} />,
 };
 

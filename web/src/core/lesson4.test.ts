@@ -1,0 +1,82 @@
+// Lesson 4's scenario through the WASM core and the worker's step grouping:
+// its two timed sections as timelines with their lock events; the locks
+// replayed at a moment where a creator waits behind a fsync that holds the
+// fs leaf's read lock while its allocation stalls in reclaim; and the figures
+// of both log_copy modes (the compare view's).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, test } from 'vitest';
+import createBtrfsCore from './generated/btrfslab-core.mjs';
+import { RunSteps } from './runs';
+import { Core } from './wasm';
+import { LESSONS } from '../lessons';
+import { lockFrame, stateOf } from '../model/locks';
+import { lockContention, withLogCopy } from '../model/logCopyModes';
+
+const wasmPath = fileURLToPath(new URL('./generated/btrfslab-core.wasm', import.meta.url));
+const RUN = { seed: 1n, now: 1700000000n, trace: true };
+let core: Core;
+
+beforeAll(async () => {
+  core = Core.fromModule(await createBtrfsCore({ wasmBinary: readFileSync(wasmPath) }));
+});
+
+const lesson = LESSONS.find((l) => l.id === '04-leaf-locks')!;
+
+function stepsOf(script: string): RunSteps {
+  const h = core.session(script, RUN);
+  try {
+    return new RunSteps(core.trace(h), script.split('\n'), core.sessionStats(h).commandEvents);
+  } finally {
+    core.close(h);
+  }
+}
+
+const timedOf = (runs: RunSteps) => runs.steps.filter((s) => s.kinds.has('task_new')).map((s) => runs.timeline(s.index));
+
+describe("lesson 4's scenario: leaf locks under memory pressure", () => {
+  test('two sections; the second has two fsyncers and two creators; lock events carry blocks by level', () => {
+    const lines = lesson.scenario.split('\n');
+    const runs = stepsOf(lesson.scenario);
+    const sections = runs.steps.filter((s) => s.kinds.has('task_new'));
+    expect(sections.map((s) => [s.line, lines[s.line - 1]])).toEqual([[11, 'thread A'], [22, 'thread A']]);
+    const tl = runs.timeline(sections[1].index);
+    expect(tl.lanes.filter((l) => l.kind === 'thread').map((l) => l.name)).toEqual(['A', 'B', 'C', 'D']);
+    const locks = tl.locks!;
+    expect(locks.length).toBeGreaterThan(100);
+    // the fs tree grows a level in the section: its root node is locked above its leaves
+    expect(locks.some((e) => e.tree === '5' && e.level === 1)).toBe(true);
+    // at the step's end every lock is let go
+    expect(lockFrame(locks, null).busy).toEqual([]);
+  });
+
+  test('log_copy=clone: a creator waits for a leaf that a fsyncer holds for read while it waits for memory', () => {
+    const runs = stepsOf(lesson.scenario);
+    const [, tl] = timedOf(runs);
+    const name = new Map(tl.lanes.map((l) => [l.task, l.name]));
+    const memoryWaits = tl.waits.filter((w) => w.cause === 'memory allocation' && w.end);
+    const found = tl.locks!.filter((e) => e.kind === 'wait' && ['C', 'D'].includes(name.get(e.task)!)).find((e) => {
+      const f = lockFrame(tl.locks!, e.seq);
+      const b = f.busy.find((n) => n.bytenr === e.bytenr && n.tree === e.tree)!;
+      return stateOf(b) === 'read' && b.readers.some((r) => memoryWaits.some((w) => w.task === r && w.start.seq < e.seq && w.end!.seq > e.seq));
+    });
+    expect(found, 'a creator queued behind a reader stalled in reclaim').toBeDefined();
+    const f = lockFrame(tl.locks!, found!.seq);
+    const leaf = f.busy.find((n) => n.bytenr === found!.bytenr)!;
+    expect(leaf.level).toBe(0);
+    expect(leaf.waiters.map((w) => w.task)).toContain(found!.task);
+  });
+
+  test('both modes: preallocating takes the creators off the leaf lock and shortens fsyncs', () => {
+    const [clone, prealloc] = (['clone', 'prealloc'] as const).map((m) => lockContention(timedOf(stepsOf(withLogCopy(lesson.scenario, m).text))));
+    expect(clone.creators).toEqual(['C', 'D']);
+    expect(clone.fsyncers).toEqual(['A', 'B']);
+    expect(clone.create.n).toBe(24);
+    expect(clone.fsync.n).toBe(7);
+    expect(clone.creatorLockWaitNs).toBeGreaterThan(1_000_000);
+    expect(prealloc.creatorLockWaitNs).toBeLessThan(clone.creatorLockWaitNs / 100);
+    expect(prealloc.create.p99).toBeLessThan(clone.create.p99 / 10);
+    expect(prealloc.fsync.p50).toBeLessThan(clone.fsync.p50);
+    expect(prealloc.fsync.p99).toBeLessThan(clone.fsync.p99);
+  });
+});
