@@ -3,34 +3,23 @@
 // replayed at a moment where a creator waits behind a fsync that holds the
 // fs leaf's read lock while its allocation stalls in reclaim; and the figures
 // of both log_copy modes (the compare view's).
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
-import createBtrfsCore from './generated/btrfslab-core.mjs';
-import { RunSteps } from './runs';
-import { Core } from './wasm';
+import type { RunSteps } from './runs';
+import { loadCore, stepsOf as stepsOfScript } from './testCore';
+import type { Core } from './wasm';
 import { LESSONS } from '../lessons';
 import { lockFrame, stateOf } from '../model/locks';
 import { lockContention, withLogCopy } from '../model/logCopyModes';
 
-const wasmPath = fileURLToPath(new URL('./generated/btrfslab-core.wasm', import.meta.url));
-const RUN = { seed: 1n, now: 1700000000n, trace: true };
 let core: Core;
 
 beforeAll(async () => {
-  core = Core.fromModule(await createBtrfsCore({ wasmBinary: readFileSync(wasmPath) }));
+  core = await loadCore();
 });
 
 const lesson = LESSONS.find((l) => l.id === '04-leaf-locks')!;
 
-function stepsOf(script: string): RunSteps {
-  const h = core.session(script, RUN);
-  try {
-    return new RunSteps(core.trace(h), script.split('\n'), core.sessionStats(h).commandEvents);
-  } finally {
-    core.close(h);
-  }
-}
+const stepsOf = (script: string): RunSteps => stepsOfScript(core, script);
 
 const timedOf = (runs: RunSteps) => runs.steps.filter((s) => s.kinds.has('task_new')).map((s) => runs.timeline(s.index));
 

@@ -3,34 +3,23 @@
 // ordered extents logged in flight, the one a crash leaves in flight), the
 // player's timeline moments, the cost table, and the metrics of both
 // fsync_wait modes.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
-import createBtrfsCore from './generated/btrfslab-core.mjs';
-import { RunSteps } from './runs';
-import { Core } from './wasm';
+import type { RunSteps } from './runs';
+import { loadCore, RUN, stepsOf as stepsOfScript } from './testCore';
+import type { Core } from './wasm';
 import { LESSONS } from '../lessons';
 import { fioScript, withFsyncWait } from '../model/fsyncModes';
 import { frameAt } from '../model/timelineFrame';
 
-const wasmPath = fileURLToPath(new URL('./generated/btrfslab-core.wasm', import.meta.url));
-const RUN = { seed: 1n, now: 1700000000n, trace: true };
 let core: Core;
 
 beforeAll(async () => {
-  core = Core.fromModule(await createBtrfsCore({ wasmBinary: readFileSync(wasmPath) }));
+  core = await loadCore();
 });
 
 const lesson = LESSONS.find((l) => l.id === '03-ordered-extents-fast-fsync')!;
 
-function stepsOf(script: string): RunSteps {
-  const h = core.session(script, RUN);
-  try {
-    return new RunSteps(core.trace(h), script.split('\n'), core.sessionStats(h).commandEvents);
-  } finally {
-    core.close(h);
-  }
-}
+const stepsOf = (script: string): RunSteps => stepsOfScript(core, script);
 
 describe("lesson 3's scenario as timelines", () => {
   test('each section a step; what each fsync waited for follows the mode; the crash leaves a logged extent in flight', () => {

@@ -2,6 +2,7 @@
 // for writeback", Linux 5.10): before the change its ordered extents'
 // completion, since then the writeback of its pages. The compare view runs
 // one scenario in each mode, and the seed's fio experiment at small sizes.
+import { withSetting } from './scriptSettings';
 
 export const FSYNC_WAITS = ['ordered', 'writeback'] as const;
 export type FsyncWait = (typeof FSYNC_WAITS)[number];
@@ -11,24 +12,9 @@ export const FSYNC_WAIT_LABEL: Record<FsyncWait, string> = {
   writeback: 'Since 5.10: fsync waits for writeback only',
 };
 
-/**
- * The script in one mode throughout: each `set fsync_wait=` line it has is
- * set to mode in place (line numbers stay), else one goes after the mkfs
- * line (at: its 1-based line, later lines one further down).
- */
+/** The script in one mode throughout (scriptSettings.ts). */
 export function withFsyncWait(script: string, mode: FsyncWait): { text: string; at: number | null } {
-  const lines = script.replace(/\n*$/, '').split('\n');
-  const set = `set fsync_wait=${mode}`;
-  let have = false;
-  const out = lines.map((l) => {
-    if (!/^\s*set\s+fsync_wait=/.test(l)) return l;
-    have = true;
-    return set;
-  });
-  if (have) return { text: out.join('\n') + '\n', at: null };
-  const at = /^\s*mkfs\b/.test(lines[0] ?? '') ? 1 : 0;
-  out.splice(at, 0, set);
-  return { text: out.join('\n') + '\n', at: at + 1 };
+  return withSetting(script, 'fsync_wait', mode);
 }
 
 /** A row of seed 003's published fio table: MiB/s before and after the change. */

@@ -5,6 +5,7 @@
 // allocated before locking anything. The compare view runs one scenario in
 // each mode and sums up its timed sections: the creators' creates, the
 // fsyncers' fsyncs, and the time creators waited for tree locks.
+import { withSetting } from './scriptSettings';
 import type { Timeline } from './timeline';
 
 export const LOG_COPIES = ['clone', 'prealloc'] as const;
@@ -15,24 +16,9 @@ export const LOG_COPY_LABEL: Record<LogCopy, string> = {
   prealloc: 'After: one extent buffer allocated before locking',
 };
 
-/**
- * The script in one mode throughout: each `set log_copy=` line is set to mode
- * in place (line numbers stay), else one goes after the mkfs line (at: its
- * 1-based line).
- */
+/** The script in one mode throughout (scriptSettings.ts). */
 export function withLogCopy(script: string, mode: LogCopy): { text: string; at: number | null } {
-  const lines = script.replace(/\n*$/, '').split('\n');
-  const set = `set log_copy=${mode}`;
-  let have = false;
-  const out = lines.map((l) => {
-    if (!/^\s*set\s+log_copy=/.test(l)) return l;
-    have = true;
-    return set;
-  });
-  if (have) return { text: out.join('\n') + '\n', at: null };
-  const at = /^\s*mkfs\b/.test(lines[0] ?? '') ? 1 : 0;
-  out.splice(at, 0, set);
-  return { text: out.join('\n') + '\n', at: at + 1 };
+  return withSetting(script, 'log_copy', mode);
 }
 
 /** The p-th percentile (0..100) by nearest rank; 0 for no values. */

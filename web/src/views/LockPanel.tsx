@@ -4,12 +4,11 @@
 // state (free, read-held by which tasks, write-held by which task) and the
 // tasks queued for it; the same in words below. Replayed from the step's
 // lock events up to the moment (model/locks.ts), so stepping back is exact.
-import { useEffect, useMemo, useState } from 'react';
-import { CancelledError } from '../core/client';
+import { useMemo } from 'react';
 import { lockFrame, stateOf, type LockNode, type LockTree } from '../model/locks';
 import { blockWhat, treeName } from '../model/names';
-import type { Timeline } from '../model/timeline';
 import type { PlayerContext } from './registry';
+import { useStepTimeline } from './useStepTimeline';
 import './locks.css';
 
 const W = 128, H = 58, GAP_X = 10, GAP_Y = 26, PAD = 6;
@@ -71,17 +70,8 @@ function TreeLocks({ t, name }: { t: LockTree; name: NameOf }) {
 }
 
 export function LockPanel({ player }: { player: PlayerContext }) {
-  const { index, momentSeq, timelineOf } = player;
-  const [tl, setTl] = useState<{ index: number; timeline: Timeline } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    timelineOf(index).then((t) => live && setTl({ index, timeline: t }), (e: Error) => live && !(e instanceof CancelledError) && setError(e.message));
-    return () => {
-      live = false;
-    };
-  }, [index, timelineOf]);
-  const timeline = tl?.timeline ?? null;
+  const { index, momentSeq } = player;
+  const { tl, timeline, error } = useStepTimeline(player);
   const frame = useMemo(() => (timeline ? lockFrame(timeline.locks ?? [], tl!.index === index ? momentSeq : null) : null), [timeline, tl, index, momentSeq]);
   const names = useMemo(() => new Map((timeline?.lanes ?? []).map((l) => [l.task, l.name])), [timeline]);
   const name: NameOf = (task) => names.get(task) ?? `task ${task}`;

@@ -3,14 +3,14 @@
 // slider over the step's events, a click on the lanes to seek to a time,
 // what the frame shows in words, a legend, and the state exported as an
 // image to mount.
-import { useEffect, useMemo, useState, type Dispatch } from 'react';
+import { useMemo, useState, type Dispatch } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { RunOptions } from '../core/wasm';
 import type { LessonAction } from '../model/lessonStore';
-import type { Timeline } from '../model/timeline';
 import { frameAt, momentAt, type TimelineFrame } from '../model/timelineFrame';
 import { formatNs } from '../model/units';
 import type { PlayerContext } from './registry';
+import { useStepTimeline } from './useStepTimeline';
 import { TimelineCanvas } from './TimelineCanvas';
 import { zoomWindow } from './timelineLayout';
 import { oeLabel } from './timelinePages';
@@ -37,18 +37,9 @@ function said(frame: TimelineFrame): string[] {
 }
 
 export function TimelinePanel({ core, script, opts, player, dispatch }: TimelinePanelProps) {
-  const { steps, index, momentSeq, lens, timelineOf } = player;
+  const { steps, index, momentSeq, lens } = player;
   const step = steps[index];
-  const [tl, setTl] = useState<{ index: number; timeline: Timeline } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    timelineOf(index).then((t) => live && setTl({ index, timeline: t }), (e: Error) => live && !(e instanceof CancelledError) && setError(e.message));
-    return () => {
-      live = false;
-    };
-  }, [index, timelineOf]);
-  const timeline = tl?.timeline ?? null;
+  const { tl, timeline, error, setError } = useStepTimeline(player);
   // a zoom into the step's time (null: all of it), around the moment on show; a new step shows all
   const [zoom, setZoom] = useState<{ index: number; span: [number, number] } | null>(null);
   const zoomed = zoom && zoom.index === index ? zoom.span : null;
