@@ -7,6 +7,7 @@
 // tree, and the fsyncs' and the creators' creates' latencies — the figures
 // tests/kernel/seed000-measure.mjs takes from the kernel's tracepoints.
 import { execFileSync } from 'node:child_process';
+import { statsNs } from '../tests/kernel/seed000-measure.mjs';
 import { CLI as BUILT } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
@@ -31,11 +32,6 @@ export function lockScript({ fsyncers = 2, creators = 2, iterations = 500, devic
   return l.join('\n') + '\n';
 }
 
-const pick = (xs, q) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] : null);
-function stats(ns) {
-  const s = [...ns].sort((a, b) => a - b);
-  return { n: s.length, p50Ns: pick(s, 0.5), p99Ns: pick(s, 0.99), maxNs: s.length ? s[s.length - 1] : null };
-}
 const treeOf = (t) => (t === '5' ? 'fs' : t === LOG_TREE ? 'log' : 'other');
 
 /** The model's figures for the workload (its trace read here). */
@@ -76,7 +72,7 @@ export function measureModelLocks(opts = {}) {
       default:
     }
   }
-  const per = (o) => Object.fromEntries(Object.entries(o).map(([m, t]) => [m, Object.fromEntries(Object.entries(t).map(([k, v]) => [k, stats(v)]))]));
-  const us = (xs) => { const s = stats(xs); return { n: s.n, p50Us: s.p50Ns / 1e3, p99Us: s.p99Ns / 1e3 }; };
+  const per = (o) => Object.fromEntries(Object.entries(o).map(([m, t]) => [m, Object.fromEntries(Object.entries(t).map(([k, v]) => [k, statsNs(v)]))]));
+  const us = (xs) => { const s = statsNs(xs); return { n: s.n, p50Us: s.p50Ns / 1e3, p99Us: s.p99Ns / 1e3 }; };
   return { ...opts, fsync: us(lat.fsync), create: us(lat.create), locks: { wait: per(wait), hold: per(hold) } };
 }

@@ -118,7 +118,8 @@ function tracefs() {
 }
 
 const quantile = (sorted, q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null);
-function statsNs(xs) {
+/** {n, p50Ns, p99Ns, maxNs, over10us, sumNs} of ns values (bench/seed000-model.mjs's too: one percentile rule). */
+export function statsNs(xs) {
   const s = Float64Array.from(xs).sort();
   let sumNs = 0, over10us = 0;
   for (const v of s) { sumNs += v; if (v > 10000) over10us++; }

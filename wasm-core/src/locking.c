@@ -110,6 +110,16 @@ static void path_release_above(struct btrfs_locks *locks, struct sched_task *t, 
 		}
 }
 
+/* lk, at level of pl's path, is the task's now: the locks above that may go
+ * go, and the descent goes on below it. */
+static void took(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl, int level, struct sched_lock *lk, int mode)
+{
+	pl->held[level] = lk;
+	pl->held_mode[level] = mode;
+	path_release_above(locks, t, pl, level);
+	pl->level = level - 1;
+}
+
 int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl, u64 tree, u64 objectid, u8 type,
 			  u64 offset, int mode)
 {
@@ -140,12 +150,8 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 		pl->level = root_level;
 	} else if (pl->pending) {
 		/* granted while the task waited */
-		int l = pl->pending_level;
-		pl->held[l] = pl->pending;
-		pl->held_mode[l] = pl->pending_mode;
+		took(locks, t, pl, pl->pending_level, pl->pending, pl->pending_mode);
 		pl->pending = NULL;
-		path_release_above(locks, t, pl, l);
-		pl->level = l - 1;
 	}
 	while (pl->level >= 0) {
 		int l = pl->level;
@@ -164,14 +170,10 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 			pl->pending_mode = m;
 			return 0;
 		}
-		pl->held[l] = lk;
-		pl->held_mode[l] = m;
-		path_release_above(locks, t, pl, l);
-		pl->level--;
+		took(locks, t, pl, l, lk, m);
 	}
 	return 1;
 }
-
 
 void btrfs_path_unlock(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl)
 {

@@ -312,6 +312,15 @@ static int power_cut(struct scenario_run *r);
 static int run_line(struct scenario_run *r, struct line *l);
 static int read_line(struct scenario_run *r);
 
+/* The index of v among names (NULL-ended), or -1. */
+static int one_of(const char *v, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(v, names[i]))
+			return i;
+	return -1;
+}
+
 /* "5s", "100ms", "20us", "300ns", "2m"; a bare number is seconds. */
 static int parse_duration(struct scenario_run *r, const char *s, u64 *ns)
 {
@@ -864,28 +873,25 @@ static int set_time(struct scenario_run *r, const char *w)
 		if (ret)
 			return ret;
 	} else if (KEY("log_copy")) {
-		if (!strcmp(v, "prealloc"))
-			r->tcfg.log_copy = LOG_COPY_PREALLOC;
-		else if (!strcmp(v, "clone"))
-			r->tcfg.log_copy = LOG_COPY_CLONE;
-		else
+		/* in enum timed_log_copy's order */
+		static const char *const names[] = {"prealloc", "clone", NULL};
+		int i = one_of(v, names);
+		if (i < 0)
 			return fail(r, BLAB_EPARSE, "'%s': log_copy is clone (before seed 000: each fs leaf cloned under its lock) or prealloc (since)", v);
+		r->tcfg.log_copy = i;
 	} else if (KEY("memory_pressure")) {
-		if (!strcmp(v, "none"))
-			r->tcfg.memory_pressure = 0;
-		else if (!strcmp(v, "moderate"))
-			r->tcfg.memory_pressure = 1;
-		else if (!strcmp(v, "heavy"))
-			r->tcfg.memory_pressure = 2;
-		else
+		static const char *const names[] = {"none", "moderate", "heavy", NULL};
+		int i = one_of(v, names);
+		if (i < 0)
 			return fail(r, BLAB_EPARSE, "'%s': memory_pressure is none, moderate or heavy", v);
+		r->tcfg.memory_pressure = i;
 	} else if (KEY("tree_locks")) {
-		if (!strcmp(v, "path"))
-			r->tcfg.tree_locks = TREE_LOCKS_PATH;
-		else if (!strcmp(v, "tree"))
-			r->tcfg.tree_locks = TREE_LOCKS_TREE;
-		else
+		/* in enum timed_tree_locks' order */
+		static const char *const names[] = {"path", "tree", NULL};
+		int i = one_of(v, names);
+		if (i < 0)
 			return fail(r, BLAB_EPARSE, "'%s': tree_locks is path (a lock a tree block, as the kernel) or tree (one lock a tree)", v);
+		r->tcfg.tree_locks = i;
 	} else if (KEY("commit")) {
 		if ((ret = parse_duration(r, v, &n)))
 			return ret;

@@ -258,8 +258,7 @@ void sched_stall(struct sched *s, struct sched_task *t, u64 ns, int cause, u64 o
 
 void sched_sleep(struct sched *s, struct sched_task *t, u64 ns)
 {
-	block(s, t, WAIT_SLEEP, ns);
-	push(s, (struct sched_ev){.time = s->now + ns, .type = EV_SLEEP_DONE, .task = t->id});
+	sched_stall(s, t, ns, WAIT_SLEEP, ns);
 }
 
 /* schedule_timeout(n) on a tick grid of jiffy_ns: the timer expires at

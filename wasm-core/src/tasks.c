@@ -147,7 +147,6 @@ struct thread_ctx {
 	struct btrfs_path_lock pl;
 	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
 	int full, prealloced; /* this fsync copies items from fs leaves; its extent buffer is allocated */
-	int log_path;         /* its log tree inserts lock blocks (tree_locks=path), not the log tree */
 	u64 clones;           /* fs leaves cloned so far (log_copy=clone) */
 	struct commit_m cm;
 	struct logsync_m lm;
@@ -652,42 +651,32 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->pc = T_F_LOG_CPU;
 			c->sub = 0;
-			c->log_path = tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs);
-			if (!c->log_path && !sched_lock(s, t, &tm->locks.log, BTRFS_LOCK_WRITE))
-				return 0;
 			continue;
 		case T_F_LOG_CPU: {
-			/* inserting into the log tree: under its write lock, or with
-			 * tree_locks=path a search of its own for each insert, the
-			 * time shared among them */
+			/* inserting into the log tree: once under its write lock, or with
+			 * tree_locks=path (and a log tree to walk) a search of its own
+			 * for each insert, the time shared among them */
 			u64 cpu = COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) +
 				  COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
 				  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024;
-			if (c->log_path) {
-				u64 n = c->ls.log_searches ? c->ls.log_searches : 1;
-				while ((u64)c->sub < 2 * n) {
-					if (!(c->sub & 1)) {
-						if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
-									BTRFS_LOCK_WRITE)) <= 0)
-							return r;
-						c->sub++;
-						sched_cpu(s, t, cpu / n, WORK_LOG);
-						return 0;
-					}
-					btrfs_path_unlock(&tm->locks, t, &c->pl);
+			u64 n = tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs) && c->ls.log_searches ? c->ls.log_searches : 1;
+			while ((u64)c->sub < 2 * n) {
+				if (!(c->sub & 1)) {
+					if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
+								BTRFS_LOCK_WRITE)) <= 0)
+						return r;
 					c->sub++;
+					sched_cpu(s, t, cpu / n, WORK_LOG);
+					return 0;
 				}
-				c->sub = 0;
-				c->pc = T_F_CSUM_LOCK;
-				continue;
+				btrfs_path_unlock(&tm->locks, t, &c->pl);
+				c->sub++;
 			}
+			c->sub = 0;
 			c->pc = T_F_CSUM_LOCK;
-			sched_cpu(s, t, cpu, WORK_LOG);
-			return 0;
+			continue;
 		}
 		case T_F_CSUM_LOCK:
-			if (!c->log_path)
-				sched_unlock(s, t, &tm->locks.log, BTRFS_LOCK_WRITE);
 			if (!c->ls.csum_items) {
 				c->pc = T_F_LOG_END;
 				continue;
@@ -1034,7 +1023,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	tm.s = sched_create(fs, tm.cpus, cfg->policy, cfg->seed ^ (st->sections * 0x9E3779B97F4A7C15ULL));
 	tm.dev = tm.s ? bio_dev_create(tm.s, &cfg->dev) : NULL;
 	if (tm.s) {
-		sched_set_wakeup_ns(tm.s, cfg->cost[COST_WAKEUP] * cfg->dev.cpu_pct / 100);
+		sched_set_wakeup_ns(tm.s, COST(&tm, COST_WAKEUP, 1));
 		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
 	}
 	int nworkers = (tm.cpus + 2 < 8 ? tm.cpus + 2 : 8) + 2;
