@@ -228,3 +228,18 @@ test('every schedule of a two-thread scenario, log_copy=clone and prealloc: no d
   }
   assert.equal(runs, 140);
 });
+
+test('a run that fails still writes its trace and metrics up to the error, and no image', () => {
+  const s = script('fails.txt', 'mkfs size=256M\nmkdir /d\ncommit\nthread A\ncreate /d/a\nfsync /d/a\nend\ncreate /nope/x\n');
+  const img = join(dir, 'fails.img');
+  const tr = join(dir, 'fails.jsonl');
+  const r = cli('run', s, '--image', img, '--trace', tr, '--metrics', '-');
+  assert.equal(r.code, 1);
+  assert.match(r.err, /:8: create: ENOENT: \/nope/);
+  const m = JSON.parse(r.out);
+  assert.equal(m.failed.code, 'ENOENT');
+  assert.match(m.failed.message, /:8: create: ENOENT/);
+  const kinds = readFileSync(tr, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).kind);
+  assert.ok(kinds.includes('task_op_end'), 'the thread before the error is in the trace');
+  assert.throws(() => readFileSync(img), /ENOENT/, 'no image is written');
+});

@@ -44,7 +44,9 @@ static const char usage_text[] =
 	"        --metrics - and --trace - write to standard output); a run may do 2000000\n"
 	"        operations and write 1G unless --max-ops / --max-bytes say otherwise;\n"
 	"        --crash-after LINE writes to --image what a power cut after LINE leaves\n"
-	"        (the last commit and what fsync wrote), from a checkpoint of the run\n"
+	"        (the last commit and what fsync wrote), from a checkpoint of the run;\n"
+	"        a run that fails writes no image, but its trace and metrics up to the\n"
+	"        error (a deadlock's cycle: the trace's deadlock_edge events)\n"
 	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
 	"        write the result (no log left) to OUT; --trace writes every replay step\n"
@@ -479,7 +481,9 @@ static int cmd_run(int argc, char **argv, int variant)
 		return 1;
 	o.trace = trace != NULL;
 	o.count_events = metrics != NULL;
-	struct scenario_result res;
+	/* a failed run still writes its trace and metrics (a deadlock's cycle is at the trace's end), never the image */
+	o.keep_failed = !crash && (trace || metrics);
+	struct scenario_result res = {0};
 	struct blab_err err = {0};
 	struct scenario_session *sess = NULL;
 	struct btrfs_fs_info *cut = NULL;
@@ -495,11 +499,16 @@ static int cmd_run(int argc, char **argv, int variant)
 		ret = scenario_run(text, len, name, &o, &res, &err);
 	}
 	free(text);
-	if (ret) {
+	if (ret && !res.fs) {
 		scenario_session_free(sess);
 		return fprintf(stderr, "%s\n", err.msg), 1;
 	}
 	int rc = 0;
+	if (ret) {
+		fprintf(stderr, "%s\n", err.msg);
+		image = NULL;
+		rc = 1;
+	}
 	if (metrics) {
 		char *m = scenario_metrics_json(&res);
 		rc |= !m || write_text(metrics, m, strlen(m), "run");

@@ -243,10 +243,11 @@ const char *blab_session_stats_json(int h)
 int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags)
 {
 	struct scenario_options o = {.seed = seed, .now = now, .trace = (flags & BLAB_RUN_TRACE) != 0, .count_events = 1,
-				     .no_final_commit = (flags & BLAB_RUN_NO_FINAL_COMMIT) != 0};
-	struct scenario_result res;
+				     .no_final_commit = (flags & BLAB_RUN_NO_FINAL_COMMIT) != 0,
+				     .keep_failed = (flags & BLAB_RUN_KEEP_FAILED) != 0};
+	struct scenario_result res = {0};
 	int ret = scenario_run(text, len, "scenario", &o, &res, &last_err);
-	if (ret)
+	if (ret && !res.fs)
 		return ret;
 	int h = put_handle(res.fs);
 	if (h > 0)

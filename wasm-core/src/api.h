@@ -30,6 +30,11 @@ const char *blab_costs_json(void);
  * running (the state in memory after the last line). */
 #define BLAB_RUN_TRACE 1
 #define BLAB_RUN_NO_FINAL_COMMIT 2
+/* BLAB_RUN_KEEP_FAILED: a run that fails still returns a handle on the
+ * state the error left (its trace, its trees; not for export), and
+ * blab_metrics_json says "failed":{"code","message"}; blab_last_error has
+ * the error too. A deadlock's trace ends with its deadlock_edge events. */
+#define BLAB_RUN_KEEP_FAILED 4
 int blab_run(const char *text, u32 len, u64 seed, u64 now, int flags);
 /* A run kept for stepping (checkpoint.h): runs the script to its end as
  * blab_run does (final commit included) and returns a handle showing that

@@ -1147,13 +1147,32 @@ static void run_free(struct scenario_run *r)
 	free(r);
 }
 
-/* The error of r in err, r freed: `return run_failed(r, err)`. */
-static int run_failed(struct scenario_run *r, struct blab_err *err)
+/* The error of r in err, r freed: `return run_failed(r, out, err)`. */
+/* Hands the run's filesystem and what it did to out (r keeps neither). */
+static void take_result(struct scenario_run *r, struct scenario_result *out)
+{
+	r->res.timed = r->tst;
+	r->res.tcfg = r->tcfg;
+	r->tst = NULL;
+	*out = r->res;
+	out->run_ms = r->ms;
+	out->fs = r->fs;
+	r->fs = NULL;
+	memset(&r->res, 0, sizeof(r->res));
+}
+
+static int run_failed(struct scenario_run *r, struct scenario_result *out, struct blab_err *err)
 {
 	int code = r->err.code ? r->err.code : BLAB_EINVAL;
 	if (err) {
 		*err = r->err;
 		err->code = code;
+	}
+	if (out && r->o.keep_failed && r->fs) {
+		r->res.lines = r->lineno;
+		take_result(r, out);
+		out->failure = r->err;
+		out->failure.code = code;
 	}
 	run_free(r);
 	return code;
@@ -1195,11 +1214,11 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 	int ret = read_line(r);
 	if (!ret && r->held && !strcmp(r->l->argv[0], "mkfs")) {
 		if ((ret = parse_mkfs_line(r, r->l, &mo, label, sizeof(label))))
-			return run_failed(r, err);
+			return run_failed(r, NULL, err);
 		r->held = 0;
 	}
 	if (ret)
-		return run_failed(r, err);
+		return run_failed(r, NULL, err);
 	struct blab_err me = {0};
 	if ((ret = btrfs_mkfs(&mo, &r->fs, &me))) {
 		if (r->cmd)
@@ -1207,7 +1226,7 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 		else
 			snprintf(r->err.msg, sizeof(r->err.msg), "%s: %s", r->name, me.msg);
 		r->err.code = ret;
-		return run_failed(r, err);
+		return run_failed(r, NULL, err);
 	}
 	r->fs->trace.enabled = o->trace || o->count_events;
 	r->fs->trace.count_only = !o->trace;
@@ -1274,7 +1293,7 @@ int scenario_end(struct scenario_run *r, struct scenario_result *out, struct bla
 	while (!ret && (ret = scenario_step(r)) > 0)
 		;
 	if (ret)
-		return run_failed(r, err);
+		return run_failed(r, out, err);
 	r->res.lines = r->lineno;
 	if ((r->fs->trans_running || btrfs_dirty_bytes(r->fs, 0)) && !r->o.no_final_commit) {
 		r->lineno++;
@@ -1282,19 +1301,12 @@ int scenario_end(struct scenario_run *r, struct scenario_result *out, struct bla
 		/* as unmount does: every dirty page written back, then the commit */
 		if ((ret = btrfs_sync_data(r->fs)) || (ret = btrfs_commit_transaction(r->fs))) {
 			fail_core(r, ret);
-			return run_failed(r, err);
+			return run_failed(r, out, err);
 		}
 		r->res.commits++;
 	}
 	r->ms += ms_since(&t0);
-	r->res.timed = r->tst;
-	r->res.tcfg = r->tcfg;
-	r->tst = NULL;
-	*out = r->res;
-	out->run_ms = r->ms;
-	out->fs = r->fs;
-	r->fs = NULL;
-	memset(&r->res, 0, sizeof(r->res));
+	take_result(r, out);
 	run_free(r);
 	return 0;
 }
@@ -1423,6 +1435,10 @@ char *scenario_metrics_json(const struct scenario_result *r)
 			continue;
 		sb_printf(&out, "%s\"%s\":%llu", firstk ? "" : ",", trace_kind_name((enum trace_kind)k), kinds[k]);
 		firstk = 0;
+	}
+	if (r->failure.code) {
+		sb_printf(&out, "},\"failed\":{\"code\":\"%s\",\"message\":", blab_errname(r->failure.code));
+		sb_json_string(&out, r->failure.msg, strlen(r->failure.msg));
 	}
 	sb_printf(&out, "},\"crashed\":%s,\"dir_logging\":\"%s\",\"fsyncs\":[", r->crashed ? "true" : "false",
 		  btrfs_dir_logging(fs) == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");

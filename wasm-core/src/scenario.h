@@ -29,6 +29,7 @@ struct scenario_options {
 	int no_final_commit; /* leave the last transaction running (a step of a player) */
 	u64 max_ops;   /* operations a run may do (each name of a brace range is one); 0: SCENARIO_MAX_OPS */
 	u64 max_bytes; /* bytes all `write` lines together may write; 0: SCENARIO_MAX_BYTES */
+	int keep_failed; /* on an error, still return the filesystem as the error left it, with its trace (result.failure) */
 };
 
 /* Threads of one timed section, and the length of a thread's name. */
@@ -57,11 +58,15 @@ struct scenario_result {
 	double run_ms; /* time in the core, for benchmarks */
 	struct timed_state *timed; /* what timed sections did (malloc'd; NULL when there were none) */
 	struct timed_config tcfg;  /* the time settings at the end */
+	struct blab_err failure;   /* keep_failed: the error that stopped the run (code 0: none); fs is
+				    * then the state it left, uncommitted, to read (its trace, its
+				    * trees), not to export */
 };
 
 /* Runs the script text (name is used in messages). On error returns a
  * negative code with err->msg like "NAME:LINE: create /a/b: ENOENT: ...";
- * no filesystem is returned then. */
+ * no filesystem is returned then, unless o->keep_failed (then out->fs and
+ * out->failure are set as well). */
 int scenario_run(const char *text, size_t len, const char *name, const struct scenario_options *o,
 		 struct scenario_result *out, struct blab_err *err);
 /* A run in steps, for a player that moves through it (checkpoint.h keeps

@@ -387,14 +387,16 @@ static void report_deadlock(struct sched *s, struct sched_task *t, struct sched_
 	char msg[BLAB_ERRMSG_MAX];
 	size_t off = 0;
 	const struct sched_task *w = t;
-	for (int i = 0; i < n && off < sizeof(msg); i++) {
+	for (int i = 0; i < n; i++) {
 		const struct sched_lock *l = w->wants;
-		int r = snprintf(msg + off, sizeof(msg) - off, "%s%s (task %d) waits to %s-lock block %llu (level %d) of tree %lld, held by %s",
-				 i ? "; " : "", w->name, w->id, lock_mode_name(w->wants_mode), (unsigned long long)l->bytenr, l->level,
-				 (long long)l->tree, path[i]->name);
-		if (r < 0)
-			break;
-		off += (size_t)r;
+		emit(s, (struct trace_event){.kind = TRACE_DEADLOCK_EDGE, .tree = l->tree, .bytenr = l->bytenr, .level = l->level,
+					     .slot = w->id, .a = (u64)w->wants_mode, .b = (u64)path[i]->id});
+		if (off < sizeof(msg)) {
+			int r = snprintf(msg + off, sizeof(msg) - off, "%s%s (task %d) waits to %s-lock block %llu (level %d) of tree %lld, held by %s",
+					 i ? "; " : "", w->name, w->id, lock_mode_name(w->wants_mode), (unsigned long long)l->bytenr, l->level,
+					 (long long)l->tree, path[i]->name);
+			off = r < 0 ? sizeof(msg) : off + (size_t)r;
+		}
 		w = path[i];
 	}
 	s->deadlock = 1;

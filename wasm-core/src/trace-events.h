@@ -144,6 +144,9 @@ enum btrfs_lock_mode {
 	   F(atNs, U64, t))                                                                                          \
 	EV(BIO_DONE, "bio_done", "The device completes a bio, serviceNs after it started.",                         \
 	   F(id, U32, a) F(op, E_BIO_OP, level) F(logical, U64, bytenr) F(bytes, U64, b) F(serviceNs, U64, c)    \
-	   F(atNs, U64, t))
+	   F(atNs, U64, t))                                                                                          \
+	EV(DEADLOCK_EDGE, "deadlock_edge", "The run stops on a deadlock: one event for each wait of the cycle, task waiting to take the lock (mode) that holder holds.", \
+	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
+	   F(mode, E_LOCK_MODE, a) F(holder, U32, b) F(atNs, U64, t))
 
 #endif

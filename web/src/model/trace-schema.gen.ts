@@ -75,6 +75,7 @@ export const TRACE_SCHEMA = {
   task_wake: { doc: 'A blocked task can run again, after waiting waitNs.', fields: [['task', 'int'], ['cause', 'enum:wait_cause'], ['object', 'u64'], ['waitNs', 'u64'], ['atNs', 'u64']] },
   bio_submit: { doc: 'A bio is queued to the device (data, log blocks, commit blocks, flush, superblock).', fields: [['id', 'u32'], ['task', 'int'], ['op', 'enum:bio_op'], ['logical', 'u64'], ['bytes', 'u64'], ['atNs', 'u64']] },
   bio_done: { doc: 'The device completes a bio, serviceNs after it started.', fields: [['id', 'u32'], ['op', 'enum:bio_op'], ['logical', 'u64'], ['bytes', 'u64'], ['serviceNs', 'u64'], ['atNs', 'u64']] },
+  deadlock_edge: { doc: 'The run stops on a deadlock: one event for each wait of the cycle, task waiting to take the lock (mode) that holder holds.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['holder', 'u32'], ['atNs', 'u64']] },
 } as const satisfies Record<string, { doc: string; fields: readonly (readonly [string, FieldType])[] }>;
 
 export type TraceKind = keyof typeof TRACE_SCHEMA;
@@ -123,7 +124,8 @@ export type TraceEvent =
   | { seq: number; kind: 'task_wait'; task: number; cause: WaitCause; object: bigint; atNs: bigint }
   | { seq: number; kind: 'task_wake'; task: number; cause: WaitCause; object: bigint; waitNs: bigint; atNs: bigint }
   | { seq: number; kind: 'bio_submit'; id: number; task: number; op: BioOp; logical: bigint; bytes: bigint; atNs: bigint }
-  | { seq: number; kind: 'bio_done'; id: number; op: BioOp; logical: bigint; bytes: bigint; serviceNs: bigint; atNs: bigint };
+  | { seq: number; kind: 'bio_done'; id: number; op: BioOp; logical: bigint; bytes: bigint; serviceNs: bigint; atNs: bigint }
+  | { seq: number; kind: 'deadlock_edge'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; holder: number; atNs: bigint };
 
 /** Key type names as dump-tree prints them (the core's table). */
 export const KEY_TYPE_NAMES: Readonly<Record<number, string>> = {
