@@ -45,6 +45,9 @@ const struct btrfs_cost btrfs_costs[COST_COUNT] = {
 				"estimate: with the dataset twice the memory (seed 000's bonnie++ run), reclaim stalls of several "
 				"milliseconds; each is drawn between half and twice this from the seeded stream"},
 	[COST_COMMIT_BLOCK] = {"commit_block", "commit block", 3000, "block", "estimate: checksum and submit one tree block"},
+	[COST_DELAYED_ITEM] = {"delayed_item", "delayed item", 200, "item",
+			       "estimate: one item of a batch inserted into a leaf already found, as a log item costs (tree-log); "
+			       "a delayed inode item update costs inode_update"},
 };
 
 const struct btrfs_device_profile btrfs_device_profiles[] = {

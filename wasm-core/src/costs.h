@@ -34,6 +34,7 @@ enum btrfs_cost_id {
 	COST_EB_ALLOC,          /* an extent buffer and its pages allocated (the log's clone of a leaf) */
 	COST_RECLAIM_MODERATE,  /* a direct reclaim stall of an allocation, set memory_pressure=moderate */
 	COST_RECLAIM_HEAVY,     /* the same, memory_pressure=heavy */
+	COST_DELAYED_ITEM,      /* a delayed item (DIR_INDEX insertion or deletion) flushed into its leaf */
 	COST_COUNT
 };
 

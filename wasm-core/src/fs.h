@@ -95,6 +95,12 @@ struct btrfs_fs_info {
 	u64 now; /* seconds, for inode times */
 	u64 clock_ns; /* virtual time of a timed run (sched.h), 0 otherwise */
 	struct btrfs_data_state *data; /* the page cache and ordered extents: delalloc.c's (delalloc-int.h) */
+	/* Told of every change the kernel would queue as a delayed item
+	 * (delayed-inode.c): an inode item update (dir_index 0), a DIR_INDEX
+	 * added (+1) or removed (-1) in directory ino. Set by a timed run while
+	 * its section runs (tasks.c's delayed nodes), NULL otherwise. */
+	void (*delayed_hook)(void *ctx, u64 root, u64 ino, int dir_index);
+	void *delayed_ctx;
 };
 
 /* Returns the root with this objectid, or NULL. */

@@ -96,6 +96,8 @@ int btrfs_update_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const 
 	if (ret)
 		return ret == BLAB_ENOENT ? blab_fail(&fs->err, ret, "inode %llu vanished", (unsigned long long)in->ino) : ret;
 	fill_inode_item(p, in);
+	if (fs->delayed_hook)
+		fs->delayed_hook(fs->delayed_ctx, root->objectid, in->ino, 0);
 	return 0;
 }
 
@@ -289,6 +291,8 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
 	if ((ret = btrfs_insert_item(fs, root, &key, buf, esz)))
 		return ret;
+	if (fs->delayed_hook)
+		fs->delayed_hook(fs->delayed_ctx, root->objectid, dir, 1);
 	struct btrfs_inode d;
 	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
 		return ret;
@@ -325,6 +329,8 @@ int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir
 		return ret;
 	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
 	ret = btrfs_delete_item(fs, root, &key);
+	if (!ret && fs->delayed_hook)
+		fs->delayed_hook(fs->delayed_ctx, root->objectid, dir, -1);
 	if (ret == BLAB_ENOENT)
 		ret = blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no DIR_INDEX %llu for %.*s", (unsigned long long)dir,
 				(unsigned long long)index, len, name);

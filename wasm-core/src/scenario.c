@@ -755,6 +755,11 @@ static int run_section(struct scenario_run *r, struct line *l)
 		names[i] = sec.t[i].name;
 	ret = timed_section(r->fs, &r->tcfg, r->tst, sec.n, names, section_next, &sec, sched, (size_t)nsched, drain);
 	section_free(&sec);
+	if (ret == BLAB_EDEADLK && r->tst->deadlock_line) {
+		/* the line of a thread in the cycle, not the last one started */
+		r->lineno = r->tst->deadlock_line;
+		r->cmd = timed_op_name(r->tst->deadlock_op);
+	}
 	if (ret && !r->err.code)
 		ret = fail_core(r, ret);
 	if (!ret) {
@@ -814,6 +819,12 @@ static int set_time(struct scenario_run *r, const char *w)
 	} else if (KEY("dirty_background")) {
 		if ((ret = parse_num(r, "dirty_background", v, &r->tcfg.dirty_background_bytes)))
 			return ret;
+	} else if (KEY("delayed_background")) {
+		if ((ret = parse_num(r, "delayed_background", v, &n)))
+			return ret;
+		if (n < 2 || n > 1000000)
+			return fail(r, BLAB_EPARSE, "'%s': delayed_background is 2 to 1000000 items (the kernel's is 128)", v);
+		r->tcfg.delayed_background = n;
 	} else if (kl > 5 && !strncmp(w, "cost.", 5)) {
 		char key[32];
 		snprintf(key, sizeof(key), "%.*s", (int)(kl - 5), w + 5);
@@ -874,10 +885,11 @@ static int set_time(struct scenario_run *r, const char *w)
 			return ret;
 	} else if (KEY("log_copy")) {
 		/* in enum timed_log_copy's order */
-		static const char *const names[] = {"prealloc", "clone", NULL};
+		static const char *const names[] = {"prealloc", "clone", "direct", NULL};
 		int i = one_of(v, names);
 		if (i < 0)
-			return fail(r, BLAB_EPARSE, "'%s': log_copy is clone (before seed 000: each fs leaf cloned under its lock) or prealloc (since)", v);
+			return fail(r, BLAB_EPARSE, "'%s': log_copy is clone (before seed 000: each fs leaf cloned under its lock), prealloc (since), "
+						    "or direct (before v6.1: the log changed while the fs leaf is locked)", v);
 		r->tcfg.log_copy = i;
 	} else if (KEY("memory_pressure")) {
 		static const char *const names[] = {"none", "moderate", "heavy", NULL};
@@ -945,7 +957,8 @@ static int run_line(struct scenario_run *r, struct line *l)
 		else if (!ret)
 			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only|legacy, fsync_wait=ordered|writeback, "
 						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
-						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION", l->argv[1]);
+						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION, tree_locks=path|tree, "
+						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N", l->argv[1]);
 		return 0;
 	}
 	if (!strcmp(c, "schedule")) {

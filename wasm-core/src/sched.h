@@ -36,6 +36,7 @@ enum sched_wait_cause {
 	WAIT_TICKET,           /* a space reservation ticket (issue 15) */
 	WAIT_LOG_MUTEX,        /* the root's log_mutex, held by a task syncing the log (object: log transid) */
 	WAIT_ALLOC,            /* a memory allocation in direct reclaim (object: bytes) */
+	WAIT_DELAYED_NODE,     /* an inode's delayed node mutex (object: inode number) */
 	WAIT_CAUSE_COUNT
 };
 
@@ -70,6 +71,7 @@ enum sched_task_kind {
 	TASK_FLUSHER,       /* writeback of dirty pages: every 5 s, expired after 30 s; or over the background limit */
 	TASK_FINISH,        /* btrfs-endio-write: ordered extent completion */
 	TASK_TRANSACTION,   /* btrfs-transaction: commits every commit interval */
+	TASK_DELAYED,       /* btrfs-delayed-meta: flushes delayed items (btrfs_async_run_delayed_root) */
 	TASK_KIND_COUNT
 };
 

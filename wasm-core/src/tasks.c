@@ -18,6 +18,9 @@ const char *const timed_op_names[TOP_COUNT] = {
 };
 const char *timed_op_name(int kind) { return kind >= 0 && kind < TOP_COUNT ? timed_op_names[kind] : "?"; }
 
+#define DELAYED_BACKGROUND 128 /* BTRFS_DELAYED_BACKGROUND: pending items that start the async worker */
+#define DELAYED_BATCH 16       /* BTRFS_DELAYED_BATCH: nodes the worker flushes before it looks again */
+
 void timed_config_default(struct timed_config *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -30,6 +33,7 @@ void timed_config_default(struct timed_config *c)
 	c->dirty_background_bytes = (4ULL << 30) / 10; /* vm.dirty_background_ratio 10% */
 	c->commit_interval_ns = 30ULL * 1000000000ULL;
 	c->tree_locks = TREE_LOCKS_TREE; /* the costs were fitted with it (bench/seed003.bench.mjs) */
+	c->delayed_background = DELAYED_BACKGROUND;
 }
 
 /* ---- latency histograms ---- */
@@ -83,6 +87,33 @@ u64 timed_percentile(const struct timed_latency *l, double p)
 /* a cost of the table's CPU, on the profile's machine */
 #define COST(tm, id, units) ((tm)->cfg->cost[id] * (u64)(units) * (tm)->cfg->dev.cpu_pct / 100)
 
+/* An inode's delayed node (delayed-inode.c): its delayed inode item update
+ * and DIR_INDEX insertions and deletions, not yet in the fs tree, and the
+ * mutex flushing them holds. In the model the items are in the tree at once
+ * (a B-tree change happens at one instant); the node carries what the
+ * kernel's flushing costs and the locks it takes. */
+struct delayed_node {
+	struct sched_lock mutex; /* delayed_node->mutex: .tree 5, .bytenr the inode, .level -1 */
+	u64 ino, seq;            /* seq: when it last went from empty to pending (oldest flushed first) */
+	int inode_dirty, is_dir;
+	u64 index_items;
+};
+
+/* Flushing one delayed node: its mutex, then its inode item's leaf
+ * write-locked (__btrfs_commit_inode_delayed_items), the items' time. */
+struct dflush_m {
+	int pc;
+	struct delayed_node *n;
+	struct btrfs_path_lock pl;
+};
+
+/* Direct reclaim evicting an inode: __btrfs_release_delayed_node takes its
+ * delayed node's mutex. */
+struct evict_m {
+	int pc;
+	struct delayed_node *n;
+};
+
 struct timed {
 	struct btrfs_fs_info *fs;
 	const struct timed_config *cfg;
@@ -98,6 +129,12 @@ struct timed {
 	u64 log_transid, log_synced, log_batch, log_committing;
 	int log_syncing, log_writers[2], log_start_task, log_multi;
 	int log_mutex; /* the task (id + 1) holding the root's log_mutex in btrfs_sync_log */
+	u64 log_cowed;  /* the log transaction whose first logger has COWed the log tree's path */
+	struct u64map dnodes; /* inode -> struct delayed_node * */
+	u64 delayed_items, dseq;
+	int delayed_busy;
+	struct sched_wq delayed_wq;
+	struct thread_ctx *threads;
 	int committing;   /* a commit has begun: fsyncs and writes wait to join */
 	int commit_doing; /* its critical part: ordered extent completion waits too */
 	u64 trans_writers;
@@ -142,12 +179,16 @@ struct thread_ctx {
 	int index, pc, sub;
 	struct timed_op op;
 	u64 op_start, my_lt, ino;
-	int fallback, in_trans;
+	int fallback, in_trans, busy; /* busy: a command is running */
 	struct btrfs_log_stats ls;
 	struct btrfs_path_lock pl;
 	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
 	int full, prealloced; /* this fsync copies items from fs leaves; its extent buffer is allocated */
 	u64 clones;           /* fs leaves cloned so far (log_copy=clone) */
+	int log_allocs;       /* log tree blocks still to allocate for this fsync's inserts */
+	struct btrfs_path_lock fs_pl; /* log_copy=direct: the fs leaf held while the log changes */
+	struct dflush_m df;
+	struct evict_m ev;
 	struct commit_m cm;
 	struct logsync_m lm;
 	struct sched_wq own;
@@ -158,6 +199,159 @@ struct thread_ctx {
 static int fail(struct timed *tm, int code, const char *msg)
 {
 	return blab_fail(&tm->fs->err, code, "timed run: %s", msg);
+}
+
+/* ---- delayed nodes ---- */
+
+static struct delayed_node *dnode_get(struct timed *tm, u64 ino)
+{
+	struct delayed_node **p = u64map_put(&tm->dnodes, ino);
+	if (!p)
+		return NULL;
+	if (!*p) {
+		if (!(*p = calloc(1, sizeof(**p))))
+			return NULL;
+		(*p)->ino = ino;
+		(*p)->mutex = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = -1};
+	}
+	return *p;
+}
+
+static u64 dnode_items(const struct delayed_node *n) { return (u64)n->inode_dirty + n->index_items; }
+
+/* fs->delayed_hook: a change the kernel queues as a delayed item. */
+static void delayed_hook(void *ctx, u64 root, u64 ino, int dir_index)
+{
+	struct timed *tm = ctx;
+	if (root != BTRFS_FS_TREE_OBJECTID)
+		return;
+	struct delayed_node *n = dnode_get(tm, ino);
+	if (!n)
+		return; /* no memory for the node: the change goes uncounted, nothing else */
+	if (!dnode_items(n))
+		n->seq = ++tm->dseq;
+	if (dir_index) {
+		n->is_dir = 1;
+		n->index_items++;
+		tm->delayed_items++;
+	} else if (!n->inode_dirty) {
+		n->inode_dirty = 1;
+		tm->delayed_items++;
+	}
+	/* btrfs_balance_delayed_items: the async worker past the background mark */
+	if (tm->delayed_items >= tm->cfg->delayed_background && !tm->delayed_busy)
+		sched_wake_all(tm->s, &tm->delayed_wq);
+}
+
+static void dnode_clear(struct timed *tm, struct delayed_node *n)
+{
+	tm->delayed_items -= dnode_items(n);
+	n->inode_dirty = 0;
+	n->index_items = 0;
+}
+
+/* A commit runs every delayed item (btrfs_run_delayed_items). The model
+ * takes no locks for it: the commit's work is one instant. */
+static void delayed_commit(struct timed *tm)
+{
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&tm->dnodes, &i, &k, &v))
+		dnode_clear(tm, *(struct delayed_node **)v);
+}
+
+/* The oldest node with items (files only: an inode reclaim can evict,
+ * not one a thread's command is using), or NULL. */
+static struct delayed_node *dnode_oldest(struct timed *tm, int evictable)
+{
+	struct delayed_node *best = NULL;
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&tm->dnodes, &i, &k, &v)) {
+		struct delayed_node *n = *(struct delayed_node **)v;
+		if (!dnode_items(n) || (best && best->seq < n->seq))
+			continue;
+		if (evictable) {
+			int used = n->is_dir;
+			for (int t = 0; !used && t < tm->nthreads; t++)
+				used = tm->threads[t].busy && (tm->threads[t].ino == n->ino || tm->threads[t].op.ino == n->ino);
+			if (used)
+				continue;
+		}
+		best = n;
+	}
+	return best;
+}
+
+/* Flushing d->n by t (its mutex, then its inode's leaf write-locked, the
+ * items' time): 1 when done, 0 when t waits or computes, or an error. */
+static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *d)
+{
+	int r;
+	switch (d->pc) {
+	case 0:
+		d->pc = 1;
+		if (!sched_lock(tm->s, t, &d->n->mutex, BTRFS_LOCK_WRITE))
+			return 0;
+		/* fallthrough */
+	case 1:
+		if ((r = btrfs_path_lock(&tm->locks, t, &d->pl, BTRFS_FS_TREE_OBJECTID, d->n->ino, BTRFS_INODE_ITEM_KEY, 0,
+					 BTRFS_LOCK_WRITE)) <= 0)
+			return r;
+		d->pc = 2;
+		sched_cpu(tm->s, t, COST(tm, COST_INODE_UPDATE, d->n->inode_dirty) + COST(tm, COST_DELAYED_ITEM, d->n->index_items),
+			  WORK_META);
+		return 0;
+	default:
+		btrfs_path_unlock(&tm->locks, t, &d->pl);
+		dnode_clear(tm, d->n);
+		sched_unlock(tm->s, t, &d->n->mutex, BTRFS_LOCK_WRITE);
+		d->pc = 0;
+		return 1;
+	}
+}
+
+/* A log tree block allocated by t: with memory pressure sometimes a direct
+ * reclaim stall (drawn as eb_alloc's), in which reclaim evicts the oldest
+ * unused inode with a delayed node, taking that node's mutex. Without
+ * pressure the allocation's time is inside the log rows. 1 when done, 0
+ * when t waits or computes. */
+static int log_alloc_step(struct timed *tm, struct sched_task *t, struct evict_m *e)
+{
+	int mp = tm->cfg->memory_pressure;
+	switch (e->pc) {
+	case 0: {
+		if (!mp)
+			return 1;
+		u64 r = sched_random(tm->s);
+		if (r % (mp == 1 ? 20 : 4))
+			return 1;
+		u64 base = tm->cfg->cost[mp == 1 ? COST_RECLAIM_MODERATE : COST_RECLAIM_HEAVY];
+		e->pc = 1;
+		sched_stall(tm->s, t, COST(tm, COST_EB_ALLOC, 1) + base / 2 + (r >> 8) % (base * 3 / 2 + 1), WAIT_ALLOC,
+			    tm->fs->nodesize);
+		return 0;
+	}
+	case 1:
+		if (!(e->n = dnode_oldest(tm, 1))) {
+			e->pc = 0;
+			return 1;
+		}
+		e->pc = 2;
+		if (!sched_lock(tm->s, t, &e->n->mutex, BTRFS_LOCK_WRITE))
+			return 0;
+		/* fallthrough */
+	case 2:
+		e->pc = 3;
+		sched_cpu(tm->s, t, COST(tm, COST_EB_ALLOC, 1), WORK_LOG);
+		return 0;
+	default:
+		sched_unlock(tm->s, t, &e->n->mutex, BTRFS_LOCK_WRITE);
+		e->pc = 0;
+		return 1;
+	}
 }
 
 /* The data bio of an ordered extent completed: its pages leave writeback and
@@ -276,6 +470,7 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 		c->blocks = block_writes(fs);
 		if ((ret = btrfs_commit_transaction(fs)))
 			return ret;
+		delayed_commit(tm);
 		c->blocks = block_writes(fs) - c->blocks;
 		tm->st->commits++;
 		c->pc = 3;
@@ -404,6 +599,7 @@ enum thread_pc {
 	T_F_WRITEBACK,
 	T_F_ORDERED,
 	T_F_JOIN,
+	T_F_DELAYED,
 	T_F_LOGGED,
 	T_F_LOG_LOCK,
 	T_F_LOG_CPU,
@@ -487,6 +683,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			fs_trace(fs, (struct trace_event){.kind = TRACE_TASK_OP, .slot = t->id, .a = (u64)c->op.line,
 							  .level = c->op.kind, .bytenr = c->op.ino, .c = c->op.off, .b = c->op.len});
 			c->pc = T_BEGIN;
+			c->busy = 1;
 			sched_cpu(s, t, c->op.kind == TOP_SLEEP ? 0 : COST(tm, COST_SYSCALL, 1), WORK_SYSCALL);
 			return 0;
 		case T_BEGIN:
@@ -630,8 +827,21 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			tm->st->fsyncs++;
 			if (c->ls.ordered_logged)
 				tm->st->fsyncs_logged++;
+			c->pc = T_F_DELAYED;
+			c->df.pc = 0;
+			continue;
+		case T_F_DELAYED: {
+			/* btrfs_log_inode: a directory's delayed items, or a full sync's
+			 * delayed inode, go into the fs tree before its items are read */
+			struct delayed_node **dn = u64map_get(&tm->dnodes, c->ino);
+			if (dn && (c->df.pc || (dnode_items(*dn) && (c->full || (*dn)->is_dir)))) {
+				c->df.n = *dn;
+				if ((r = dflush_step(tm, t, &c->df)) <= 0)
+					return r;
+			}
 			c->pc = T_F_LOGGED;
 			continue;
+		}
 		case T_F_LOGGED:
 			/* reading the inode's items from the fs tree */
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
@@ -648,7 +858,18 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				  WORK_LOG);
 			return 0;
 		case T_F_LOG_LOCK:
-			btrfs_path_unlock(&tm->locks, t, &c->pl);
+			if (c->full && tm->cfg->log_copy == LOG_COPY_DIRECT) {
+				/* before 796787c978ef: the fs leaf stays read-locked while its items go into the log */
+				c->fs_pl = c->pl;
+				memset(&c->pl, 0, sizeof(c->pl));
+			} else {
+				btrfs_path_unlock(&tm->locks, t, &c->pl);
+			}
+			/* the first fsync of a log transaction COWs the log tree's path
+			 * (its blocks were written by the last log sync): new blocks */
+			c->log_allocs = tm->log_cowed != c->my_lt ? (int)c->ls.level + 1 : 0;
+			tm->log_cowed = c->my_lt;
+			c->ev.pc = 0;
 			c->pc = T_F_LOG_CPU;
 			c->sub = 0;
 			continue;
@@ -665,6 +886,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 					if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 								BTRFS_LOCK_WRITE)) <= 0)
 						return r;
+					for (; c->log_allocs > 0; c->log_allocs--)
+						if ((r = log_alloc_step(tm, t, &c->ev)) <= 0)
+							return r;
 					c->sub++;
 					sched_cpu(s, t, cpu / n, WORK_LOG);
 					return 0;
@@ -673,6 +897,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				c->sub++;
 			}
 			c->sub = 0;
+			if (c->fs_pl.active)
+				btrfs_path_unlock(&tm->locks, t, &c->fs_pl);
 			c->pc = T_F_CSUM_LOCK;
 			continue;
 		}
@@ -792,6 +1018,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		case T_END: {
 			u64 d = sched_now(s) - c->op_start;
 			lat_add(&tm->st->lat[c->op.kind], d);
+			c->busy = 0;
 			fs_trace(fs, (struct trace_event){.kind = TRACE_TASK_OP_END, .slot = t->id, .a = (u64)c->op.line,
 							  .level = c->op.kind, .bytenr = c->op.ino, .c = d});
 			c->pc = T_NEXT;
@@ -807,7 +1034,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 
 struct worker_ctx {
 	struct timed *tm;
-	int pc;
+	int pc, done;
+	struct dflush_m df;
 	u64 oe;
 	struct btrfs_path_lock pl;
 	struct commit_m cm;
@@ -941,6 +1169,47 @@ static int flusher_step(struct sched *s, struct sched_task *t)
 	}
 }
 
+/* btrfs-delayed-meta (btrfs_async_run_delayed_root): woken when the pending
+ * delayed items pass the background mark, it flushes the oldest nodes, a
+ * batch at a time, while at least half the mark is pending, inside the
+ * running transaction. */
+static int delayed_step(struct sched *s, struct sched_task *t)
+{
+	struct worker_ctx *w = t->ctx;
+	struct timed *tm = w->tm;
+	for (;;) {
+		switch (w->pc) {
+		case 0:
+			w->df.n = w->done < DELAYED_BATCH && tm->delayed_items >= tm->cfg->delayed_background / 2 ? dnode_oldest(tm, 0) : NULL;
+			if (!w->df.n || !tm->fs->trans_running) {
+				w->done = 0;
+				tm->delayed_busy = 0;
+				sched_wait(s, t, &tm->delayed_wq, WAIT_WORK, 0);
+				return 0;
+			}
+			tm->delayed_busy = 1;
+			if (tm->committing) {
+				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, tm->fs->generation);
+				return 0;
+			}
+			tm->trans_writers++;
+			w->df.pc = 0;
+			w->pc = 1;
+			/* fallthrough */
+		default: {
+			int r = dflush_step(tm, t, &w->df);
+			if (r <= 0)
+				return r;
+			tm->trans_writers--;
+			sched_wake_all(s, &tm->writers_wq);
+			w->done++;
+			w->pc = 0;
+			continue;
+		}
+		}
+	}
+}
+
 static int transaction_step(struct sched *s, struct sched_task *t)
 {
 	struct worker_ctx *w = t->ctx;
@@ -981,10 +1250,22 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 	free(threads);
 	free(workers);
 	struct sched_wq *wqs[] = {&tm->io_wq, &tm->ordered_wq, &tm->trans_wq, &tm->log_wq, &tm->writers_wq,
-				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq, &tm->log_mutex_wq};
+				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq, &tm->log_mutex_wq, &tm->delayed_wq};
 	for (size_t i = 0; i < sizeof(wqs) / sizeof(wqs[0]); i++)
 		sched_wq_free(wqs[i]);
 	btrfs_locks_free(&tm->locks);
+	size_t i = 0;
+	u64 k;
+	void *v;
+	while (u64map_next(&tm->dnodes, &i, &k, &v)) {
+		sched_lock_free(&(*(struct delayed_node **)v)->mutex);
+		free(*(struct delayed_node **)v);
+	}
+	u64map_free(&tm->dnodes);
+	if (tm->fs->delayed_ctx == tm) {
+		tm->fs->delayed_hook = NULL;
+		tm->fs->delayed_ctx = NULL;
+	}
 	free(tm->work);
 	bio_dev_destroy(tm->dev);
 	sched_destroy(tm->s);
@@ -1026,10 +1307,12 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		sched_set_wakeup_ns(tm.s, COST(&tm, COST_WAKEUP, 1));
 		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
 	}
-	int nworkers = (tm.cpus + 2 < 8 ? tm.cpus + 2 : 8) + 2;
+	int nfinish = tm.cpus + 2 < 8 ? tm.cpus + 2 : 8, nworkers = nfinish + 3;
 	struct thread_ctx *threads = calloc((size_t)(nthreads ? nthreads : 1), sizeof(*threads));
 	struct worker_ctx *workers = calloc((size_t)nworkers, sizeof(*workers));
 	btrfs_locks_init(&tm.locks, tm.s, fs, cfg->tree_locks);
+	u64map_init(&tm.dnodes, sizeof(struct delayed_node *));
+	tm.threads = threads;
 	if (!tm.s || !tm.dev || !threads || !workers) {
 		timed_free(&tm, threads, workers, nworkers);
 		return blab_fail(&fs->err, BLAB_ENOMEM, "timed run");
@@ -1038,15 +1321,15 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		st->trans_started_ns = start;
 	int ret = 0;
 	char name[24];
-	for (int i = 0; i < nworkers - 2 && !ret; i++) {
+	for (int i = 0; i < nfinish && !ret; i++) {
 		workers[i].tm = &tm;
 		snprintf(name, sizeof(name), "endio-write %d", i);
 		if (!sched_spawn(tm.s, TASK_FINISH, i, name, finish_step, &workers[i]))
 			ret = BLAB_ENOMEM;
 	}
-	workers[nworkers - 2].tm = workers[nworkers - 1].tm = &tm;
-	if (!ret && (!sched_spawn(tm.s, TASK_FLUSHER, 0, "flusher", flusher_step, &workers[nworkers - 2]) ||
-		     !sched_spawn(tm.s, TASK_TRANSACTION, 0, "transaction", transaction_step, &workers[nworkers - 1]) ||
+	workers[nfinish].tm = workers[nfinish + 1].tm = workers[nfinish + 2].tm = &tm;
+	if (!ret && (!sched_spawn(tm.s, TASK_FLUSHER, 0, "flusher", flusher_step, &workers[nfinish]) ||
+		     !sched_spawn(tm.s, TASK_TRANSACTION, 0, "transaction", transaction_step, &workers[nfinish + 1]) ||
 		     sched_at(tm.s, 5ULL * 1000000000ULL - start % (5ULL * 1000000000ULL), flusher_tick, &tm, 0)))
 		ret = BLAB_ENOMEM;
 	for (int i = 0; i < nthreads && !ret; i++) {
@@ -1054,6 +1337,13 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		threads[i].index = i;
 		if (!sched_spawn(tm.s, TASK_THREAD, i, names && names[i] ? names[i] : "thread", thread_step, &threads[i]))
 			ret = BLAB_ENOMEM;
+	}
+	/* spawned after the threads: their task ids stay 0.. after the other workers */
+	if (!ret && !sched_spawn(tm.s, TASK_DELAYED, 0, "delayed-meta", delayed_step, &workers[nfinish + 2]))
+		ret = BLAB_ENOMEM;
+	if (!ret) {
+		fs->delayed_hook = delayed_hook;
+		fs->delayed_ctx = &tm;
 	}
 	if (ret) {
 		timed_free(&tm, threads, workers, nworkers);
@@ -1066,6 +1356,16 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	}
 	if (!ret)
 		ret = sched_run(tm.s, section_done, &tm, fs->clock_ns + TIMED_LIMIT_NS);
+	if (ret == BLAB_EDEADLK)
+		for (size_t i = 0; i < sched_ntasks(tm.s); i++) {
+			struct sched_task *t = sched_task(tm.s, (int)i);
+			if (t->kind == TASK_THREAD && t->wants) {
+				const struct thread_ctx *c = t->ctx;
+				st->deadlock_line = c->op.line;
+				st->deadlock_op = c->op.kind;
+				break;
+			}
+		}
 	if (!ret && (tm.threads_done < nthreads || (tm.quit && !quiet(&tm)))) {
 		/* nothing moved for an hour of virtual time: say who waits for what */
 		char who[512] = "";

@@ -70,10 +70,13 @@ struct timed_config {
 	int tree_locks;                /* enum timed_tree_locks */
 	int log_copy;                  /* enum timed_log_copy */
 	int memory_pressure;           /* 0 none, 1 moderate, 2 heavy */
+	u64 delayed_background;        /* pending delayed items that wake the async worker (BTRFS_DELAYED_BACKGROUND, 128) */
 };
 enum timed_log_copy {
 	LOG_COPY_PREALLOC = 0, /* seed 000's fix (this kernel has it): one extent buffer allocated before locking or joining the log */
 	LOG_COPY_CLONE,        /* before it: each fs leaf cloned while its read lock is held, inside the log transaction */
+	LOG_COPY_DIRECT,       /* before 796787c978ef (v6.1): items copied straight from the read-locked fs leaf into the
+				* log tree, whose block allocations may reclaim memory by evicting inodes: a deadlock can form */
 };
 /* The defaults: nvme, seeded schedule, 20%/10% of 4 GiB, commit=30. */
 void timed_config_default(struct timed_config *c);
@@ -96,6 +99,7 @@ struct timed_state {
 	u64 bios[BIO_OP_COUNT], bio_bytes[BIO_OP_COUNT];
 	u64 lock_contended[2], lock_wait_ns[2]; /* fs tree, csum tree */
 	struct timed_latency lat[TOP_COUNT];
+	int deadlock_line, deadlock_op; /* a deadlock: the script line and command of a thread in its cycle */
 };
 
 /* A section that has not ended after this much virtual time is stuck. */

@@ -231,7 +231,7 @@ TEST(time_script_errors)
 		{"A: write /missing 0 1\n", "t:1: write: ENOENT"},
 		{"set device.cpu=0%\n", "device.cpu is a percentage"},
 		{"set tree_locks=leaf\n", "tree_locks is path"},
-		{"set log_copy=direct\n", "log_copy is clone"},
+		{"set log_copy=copy\n", "log_copy is clone"},
 		{"set memory_pressure=extreme\n", "memory_pressure is none, moderate or heavy"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

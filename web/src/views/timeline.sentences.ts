@@ -31,6 +31,7 @@ export function waitWhat(cause: string, object: bigint): string {
     case 'schedule': return 'its turn in the schedule';
     case 'ticket': return 'space (a reservation ticket)';
     case 'memory allocation': return `memory: an extent buffer of ${size(object)}, allocated in direct reclaim`;
+    case 'delayed node mutex': return `the delayed node mutex of inode ${object} (its delayed items being flushed, or the inode evicted)`;
     default: return cause;
   }
 }
