@@ -299,3 +299,27 @@ test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the 
   assert.deepEqual(res, { direct: 1, clone: 0, prealloc: 0 });
   assert.equal(cli('run', script('nosched.txt', directScript('direct', 1))).code, 0, 'the same seed without the schedule ends');
 });
+
+test('bonnie: bonnie++ -b file phases (create, write, fsync; unlink, fsync the directory), latencies by phase, every file gone, a clean image', () => {
+  const s = script('bonnie.txt', 'mkfs size=512M\nset device=ssd\nset memory_pressure=heavy\nset log_copy=clone\nbonnie files=60 dirs=3 size=8K fsyncers=1\n');
+  const img = join(dir, 'bonnie.img');
+  const r = cli('run', s, '--metrics', '-', '--image', img);
+  assert.equal(r.code, 0, r.err);
+  const m = JSON.parse(r.out);
+  assert.deepEqual(Object.keys(m.timed.bonnie), ['seqCreate', 'seqDelete', 'randCreate', 'randDelete']);
+  for (const [k, v] of Object.entries(m.timed.bonnie)) {
+    assert.equal(v.n, 60, k);
+    assert.ok(v.maxNs >= v.p99Ns && v.p99Ns >= v.p50Ns && v.p50Ns > 0, k);
+  }
+  // bonnie's 60 files twice, each written once (8 KiB) and fsynced, plus the fsyncer's loops
+  assert.ok(m.timed.ops.fsync.n >= 4 * 60, `fsyncs: ${m.timed.ops.fsync.n}`);
+  assert.ok(m.timed.waitedNs['memory allocation'] > 0, 'clones stall in direct reclaim');
+  assert.equal(cli('check', img).code, 0);
+  for (let d = 0; d < 3; d++) assert.equal(cli('ls', img, `/bonnie/d${d}`).out.trim(), '', `d${d} is empty`);
+  assert.ok(cli('ls', img, '/bonnie').out.includes('fsyncer0.0'), "the fsyncer's files stay");
+  for (const [bad, msg] of [['bonnie files=0', /files is 1 to/], ['bonnie files=10 dirs=20', /dirs is 1 to 1000, and at most files/], ['bonnie files=4 colour=red', /bonnie takes files=N/]]) {
+    const e = cli('run', script('bad-bonnie.txt', `mkfs size=256M\n${bad}\n`));
+    assert.equal(e.code, 1);
+    assert.match(e.err, msg);
+  }
+});

@@ -370,12 +370,18 @@ struct sec_thread {
 	/* a fio job */
 	int fio, rand, fsync_due;
 	u64 ino, bs, nblocks, i, fsync_every, since, stride, first, rng;
+	/* bonnie++ (or one of its concurrent fsyncers) */
+	int bonnie, bn_fsyncer, bn_phase, bn_step, bn_started;
+	u64 bn_i, bn_n, bn_dirs, bn_size, bn_t0;
+	u64 *bn_order;
+	char bn_cmd[96];
 };
 
 struct section {
 	struct scenario_run *r;
 	struct sec_thread *t;
 	int n;
+	int bonnie_done;
 };
 
 static void section_free(struct section *sec)
@@ -384,6 +390,7 @@ static void section_free(struct section *sec)
 		free(sec->t[i].lines);
 		free(sec->t[i].l);
 		free(sec->t[i].buf);
+		free(sec->t[i].bn_order);
 	}
 	free(sec->t);
 }
@@ -539,14 +546,18 @@ static int section_meta(void *ctx, int ti)
 	return run_line(r, t->l);
 }
 
+static int thread_command(struct scenario_run *r, struct sec_thread *t, struct timed_op *op);
+static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_thread *t, struct timed_op *op);
+
 static int section_next(void *ctx, int ti, struct timed_op *op)
 {
 	struct section *sec = ctx;
 	struct scenario_run *r = sec->r;
 	struct sec_thread *t = &sec->t[ti];
-	struct btrfs_fs_info *fs = r->fs;
 	if (t->fio)
 		return fio_next(r, t, op);
+	if (t->bonnie)
+		return bonnie_next(r, sec, t, op);
 	if (t->next == t->n) {
 		op->kind = TOP_END;
 		return 0;
@@ -564,6 +575,15 @@ static int section_next(void *ctx, int ti, struct timed_op *op)
 		memmove(l->argv, l->argv + 1, (size_t)(l->argc - 1) * sizeof(l->argv[0]));
 		l->argc--;
 	}
+	return thread_command(r, t, op);
+}
+
+/* The command in t->l as thread t's next op. */
+static int thread_command(struct scenario_run *r, struct sec_thread *t, struct timed_op *op)
+{
+	struct btrfs_fs_info *fs = r->fs;
+	struct line *l = t->l;
+	int ret;
 	const char *c = l->argv[0];
 	r->cmd = c;
 	u64 a, b, seed = 1;
@@ -717,6 +737,167 @@ static int fio_setup(struct scenario_run *r, struct section *sec, struct line *l
 	return 0;
 }
 
+/* ---- bonnie++ -n N:S:S:D -b ----
+ * One thread runs bonnie++'s file phases over N files of S bytes in D
+ * directories under /bonnie, with an fsync after every write (-b): a
+ * sequential create (create, write, fsync the file, in name order), a
+ * sequential delete (unlink, fsync the directory), then a random create and
+ * a random delete (a seeded shuffle of the names). Each file operation's
+ * latency goes to its phase, as bonnie++ reports them. The stat and read
+ * phases are left out (no lock of the log is involved). fsyncers=K threads
+ * meanwhile loop on a new file, 4 KiB, an xattr and an fsync, until the
+ * phases are done (the concurrent loads of seed 000's machine). */
+
+static void bonnie_shuffle(struct sec_thread *t, u64 seed)
+{
+	for (u64 i = 0; i < t->bn_n; i++)
+		t->bn_order[i] = i;
+	u64 x = seed;
+	for (u64 i = t->bn_n; i > 1; i--) {
+		u64 z = (x += 0x9E3779B97F4A7C15ULL);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		u64 j = (z ^ (z >> 31)) % i, tmp = t->bn_order[i - 1];
+		t->bn_order[i - 1] = t->bn_order[j];
+		t->bn_order[j] = tmp;
+	}
+}
+
+static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_thread *t, struct timed_op *op)
+{
+	u64 now = r->fs->clock_ns;
+	int ret;
+	op->line = t->lineno;
+	if (t->bn_fsyncer) {
+		if (sec->bonnie_done) {
+			op->kind = TOP_END;
+			return 0;
+		}
+		static const char *const loop[4] = {"create %s", "write %s 0 4096 %llu", "setxattr %s user.bonnie v", "fsync %s"};
+		char path[48];
+		snprintf(path, sizeof(path), "/bonnie/%s.%llu", t->name, (unsigned long long)t->bn_i);
+		snprintf(t->bn_cmd, sizeof(t->bn_cmd), loop[t->bn_step], path, (unsigned long long)t->bn_i + 1);
+		if (++t->bn_step == 4) {
+			t->bn_step = 0;
+			t->bn_i++;
+		}
+	} else {
+		for (;;) {
+			if (t->bn_step == 0 && t->bn_started) {
+				timed_latency_add(&r->tst->bonnie[t->bn_phase], now - t->bn_t0);
+				t->bn_started = 0;
+			}
+			if (t->bn_i < t->bn_n)
+				break;
+			t->bn_i = 0;
+			if (++t->bn_phase == TIMED_BONNIE_PHASES) {
+				sec->bonnie_done = 1;
+				op->kind = TOP_END;
+				return 0;
+			}
+			if (t->bn_phase == BONNIE_RAND_CREATE || t->bn_phase == BONNIE_RAND_DELETE)
+				bonnie_shuffle(t, r->tcfg.seed * 31 + (u64)t->bn_phase);
+		}
+		int rnd = t->bn_phase >= BONNIE_RAND_CREATE, create = t->bn_phase == BONNIE_SEQ_CREATE || t->bn_phase == BONNIE_RAND_CREATE;
+		u64 f = rnd ? t->bn_order[t->bn_i] : t->bn_i, d = f * t->bn_dirs / t->bn_n;
+		char path[48], dir[24];
+		snprintf(dir, sizeof(dir), "/bonnie/d%llu", (unsigned long long)d);
+		snprintf(path, sizeof(path), "%s/%c%07llu", dir, rnd ? 'r' : 's', (unsigned long long)f);
+		if (t->bn_step == 0) {
+			t->bn_t0 = now;
+			t->bn_started = 1;
+		}
+		if (create && t->bn_step == 0)
+			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "create %s", path);
+		else if (create && t->bn_step == 1)
+			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "write %s 0 %llu %llu", path, (unsigned long long)t->bn_size,
+				 (unsigned long long)f + 1);
+		else if (create)
+			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "fsync %s", path);
+		else if (t->bn_step == 0)
+			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "unlink %s", path);
+		else
+			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "fsync %s", dir);
+		if (++t->bn_step == (create ? 3 : 2)) {
+			t->bn_step = 0;
+			t->bn_i++;
+		}
+	}
+	if (!t->l && !(t->l = malloc(sizeof(*t->l))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	if ((ret = tokenize(r, t->bn_cmd, strlen(t->bn_cmd), t->l)))
+		return ret;
+	r->lineno = t->lineno;
+	return thread_command(r, t, op);
+}
+
+static int bonnie_setup(struct scenario_run *r, struct section *sec, struct line *l)
+{
+	u64 files = 0, dirs = 1, size = 0, fsyncers = 0;
+	int ret = 0;
+	for (int i = 1; i < l->argc; i++) {
+		const char *w = l->argv[i], *eq = strchr(w, '=');
+		size_t kl = eq ? (size_t)(eq - w) : 0;
+		if (kl == 5 && !strncmp(w, "files", 5))
+			ret = parse_num(r, "files", eq + 1, &files);
+		else if (kl == 4 && !strncmp(w, "dirs", 4))
+			ret = parse_num(r, "dirs", eq + 1, &dirs);
+		else if (kl == 4 && !strncmp(w, "size", 4))
+			ret = parse_num(r, "size", eq + 1, &size);
+		else if (kl == 8 && !strncmp(w, "fsyncers", 8))
+			ret = parse_num(r, "fsyncers", eq + 1, &fsyncers);
+		else
+			return fail(r, BLAB_EPARSE, "'%s': bonnie takes files=N dirs=D size=S [fsyncers=K]", w);
+		if (ret)
+			return ret;
+	}
+	if (!files || files > 1000000)
+		return fail(r, BLAB_EPARSE, "bonnie: files is 1 to 1000000");
+	if (!dirs || dirs > files || dirs > 1000)
+		return fail(r, BLAB_EPARSE, "bonnie: dirs is 1 to 1000, and at most files");
+	if (size > (64ULL << 20))
+		return fail(r, BLAB_EPARSE, "bonnie: size is at most 64M");
+	if (fsyncers >= SCENARIO_MAX_THREADS)
+		return fail(r, BLAB_EPARSE, "bonnie: fsyncers is 0 to %d", SCENARIO_MAX_THREADS - 1);
+	if (size && 2 * files > (r->max_bytes - r->bytes) / size)
+		return fail(r, BLAB_EINVAL, "bonnie: %llu files of %llu bytes, twice, write more than %llu bytes, the limit of a run",
+			    (unsigned long long)files, (unsigned long long)size, (unsigned long long)r->max_bytes);
+	struct inode_attrs at = {.mode = S_IFDIR_ | 0755};
+	u64 ino;
+	char dir[24];
+	for (u64 d = 0; d <= dirs; d++) {
+		if (d)
+			snprintf(dir, sizeof(dir), "/bonnie/d%llu", (unsigned long long)d - 1);
+		else
+			snprintf(dir, sizeof(dir), "/bonnie");
+		if (!btrfs_lookup_path(r->fs, r->fs->fs_root, dir, &ino))
+			continue;
+		r->fs->err.code = 0;
+		if ((ret = btrfs_create(r->fs, r->fs->fs_root, dir, &at, &ino)))
+			return fail_core(r, ret);
+	}
+	int ti = thread_index(r, sec, "bonnie", 6);
+	if (ti < 0)
+		return ti;
+	struct sec_thread *t = &sec->t[ti];
+	t->bonnie = 1;
+	t->lineno = r->lineno;
+	t->bn_n = files;
+	t->bn_dirs = dirs;
+	t->bn_size = size;
+	if (!(t->bn_order = malloc(files * sizeof(*t->bn_order))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	for (u64 k = 0; k < fsyncers; k++) {
+		char name[SCENARIO_NAME_MAX];
+		snprintf(name, sizeof(name), "fsyncer%llu", (unsigned long long)k);
+		if ((ti = thread_index(r, sec, name, strlen(name))) < 0)
+			return ti;
+		sec->t[ti].bonnie = sec->t[ti].bn_fsyncer = 1;
+		sec->t[ti].lineno = r->lineno;
+	}
+	return 0;
+}
+
 /* A timed section: thread blocks and NAME: lines from l on, or a fio line. */
 static int run_section(struct scenario_run *r, struct line *l)
 {
@@ -726,8 +907,8 @@ static int run_section(struct scenario_run *r, struct line *l)
 		return ret;
 	if (!(sec.t = calloc(SCENARIO_MAX_THREADS, sizeof(*sec.t))))
 		return fail(r, BLAB_ENOMEM, "out of memory");
-	int is_fio = !strcmp(l->argv[0], "fio");
-	ret = is_fio ? fio_setup(r, &sec, l) : section_collect(r, &sec);
+	int is_fio = !strcmp(l->argv[0], "fio") || !strcmp(l->argv[0], "bonnie");
+	ret = !strcmp(l->argv[0], "fio") ? fio_setup(r, &sec, l) : is_fio ? bonnie_setup(r, &sec, l) : section_collect(r, &sec);
 	if (is_fio && !ret) {
 		/* the next line, to know whether a crash follows */
 		ret = read_line(r);
@@ -982,7 +1163,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return r->err.code ? ret : fail_core(r, ret);
 		return 0;
 	}
-	if (!strcmp(c, "thread") || !strcmp(c, "fio") || prefix_name(c))
+	if (!strcmp(c, "thread") || !strcmp(c, "fio") || !strcmp(c, "bonnie") || prefix_name(c))
 		return run_section(r, l);
 	if (!strcmp(c, "end"))
 		return fail(r, BLAB_EPARSE, "`end` without `thread`");
@@ -1066,7 +1247,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail_core(r, ret);
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr fsync commit sync crash set sleep schedule thread fio)");
+					    "unlink rmdir setxattr fsync commit sync crash set sleep schedule thread fio bonnie)");
 	}
 	return ret;
 }

@@ -1,4 +1,5 @@
 #include "tasks.h"
+#include "inode.h"
 #include "locking.h"
 #include "bio.h"
 #include "delalloc.h"
@@ -55,7 +56,9 @@ static u64 bucket_top(int b)
 	return (1ULL << msb) + (((u64)frac + 1) << msb) / 64;
 }
 
-static void lat_add(struct timed_latency *l, u64 ns)
+const char *const timed_bonnie_names[TIMED_BONNIE_PHASES] = {"seqCreate", "seqDelete", "randCreate", "randDelete"};
+
+void timed_latency_add(struct timed_latency *l, u64 ns)
 {
 	l->n++;
 	l->sum_ns += ns;
@@ -793,7 +796,12 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				/* copying from fs leaves (a full sync): seed 000's fix allocates the
 				 * extent buffer now, before locking a leaf or joining the log */
 				c->prealloced = 1;
-				c->full = btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino);
+				/* a full sync, or a directory (its index items are copied
+				 * from fs leaves whenever it is logged) */
+				struct btrfs_inode in;
+				c->full = btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino) ||
+					  (!btrfs_read_inode(fs, fs->fs_root, c->ino, &in) && (in.mode & S_IFMT_) == S_IFDIR_);
+				fs->err.code = 0;
 				if (c->full && tm->cfg->log_copy == LOG_COPY_PREALLOC) {
 					eb_alloc(tm, t);
 					return 0;
@@ -1017,7 +1025,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			continue;
 		case T_END: {
 			u64 d = sched_now(s) - c->op_start;
-			lat_add(&tm->st->lat[c->op.kind], d);
+			timed_latency_add(&tm->st->lat[c->op.kind], d);
 			c->busy = 0;
 			fs_trace(fs, (struct trace_event){.kind = TRACE_TASK_OP_END, .slot = t->id, .a = (u64)c->op.line,
 							  .level = c->op.kind, .bytenr = c->op.ino, .c = d});
@@ -1453,7 +1461,21 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 			  (unsigned long long)st->bios[o], (unsigned long long)st->bio_bytes[o]);
 		first = 0;
 	}
-	sb_printf(b, "},\"locks\":{\"fsTree\":{\"contended\":%llu,\"waitNs\":%llu},\"csumTree\":{\"contended\":%llu,"
+	sb_printf(b, "}");
+	const char *sep = ",\"bonnie\":{";
+	for (int k = 0; k < TIMED_BONNIE_PHASES; k++) {
+		const struct timed_latency *l = &st->bonnie[k];
+		if (!l->n)
+			continue;
+		sb_printf(b, "%s\"%s\":{\"n\":%llu,\"meanNs\":%llu,\"p50Ns\":%llu,\"p99Ns\":%llu,\"maxNs\":%llu}", sep,
+			  timed_bonnie_names[k], (unsigned long long)l->n, (unsigned long long)(l->sum_ns / l->n),
+			  (unsigned long long)timed_percentile(l, 50), (unsigned long long)timed_percentile(l, 99),
+			  (unsigned long long)l->max_ns);
+		sep = ",";
+	}
+	if (sep[0] == ',' && sep[1] == 0)
+		sb_printf(b, "}");
+	sb_printf(b, ",\"locks\":{\"fsTree\":{\"contended\":%llu,\"waitNs\":%llu},\"csumTree\":{\"contended\":%llu,"
 		     "\"waitNs\":%llu}}}",
 		  (unsigned long long)st->lock_contended[0], (unsigned long long)st->lock_wait_ns[0],
 		  (unsigned long long)st->lock_contended[1], (unsigned long long)st->lock_wait_ns[1]);

@@ -81,6 +81,8 @@ enum timed_log_copy {
 /* The defaults: nvme, seeded schedule, 20%/10% of 4 GiB, commit=30. */
 void timed_config_default(struct timed_config *c);
 
+enum timed_bonnie_phase { BONNIE_SEQ_CREATE = 0, BONNIE_SEQ_DELETE, BONNIE_RAND_CREATE, BONNIE_RAND_DELETE, TIMED_BONNIE_PHASES };
+extern const char *const timed_bonnie_names[TIMED_BONNIE_PHASES];
 /* Latency of one kind of command, as a histogram of 1/64-octave buckets. */
 #define TIMED_BUCKETS 2560
 struct timed_latency {
@@ -100,6 +102,10 @@ struct timed_state {
 	u64 lock_contended[2], lock_wait_ns[2]; /* fs tree, csum tree */
 	struct timed_latency lat[TOP_COUNT];
 	int deadlock_line, deadlock_op; /* a deadlock: the script line and command of a thread in its cycle */
+	/* a `bonnie` section's file operations, by phase (bonnie++ -n with -b:
+	 * a create is create + write + fsync, a delete is unlink + fsync of the
+	 * directory), as bonnie++ reports each phase's latency */
+	struct timed_latency bonnie[TIMED_BONNIE_PHASES];
 };
 
 /* A section that has not ended after this much virtual time is stuck. */
@@ -116,6 +122,8 @@ int timed_section(struct btrfs_fs_info *fs, const struct timed_config *cfg, stru
 /* Lets virtual time pass with no thread running (the flusher and the
  * transaction kthread do their work), then drains. */
 int timed_sleep(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct timed_state *st, u64 ns);
+/* One more sample of ns in l. */
+void timed_latency_add(struct timed_latency *l, u64 ns);
 /* Percentile p (0..100) of a latency histogram, in ns. */
 u64 timed_percentile(const struct timed_latency *l, double p);
 const char *timed_op_name(int kind);
