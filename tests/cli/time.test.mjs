@@ -323,3 +323,25 @@ test('bonnie: bonnie++ -b file phases (create, write, fsync; unlink, fsync the d
     assert.match(e.err, msg);
   }
 });
+
+test('untar random: a seeded source-like tree in tar order, then syncfs; the same seed makes the same tree', () => {
+  const run = (seed) => {
+    const img = join(dir, `untar-${seed}.img`);
+    const r = cli('run', script(`untar-${seed}.txt`, `mkfs size=256M\nset device=ssd\nuntar random files=400 seed=${seed}\n`), '--metrics', '-', '--image', img);
+    assert.equal(r.code, 0, r.err);
+    assert.equal(cli('check', img).code, 0);
+    return { m: JSON.parse(r.out).timed, img };
+  };
+  const a = run(3), b = run(3), c = run(4);
+  assert.equal(a.m.untar.files, 400);
+  assert.ok(a.m.untar.dirs >= 400 / 30 && a.m.untar.dirs <= 400 / 2, `dirs: ${a.m.untar.dirs}`);
+  assert.ok(a.m.untar.bytes / 400 > 4000 && a.m.untar.bytes / 400 < 40000, `mean size ${a.m.untar.bytes / 400}`);
+  assert.ok(a.m.untar.writeNs > 0 && a.m.untar.syncNs > 0);
+  assert.equal(a.m.ops.write.n, 400);
+  assert.deepEqual(a.m.untar, b.m.untar);
+  assert.notEqual(a.m.untar.bytes, c.m.untar.bytes);
+  assert.deepEqual(cli('ls', a.img, '/src/m000').out, cli('ls', b.img, '/src/m000').out);
+  assert.match(cli('ls', a.img, '/src/m000').out, /^f000\.c$/m);
+  const e = cli('run', script('bad-untar.txt', 'mkfs size=256M\nuntar random files=0\n'));
+  assert.match(e.err, /untar: files is 1 to 1000000/);
+});

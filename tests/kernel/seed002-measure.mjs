@@ -150,11 +150,28 @@ def fill(d, depth):
     for j in range(rng.randint(1, 5) if depth < 6 else 0):
         if full(): return
         fill(os.path.join(d, 'd%02d' % j), depth + 1)
+def from_list(path):
+    # the tree btrfslab untar-list printed (the model's untar random): 'd PATH' and 'f PATH SIZE' in tar order
+    global made, wrote, dirs
+    with open(path) as lst:
+        for line in lst:
+            kind, rel, *rest = line.split()
+            p = os.path.join(root, rel)
+            if kind == 'd':
+                os.mkdir(p); dirs += 1; continue
+            n = int(rest[0]); off = rng.randrange(0, len(pool) - n)
+            fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+            try: os.write(fd, pool[off:off + n])
+            finally: os.close(fd)
+            made += 1; wrote += n
 t0 = time.monotonic(); enospc = None
 try:
-    top = os.path.join(root, 'src'); os.mkdir(top); k = 0
-    while not full():
-        fill(os.path.join(top, 'm%03d' % k), 0); k += 1
+    if len(sys.argv) > 5:
+        from_list(sys.argv[5])
+    else:
+        top = os.path.join(root, 'src'); os.mkdir(top); k = 0
+        while not full():
+            fill(os.path.join(top, 'm%03d' % k), 0); k += 1
 except OSError as e:
     if e.errno != errno.ENOSPC: raise
     enospc = {'files': made, 'bytes': wrote}
@@ -367,7 +384,7 @@ function analyse(lines, fsid, bdi) {
 }
 
 /** Untar-like workload on a small fresh btrfs; the kernel's reservation tickets, flush states and delalloc page budgets. */
-export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 360, seed = 1, profile = 'default', spaceReservation = true, traceFile = null } = {}) {
+export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 360, seed = 1, profile = 'default', spaceReservation = true, traceFile = null, treeList = null } = {}) {
   const t0 = Date.now();
   if (!(profile in PROFILES)) throw new Error(`profile: one of ${Object.keys(PROFILES).join(', ')}`);
   tracefs();
@@ -414,7 +431,8 @@ export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 36
     reader = spawn('cat', [join(inst, 'trace_pipe')], { stdio: ['ignore', out, 'ignore'] });
     closeSync(out);
     put(join(inst, 'tracing_on'), '1');
-    const workload = JSON.parse(execFileSync('python3', ['-c', WORKLOAD, mnt, String(files), String(totalMiB * 1048576), String(seed)], { encoding: 'utf8' }).trim());
+    // treeList: a file of `btrfslab untar-list` lines, the model's tree (else the Python generator's own)
+    const workload = JSON.parse(execFileSync('python3', ['-c', WORKLOAD, mnt, String(files), String(totalMiB * 1048576), String(seed), ...(treeList ? [treeList] : [])], { encoding: 'utf8' }).trim());
     put(join(inst, 'tracing_on'), '0');
     workload.seconds = workload.writeSeconds + workload.syncSeconds;
     for (let i = 0; i < 100 && cpuStats(inst).entries > 0; i++) spawnSync('sleep', ['0.1']);

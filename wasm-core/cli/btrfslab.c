@@ -6,6 +6,7 @@
 #include "../src/file.h"
 #include "../src/inode.h"
 #include "../src/scenario.h"
+#include "../src/untar.h"
 #include "../src/checkpoint.h"
 #include "../src/image.h"
 #include "../src/mkfs.h"
@@ -57,6 +58,9 @@ static const char usage_text[] =
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
 	"        points.json (the crash point, its line, the promises in force) to the new DIR;\n"
 	"        --kernel (root) mounts each image tried too: the kernel's replay must list what the core's does\n"
+	"  untar-list [--files N] [--bytes S] [--seed N]\n"
+	"        the tree `untar random` makes, one line an entry in tar order ('d PATH',\n"
+	"        'f PATH SIZE'), for unpacking the same tree elsewhere (the kernel's side)\n"
 	"  costs [--json]\n"
 	"        every cost of the time model (threads, fio, sleep) with its source, and the device\n"
 	"        profiles (nvme, ssd, hdd, loop)\n"
@@ -538,6 +542,29 @@ static int cmd_run(int argc, char **argv, int variant)
 	return rc;
 }
 
+static int cmd_untar_list(int argc, char **argv)
+{
+	u64 files = 1000000, bytes = 1ULL << 30, seed = 1;
+	for (int i = 1; i < argc; i++) {
+		u64 *v = !strcmp(argv[i], "--files") ? &files : !strcmp(argv[i], "--bytes") ? &bytes : !strcmp(argv[i], "--seed") ? &seed : NULL;
+		if (!v || i + 1 == argc || parse_size(argv[i + 1], v))
+			return fprintf(stderr, "btrfslab untar-list: usage: untar-list [--files N] [--bytes S] [--seed N]\n"), 2;
+		i++;
+	}
+	if (!files || files > 1000000)
+		return fprintf(stderr, "btrfslab untar-list: --files is 1 to 1000000\n"), 2;
+	struct untar_gen g;
+	untar_init(&g, "/", seed, files, bytes);
+	u64 len;
+	int k;
+	while ((k = untar_next(&g, &len)) != UNTAR_END)
+		if (k == UNTAR_MKDIR)
+			printf("d %s\n", g.path + 1);
+		else if (k == UNTAR_WRITE)
+			printf("f %s %llu\n", g.path + 1, (unsigned long long)len);
+	return fflush(stdout) ? 1 : 0;
+}
+
 static int cmd_replay(int argc, char **argv, int variant)
 {
 	const char *image = NULL, *out = NULL, *trace = NULL;
@@ -960,6 +987,8 @@ static int run_command(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(c, commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1, commands[i].variant);
+	if (!strcmp(c, "untar-list"))
+		return cmd_untar_list(argc - 1, argv + 1);
 	if (!strcmp(c, "costs")) {
 		int json = argc == 3 && !strcmp(argv[2], "--json");
 		if (argc != 2 && !json)

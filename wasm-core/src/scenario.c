@@ -1,6 +1,7 @@
 #include "delalloc.h"
 #include "ordered-data.h"
 #include "scenario.h"
+#include "untar.h"
 #include "tree-checker.h"
 #include "ctree.h"
 #include "xattr.h"
@@ -374,7 +375,11 @@ struct sec_thread {
 	int bonnie, bn_fsyncer, bn_phase, bn_step, bn_started;
 	u64 bn_i, bn_n, bn_dirs, bn_size, bn_t0;
 	u64 *bn_order;
-	char bn_cmd[96];
+	char bn_cmd[UNTAR_PATH_MAX + 64];
+	/* an untar */
+	struct untar_gen *ug;
+	int ug_synced;
+	u64 ug_t0, ug_write_end;
 };
 
 struct section {
@@ -391,6 +396,7 @@ static void section_free(struct section *sec)
 		free(sec->t[i].l);
 		free(sec->t[i].buf);
 		free(sec->t[i].bn_order);
+		free(sec->t[i].ug);
 	}
 	free(sec->t);
 }
@@ -548,6 +554,7 @@ static int section_meta(void *ctx, int ti)
 
 static int thread_command(struct scenario_run *r, struct sec_thread *t, struct timed_op *op);
 static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_thread *t, struct timed_op *op);
+static int untar_next_op(struct scenario_run *r, struct sec_thread *t, struct timed_op *op);
 
 static int section_next(void *ctx, int ti, struct timed_op *op)
 {
@@ -558,6 +565,8 @@ static int section_next(void *ctx, int ti, struct timed_op *op)
 		return fio_next(r, t, op);
 	if (t->bonnie)
 		return bonnie_next(r, sec, t, op);
+	if (t->ug)
+		return untar_next_op(r, t, op);
 	if (t->next == t->n) {
 		op->kind = TOP_END;
 		return 0;
@@ -898,6 +907,85 @@ static int bonnie_setup(struct scenario_run *r, struct section *sec, struct line
 	return 0;
 }
 
+/* ---- untar (seed 002): untar.h's tree, in tar order, then syncfs ---- */
+
+static int untar_next_op(struct scenario_run *r, struct sec_thread *t, struct timed_op *op)
+{
+	struct untar_gen *g = t->ug;
+	u64 now = r->fs->clock_ns, len = 0;
+	op->line = t->lineno;
+	r->lineno = t->lineno;
+	if (t->ug_synced) {
+		struct timed_state *st = r->tst;
+		st->untar_files += g->files;
+		st->untar_dirs += g->dirs;
+		st->untar_bytes += g->bytes;
+		st->untar_write_ns += t->ug_write_end - t->ug_t0;
+		st->untar_sync_ns += now - t->ug_write_end;
+		op->kind = TOP_END;
+		return 0;
+	}
+	if (!g->files && !g->dirs)
+		t->ug_t0 = now;
+	int k = untar_next(g, &len);
+	if (k == UNTAR_END) {
+		/* the tar has exited: syncfs, as the kernel measurement does */
+		t->ug_synced = 1;
+		t->ug_write_end = now;
+		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "sync");
+	} else if (k == UNTAR_MKDIR) {
+		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "mkdir %s", g->path);
+	} else if (k == UNTAR_CREATE) {
+		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "create %s", g->path);
+	} else {
+		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "write %s 0 %llu %llu", g->path, (unsigned long long)len, (unsigned long long)g->files);
+	}
+	if (!t->l && !(t->l = malloc(sizeof(*t->l))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	int ret = tokenize(r, t->bn_cmd, strlen(t->bn_cmd), t->l);
+	return ret ? ret : thread_command(r, t, op);
+}
+
+static int untar_setup(struct scenario_run *r, struct section *sec, struct line *l)
+{
+	u64 files = 1000000, bytes = 0, seed = 1;
+	const char *dir = "/";
+	int ret = 0;
+	if (l->argc < 2 || strcmp(l->argv[1], "random"))
+		return fail(r, BLAB_EPARSE, "expects untar random files=N [bytes=S] [seed=N] [dir=PATH] (the CLI's untar DIR reads a directory)");
+	for (int i = 2; i < l->argc; i++) {
+		const char *w = l->argv[i], *eq = strchr(w, '=');
+		size_t kl = eq ? (size_t)(eq - w) : 0;
+		if (kl == 5 && !strncmp(w, "files", 5))
+			ret = parse_num(r, "files", eq + 1, &files);
+		else if (kl == 5 && !strncmp(w, "bytes", 5))
+			ret = parse_num(r, "bytes", eq + 1, &bytes);
+		else if (kl == 4 && !strncmp(w, "seed", 4))
+			ret = parse_num(r, "seed", eq + 1, &seed);
+		else if (kl == 3 && !strncmp(w, "dir", 3))
+			dir = eq + 1;
+		else
+			return fail(r, BLAB_EPARSE, "'%s': untar random takes files=N bytes=S seed=N dir=PATH", w);
+		if (ret)
+			return ret;
+	}
+	if (!files || files > 1000000)
+		return fail(r, BLAB_EPARSE, "untar: files is 1 to 1000000");
+	if (!bytes || bytes > r->max_bytes - r->bytes)
+		bytes = r->max_bytes - r->bytes; /* (each write still counts against the limit) */
+	if (dir[0] != '/' || strlen(dir) > UNTAR_PATH_MAX - 64)
+		return fail(r, BLAB_EPARSE, "untar: dir is an absolute path of at most %d characters", UNTAR_PATH_MAX - 64);
+	int ti = thread_index(r, sec, "tar", 3);
+	if (ti < 0)
+		return ti;
+	struct sec_thread *t = &sec->t[ti];
+	if (!(t->ug = malloc(sizeof(*t->ug))))
+		return fail(r, BLAB_ENOMEM, "out of memory");
+	untar_init(t->ug, dir, seed, files, bytes);
+	t->lineno = r->lineno;
+	return 0;
+}
+
 /* A timed section: thread blocks and NAME: lines from l on, or a fio line. */
 static int run_section(struct scenario_run *r, struct line *l)
 {
@@ -907,8 +995,11 @@ static int run_section(struct scenario_run *r, struct line *l)
 		return ret;
 	if (!(sec.t = calloc(SCENARIO_MAX_THREADS, sizeof(*sec.t))))
 		return fail(r, BLAB_ENOMEM, "out of memory");
-	int is_fio = !strcmp(l->argv[0], "fio") || !strcmp(l->argv[0], "bonnie");
-	ret = !strcmp(l->argv[0], "fio") ? fio_setup(r, &sec, l) : is_fio ? bonnie_setup(r, &sec, l) : section_collect(r, &sec);
+	int is_fio = !strcmp(l->argv[0], "fio") || !strcmp(l->argv[0], "bonnie") || !strcmp(l->argv[0], "untar");
+	ret = !strcmp(l->argv[0], "fio")      ? fio_setup(r, &sec, l)
+	      : !strcmp(l->argv[0], "bonnie") ? bonnie_setup(r, &sec, l)
+	      : is_fio                        ? untar_setup(r, &sec, l)
+					      : section_collect(r, &sec);
 	if (is_fio && !ret) {
 		/* the next line, to know whether a crash follows */
 		ret = read_line(r);
@@ -1163,7 +1254,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return r->err.code ? ret : fail_core(r, ret);
 		return 0;
 	}
-	if (!strcmp(c, "thread") || !strcmp(c, "fio") || !strcmp(c, "bonnie") || prefix_name(c))
+	if (!strcmp(c, "thread") || !strcmp(c, "fio") || !strcmp(c, "bonnie") || !strcmp(c, "untar") || prefix_name(c))
 		return run_section(r, l);
 	if (!strcmp(c, "end"))
 		return fail(r, BLAB_EPARSE, "`end` without `thread`");
@@ -1247,7 +1338,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail_core(r, ret);
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr fsync commit sync crash set sleep schedule thread fio bonnie)");
+					    "unlink rmdir setxattr fsync commit sync crash set sleep schedule thread fio bonnie untar)");
 	}
 	return ret;
 }

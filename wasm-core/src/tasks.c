@@ -1475,6 +1475,10 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 	}
 	if (sep[0] == ',' && sep[1] == 0)
 		sb_printf(b, "}");
+	if (st->untar_files || st->untar_dirs)
+		sb_printf(b, ",\"untar\":{\"files\":%llu,\"dirs\":%llu,\"bytes\":%llu,\"writeNs\":%llu,\"syncNs\":%llu}",
+			  (unsigned long long)st->untar_files, (unsigned long long)st->untar_dirs, (unsigned long long)st->untar_bytes,
+			  (unsigned long long)st->untar_write_ns, (unsigned long long)st->untar_sync_ns);
 	sb_printf(b, ",\"locks\":{\"fsTree\":{\"contended\":%llu,\"waitNs\":%llu},\"csumTree\":{\"contended\":%llu,"
 		     "\"waitNs\":%llu}}}",
 		  (unsigned long long)st->lock_contended[0], (unsigned long long)st->lock_wait_ns[0],

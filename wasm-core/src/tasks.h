@@ -106,6 +106,8 @@ struct timed_state {
 	 * a create is create + write + fsync, a delete is unlink + fsync of the
 	 * directory), as bonnie++ reports each phase's latency */
 	struct timed_latency bonnie[TIMED_BONNIE_PHASES];
+	/* `untar` sections: the tree made, the time until the tar exits, and its syncfs */
+	u64 untar_files, untar_dirs, untar_bytes, untar_write_ns, untar_sync_ns;
 };
 
 /* A section that has not ended after this much virtual time is stuck. */
