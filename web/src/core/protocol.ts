@@ -5,6 +5,7 @@ import type { FileView } from '../model/kernelAnswer';
 import type { Lens, StepInfo, StepView } from '../model/steps';
 import type { Timeline } from '../model/timeline';
 import type { TraceEvent } from '../model/trace';
+import type { ScheduleRun } from './scheduleRun';
 import type { CostTable, DirEntry, Handle, MkfsOptions, RunOptions, ScenarioMetrics, SessionStats } from './wasm';
 
 export type Request =
@@ -20,6 +21,8 @@ export type Request =
   | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null; lens?: Lens }
   | { op: 'timeline'; script: string; opts: RunOptions; index: number }
   | { op: 'costs' }
+  // choose mode: the script with the learner's picks as schedule lines, its section of threads `section` after `picks` turns
+  | { op: 'scheduleRun'; script: string; opts: RunOptions; section: number; picks: number }
   | { op: 'stateAt'; script: string; opts: RunOptions; line: number; tree: bigint; maxLeafEntries: number }
   | { op: 'stateAtEvent'; script: string; opts: RunOptions; seq: number; tree: bigint; maxLeafEntries: number }
   | { op: 'crashReplay'; script: string; opts: RunOptions; line: number; seq?: number; maxLeafEntries: number }
@@ -54,6 +57,8 @@ export interface Results {
   timeline: Timeline;
   /** The time model's cost table and device profiles (wasm-core/src/costs.c). */
   costs: CostTable;
+  /** The section's turns, its threads at the moment of the next pick, and why the run stopped (a deadlock's cycle), the run kept though it failed. */
+  scheduleRun: ScheduleRun;
   /** The trees after the script's line `line` (0: after mkfs), without the final commit; -1: the end, after it. */
   stateAt: TreeDump;
   /** The trees right after the run's event seq, in the middle of a command. */

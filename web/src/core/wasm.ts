@@ -25,7 +25,7 @@ export interface EmscriptenCore {
   _blab_image_size(h: number): bigint;
   _blab_image_page(h: number, index: bigint): number;
   _blab_page_size(): number;
-  _blab_run(text: number, len: number, seed: bigint, now: bigint, trace: number): number;
+  _blab_run(text: number, len: number, seed: bigint, now: bigint, flags: number): number;
   _blab_metrics_json(h: number): number;
   _blab_ls(h: number, path: number): number;
   _blab_cat(h: number, path: number, lenOut: number): number;
@@ -63,6 +63,8 @@ export interface RunOptions {
   trace: boolean;
   /** Leave the last transaction running: the state in memory after the last line. */
   noFinalCommit?: boolean;
+  /** A run that fails still gives a handle on the state the error left (its trace up to the error, metrics.failed; not for export). */
+  keepFailed?: boolean;
 }
 
 /** A session's checkpoints (wasm-core/src/checkpoint.h). */
@@ -111,6 +113,8 @@ export interface ScenarioMetrics {
   fsyncWait?: 'ordered' | 'writeback';
   /** When threads ran: the simulated time's figures. */
   timed?: TimedMetrics;
+  /** A run kept though it failed (RunOptions.keepFailed): the error that stopped it (code: its name, as errors.ts has them). */
+  failed?: { code: string; message: string };
 }
 
 /** A timed op's latencies (virtual ns). */
@@ -197,6 +201,9 @@ export interface FsyncMetrics {
   cost_us: number;
 }
 
+/** blab_run's flags (wasm-core/src/api.h). */
+const RUN_TRACE = 1, RUN_NO_FINAL_COMMIT = 2, RUN_KEEP_FAILED = 4;
+
 /** An open filesystem inside the core. */
 export type Handle = number & { readonly __handle: unique symbol };
 
@@ -234,9 +241,14 @@ export class Core {
     }
   }
 
-  /** Runs a scenario script from an empty filesystem. */
+  /**
+   * Runs a scenario script from an empty filesystem. With keepFailed, a run
+   * that fails past its mkfs line still gives a handle (metrics(h).failed
+   * says why); one that fails before it throws, as any failed run does.
+   */
   run(script: string, o: RunOptions): Handle {
-    return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, (o.trace ? 1 : 0) | (o.noFinalCommit ? 2 : 0))) as Handle);
+    const flags = (o.trace ? RUN_TRACE : 0) | (o.noFinalCommit ? RUN_NO_FINAL_COMMIT : 0) | (o.keepFailed ? RUN_KEEP_FAILED : 0);
+    return this.withString(script, (p, len) => this.check(this.m._blab_run(p, len, o.seed, o.now, flags)) as Handle);
   }
 
   /**

@@ -6,6 +6,7 @@ import { typeOfFt, type FileView } from '../model/kernelAnswer';
 import { sha256Hex } from '../model/sha256';
 import { CORE_ERRNO, CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
+import { scheduleRun } from './scheduleRun';
 import { Sessions } from './sessions';
 import { Core, type Handle, type RunOptions } from './wasm';
 
@@ -81,6 +82,8 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return sessions(core).steps(req.script, req.opts).timeline(req.index);
     case 'costs':
       return core.costs();
+    case 'scheduleRun':
+      return scheduleRun(core, req.script, req.opts, req.section, req.picks);
     case 'stateAt': {
       // line -1: the run's end, after the commit that ends the script (the session's own state)
       const h = sessions(core).get(req.script, req.opts);

@@ -138,7 +138,8 @@ const TIMED = new Set<TraceKind>(['task_new', 'task_op', 'task_op_end', 'task_cp
 const ALSO_STOPS = new Set<TraceKind>(['log_sync', 'commit', 'fsync']);
 const QUIET: ReadonlySet<string> = new Set(['idle']);
 
-function laneName(kind: TaskKind, index: number, names: string[]): string {
+/** A task's name: a thread's from the section (names by index), a kernel worker's by its kind. */
+export function laneName(kind: TaskKind, index: number, names: string[]): string {
   switch (kind) {
     case 'thread': return names[index] ?? `thread ${index}`;
     case 'endio-write': return `endio-write ${index}`;

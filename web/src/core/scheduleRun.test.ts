@@ -1,0 +1,151 @@
+// Choose mode through the WASM core (lesson 4's scenario): the picks as
+// schedule lines give the turns in that order, then the policy's; the same
+// picks give the same run; the threads at the moment of a choice come from
+// the run; a pick timed while A holds the fs leaf for read and waits for
+// memory makes B's create queue for the leaf with log_copy=clone, and not
+// with prealloc; a failed run is kept and says why; with log_copy=direct, an
+// interleaving picked by schedule deadlocks and its cycle comes back.
+import { beforeAll, describe, expect, test } from 'vitest';
+import { LESSONS } from '../lessons';
+import { blockKey, locksAt } from '../model/locks';
+import { withLogCopy } from '../model/logCopyModes';
+import { chosenScript, openChoice, threadSections } from '../model/schedule';
+import { CORE_ERRNO, CoreError } from './errors';
+import { scheduleRun } from './scheduleRun';
+import { loadCore, RUN, stepsOf } from './testCore';
+import type { Core } from './wasm';
+
+let core: Core;
+
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+const lesson = LESSONS.find((l) => l.id === '04-leaf-locks')!;
+const chosen = (script: string, picks: string[]) => chosenScript(openChoice(script, { section: 2, picks })!);
+// C and D create, A creates, writes, sets an xattr and starts its fsync, C sleeps 500 µs and creates again (its turn waits for
+// the sleep), then B creates: A is inside its fsync by then, the fs leaf read-locked while its clone's allocation stalls
+const TIMED = ['C', 'D', 'A', 'A', 'A', 'A', 'C', 'C'];
+
+describe("choose mode on lesson 4's scenario", () => {
+  test('the turns: the picks in order, then the policy\'s, every command of the section once', () => {
+    const picks = ['B', 'B', 'D', 'A', 'C', 'B', 'A', 'D', 'D'];
+    const { text } = chosen(lesson.scenario, picks);
+    expect(text).toContain('schedule B B D A C B A\nschedule D D\nthread A');
+    const r = scheduleRun(core, text, RUN, 2, picks.length);
+    expect(r.failed).toBe(null);
+    expect(r.turns.slice(0, picks.length).map((t) => t.thread)).toEqual(picks);
+    const sec = threadSections(text.split('\n'))[1];
+    expect(r.turns.length).toBe(sec.threads.reduce((n, t) => n + t.commands.length, 0));
+    for (const t of sec.threads) expect(r.turns.filter((x) => x.thread === t.name).map((x) => x.line)).toEqual(t.commands.map((c) => c.line));
+    // the same picks, the same run
+    expect(scheduleRun(core, text, RUN, 2, picks.length)).toEqual(r);
+  });
+
+  test('letting the policy finish: its turns as picks give the same interleaving', () => {
+    const { text } = chosen(lesson.scenario, ['D', 'A']);
+    const r = scheduleRun(core, text, RUN, 2, 2);
+    const all = r.turns.map((t) => t.thread);
+    const whole = chosen(lesson.scenario, all);
+    const again = scheduleRun(core, whole.text, RUN, 2, all.length);
+    expect(again.turns.map((t) => t.thread)).toEqual(all);
+  });
+
+  test('the threads at the moment: A inside its fsync, waiting for memory with the fs leaf read-locked; B not started', () => {
+    const r = scheduleRun(core, chosen(lesson.scenario, TIMED).text, RUN, 2, TIMED.length);
+    expect(r).toMatchObject({ at: 8, reached: true, failed: null, cycle: null });
+    expect(r.atNs).toBeGreaterThan(500_000); // C's second create waited for its sleep
+    const [a, b, c, d] = r.threads;
+    expect(a.op?.text).toBe('fsync /d/a1');
+    expect(a.wait?.cause).toBe('memory allocation');
+    expect(a.holds).toContainEqual(expect.objectContaining({ tree: '5', level: 0, mode: 'read' }));
+    expect(b).toMatchObject({ started: 0, op: null });
+    expect(c.op?.text).toBe('create /d/c2');
+    expect(d.started).toBe(1);
+  });
+
+  test('then B: its create queues for the leaf A holds for read while A waits for memory (clone), not with prealloc', () => {
+    const picks = [...TIMED, 'B'];
+    const queued = (script: string) => {
+      const { text } = chosen(script, picks);
+      const runs = stepsOf(core, text);
+      const first = threadSections(text.split('\n'))[1].first;
+      const tl = runs.timeline(runs.steps.findIndex((s) => s.line === first));
+      const name = new Map(tl.lanes.map((l) => [l.task, l.name]));
+      const task = (n: string) => tl.lanes.find((l) => l.name === n)!.task;
+      const create = tl.ops.find((o) => o.task === task('B') && o.text === 'create /d/b1')!;
+      const memory = tl.waits.filter((w) => w.task === task('A') && w.cause === 'memory allocation');
+      const locks = tl.locks!;
+      return locks.filter((e) => e.kind === 'wait' && e.task === task('B') && e.seq > create.start.seq && (!create.end || e.seq < create.end.seq))
+        .filter((e) => {
+          const b = locksAt(locks, e.seq).get(blockKey(e.tree, e.bytenr))!;
+          return b.readers.some((r) => name.get(r) === 'A' && memory.some((w) => w.start.seq < e.seq && (!w.end || w.end.seq > e.seq)));
+        });
+    };
+    const clone = queued(lesson.scenario);
+    expect(clone.length).toBe(1);
+    expect(clone[0]).toMatchObject({ tree: '5', level: 0, mode: 'write' });
+    expect(queued(withLogCopy(lesson.scenario, 'prealloc').text)).toEqual([]);
+  });
+});
+
+describe('a run that fails is kept', () => {
+  const SCRIPT = 'mkfs size=256M\nmkdir /d\ncommit\nthread A\ncreate /d/a\ncreate /nope/x\nend\nB: create /d/b\nB: sleep 1ms\n';
+
+  test('its turns up to the error, and the error', () => {
+    const { text } = chosenScript(openChoice(SCRIPT, { section: 1, picks: ['A', 'B', 'A'] })!);
+    const r = scheduleRun(core, text, RUN, 1, 3);
+    expect(r.failed).toMatchObject({ code: CORE_ERRNO.ENOENT, name: 'ENOENT' });
+    expect(r.failed!.message).toMatch(/create: ENOENT/);
+    expect(r.turns.slice(0, 3).map((t) => t.thread)).toEqual(['A', 'B', 'A']);
+    expect(r.threads[0].op).toMatchObject({ text: 'create /nope/x', returnsNs: null }); // A never returns from it
+    expect(r.cycle).toBe(null);
+  });
+
+  test('a run that fails before its filesystem is made: the error only; a section the script lacks: an error', () => {
+    const r = scheduleRun(core, 'mkfs size=1K\nA: sleep 1ms\n', RUN, 1, 0);
+    expect(r.failed?.code).toBeLessThan(0);
+    expect(r.turns).toEqual([]);
+    expect(() => scheduleRun(core, SCRIPT, RUN, 2, 0)).toThrow(CoreError);
+  });
+});
+
+// tests/cli/time.test.mjs's direct-mode scenario: fsyncer A logs new files whole, B makes dirty files, C creates; the
+// delayed-items worker flushes delayed nodes under their mutex with the inode's leaf write-locked
+function directScript(mode: string): string {
+  const l = ['mkfs nodesize=4K size=256M', 'set device=loop', 'set tree_locks=path', 'set memory_pressure=heavy', `set log_copy=${mode}`,
+    'set seed=1', 'set delayed_background=4', 'mkdir /d', 'commit', 'thread A'];
+  for (let k = 0; k < 6; k++) l.push(`create /d/a${k}`, `write /d/a${k} 0 4096 ${k + 1}`, `fsync /d/a${k}`);
+  l.push('end', 'thread B');
+  for (let k = 0; k < 10; k++) l.push(`create /d/b${k}`, `write /d/b${k} 0 4096 ${k + 1}`);
+  l.push('end', 'thread C');
+  for (let k = 0; k < 10; k++) l.push(`create /d/c${k}`);
+  l.push('end');
+  return l.join('\n') + '\n';
+}
+const DEADLOCK_ORDER = 'A B A C A B B B C B B C C B A B A B C A A C A C B A B A A C A C B B B A B B C A B A A A B B B A'.split(' ');
+
+describe('log_copy=direct: a picked interleaving deadlocks', () => {
+  test("the run stops with EDEADLK, and the cycle: A waits for an inode's delayed node mutex the worker holds, the worker for the fs leaf A holds", () => {
+    const { text } = chosenScript(openChoice(directScript('direct'), { section: 1, picks: DEADLOCK_ORDER })!);
+    const r = scheduleRun(core, text, RUN, 1, DEADLOCK_ORDER.length);
+    expect(r.failed).toMatchObject({ code: CORE_ERRNO.EDEADLK, name: 'EDEADLK' });
+    expect(r.failed!.message).toMatch(/deadlock: A \(task \d+\) waits for the delayed node mutex of inode \d+, held by delayed-meta/);
+    const name = new Map(r.names);
+    const c = r.cycle!;
+    expect(c.closed).toBe(true);
+    expect(c.tasks.map((t) => name.get(t))).toEqual(['A', 'delayed-meta']);
+    expect(c.edges.map((e) => [name.get(e.task), e.level < 0 ? 'mutex' : `${e.mode} ${e.level}`, e.tree, name.get(e.holder)])).toEqual([
+      ['A', 'mutex', expect.any(String), 'delayed-meta'], ['delayed-meta', 'write 0', '5', 'A'],
+    ]);
+    // A holds the leaf the worker waits for, as the run left it
+    expect(r.reached).toBe(false);
+    const a = r.threads.find((t) => t.name === 'A')!;
+    expect(a.holds).toContainEqual(expect.objectContaining({ tree: '5', bytenr: c.edges[1].bytenr, mode: 'read' }));
+    expect(a.op?.text).toMatch(/^fsync \/d\/a\d$/);
+    expect(a.op?.returnsNs).toBe(null);
+    // the same picks with the clone: no deadlock
+    const clone = chosenScript(openChoice(directScript('clone'), { section: 1, picks: DEADLOCK_ORDER })!);
+    expect(scheduleRun(core, clone.text, RUN, 1, DEADLOCK_ORDER.length)).toMatchObject({ failed: null, cycle: null, reached: true });
+  });
+});
