@@ -25,6 +25,7 @@ struct btrfs_inode_cache {
 	u64 dirtied_at, dirtied_seq; /* when the oldest dirty page was dirtied */
 	struct btrfs_range *mod;   /* ranges written back since the inode was last logged (the kernel's modified extents) */
 	size_t nmod, capmod;
+	u64 meta_rsv;              /* its metadata reservation for delalloc and ordered extents (space-info.h) */
 };
 
 struct btrfs_data_state {

@@ -1,4 +1,5 @@
 #include "delalloc-int.h"
+#include "space-info.h"
 #include "array.h"
 #include "crc32c.h"
 #include "extent-tree.h"
@@ -317,6 +318,22 @@ static struct btrfs_page *page_get(struct btrfs_fs_info *fs, struct btrfs_root *
 	return p;
 }
 
+void btrfs_delalloc_space_sync(struct btrfs_fs_info *fs, u64 ino)
+{
+	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);
+	if (!ic)
+		return;
+	size_t n = 0;
+	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &n);
+	u64 ob = 0, on = 0;
+	for (size_t i = 0; i < n; i++)
+		if (oes[i]->ino == ino) {
+			ob += oes[i]->num_bytes;
+			on++;
+		}
+	btrfs_space_inode_rsv_set(fs, &ic->meta_rsv, btrfs_space_inode_rsv_size(fs, ic->dirty_bytes, ob, on));
+}
+
 /* Marks [s, e) (whole pages) of ic dirty. */
 static int mark_dirty(struct btrfs_fs_info *fs, struct btrfs_inode_cache *ic, u64 s, u64 e)
 {
@@ -334,6 +351,9 @@ static int mark_dirty(struct btrfs_fs_info *fs, struct btrfs_inode_cache *ic, u6
 	}
 	ic->dirty_bytes += added;
 	fs->data->dirty_bytes += added;
+	/* btrfs_check_data_free_space and btrfs_delalloc_reserve_metadata */
+	btrfs_space_reserve(fs, SPACE_DATA, added);
+	btrfs_delalloc_space_sync(fs, ic->ino);
 	return 0;
 }
 
@@ -537,6 +557,7 @@ int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 				return blab_fail(&fs->err, ret, "delalloc ranges");
 			ic->dirty_bytes -= bytes;
 			fs->data->dirty_bytes -= bytes;
+			btrfs_space_release(fs, SPACE_DATA, bytes); /* inline: in the fs tree, no data extent */
 			continue;
 		}
 		if (e - s > MAX_DATA_EXTENT)
@@ -549,6 +570,7 @@ int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 			return blab_fail(&fs->err, ret, "delalloc ranges");
 		ic->dirty_bytes -= e - s;
 		fs->data->dirty_bytes -= e - s;
+		btrfs_space_data_alloc(fs, e - s);
 		if (oes) {
 			if (array_room(oes, *n, &cap, sizeof(**oes), 8))
 				return blab_fail(&fs->err, BLAB_ENOMEM, "ordered extents");
@@ -626,6 +648,8 @@ void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino)
 	if (!ic)
 		return;
 	fs->data->dirty_bytes -= ic->dirty_bytes;
+	btrfs_space_release(fs, SPACE_DATA, ic->dirty_bytes);
+	btrfs_space_inode_rsv_set(fs, &ic->meta_rsv, 0);
 	u64map_del(&fs->data->inodes, ino);
 	cache_free(ic);
 }

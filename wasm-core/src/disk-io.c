@@ -1,3 +1,4 @@
+#include "space-info.h"
 #include "disk-io.h"
 #include "tree-log.h"
 #include "delalloc.h"
@@ -373,6 +374,7 @@ struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err)
 		blab_fail(&fs->err, BLAB_ECORRUPT, "root tree has no %s root item", fs->extent_root ? "FS_TREE" : "EXTENT_TREE");
 		goto fail;
 	}
+	btrfs_space_update_global_rsv(fs);
 	return fs;
 fail:
 	if (err)
@@ -515,6 +517,7 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	fs->bg_loaded = src->bg_loaded;
 	fs->now = src->now;
 	fs->clock_ns = src->clock_ns; /* timed runs go on from the same instant (the jiffy grid, the commit interval) */
+	fs->space = src->space; /* the space_infos' reservations */
 	fs->trace.enabled = 0;
 	int ret = device_clone(&src->dev, &fs->dev);
 	if (!ret)

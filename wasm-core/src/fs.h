@@ -100,6 +100,14 @@ struct btrfs_fs_info {
 	 * added (+1) or removed (-1) in directory ino. Set by a timed run while
 	 * its section runs (tasks.c's delayed nodes), NULL otherwise. */
 	void (*delayed_hook)(void *ctx, u64 root, u64 ino, int dir_index);
+	/* space-info.c's reservations (plain data, copied by a clone) */
+	struct btrfs_space_state {
+		u64 may_use[3];     /* by enum btrfs_space_kind */
+		u64 reserved[3];
+		u64 global_rsv;     /* part of metadata may_use */
+		u64 delalloc_meta;  /* part held by inodes for their delalloc and ordered extents */
+		u64 op_meta;        /* part held by operations running now */
+	} space;
 	void *delayed_ctx;
 };
 

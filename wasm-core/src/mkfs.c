@@ -1,3 +1,4 @@
+#include "space-info.h"
 #include "mkfs.h"
 #include "crc32c.h"
 #include "ctree.h"
@@ -222,6 +223,7 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 
 	if (btrfs_commit_transaction(fs))
 		return fail_mkfs(fs, err);
+	btrfs_space_update_global_rsv(fs);
 	*out = fs;
 	return 0;
 }

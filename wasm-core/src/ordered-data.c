@@ -1,3 +1,5 @@
+#include "space-info.h"
+#include "delalloc.h"
 #include "delalloc-int.h"
 #include "extent-tree.h"
 #include "block-group.h"
@@ -139,7 +141,10 @@ int btrfs_finish_ordered_io(struct btrfs_fs_info *fs, struct btrfs_ordered_exten
 	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ino);
 	if (ic)
 		btrfs_pages_set_state(fs, ic, s, e, BTRFS_PAGE_UPTODATE, 0);
+	u64 ino = oe->ino;
+	btrfs_space_data_done(fs, oe->num_bytes);
 	remove_oe(fs, oe);
+	btrfs_delalloc_space_sync(fs, ino); /* its extent's metadata reservation released */
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "ordered-data.h"
 #include "scenario.h"
 #include "untar.h"
+#include "space-info.h"
 #include "tree-checker.h"
 #include "ctree.h"
 #include "xattr.h"
@@ -1720,6 +1721,14 @@ char *scenario_metrics_json(const struct scenario_result *r)
 			continue;
 		sb_printf(&out, "%s\"%s\":%llu", firstk ? "" : ",", trace_kind_name((enum trace_kind)k), kinds[k]);
 		firstk = 0;
+	}
+	sb_printf(&out, "},\"space\":{\"globalRsv\":%" PRIu64 ",\"delallocMeta\":%" PRIu64, fs->space.global_rsv, fs->space.delalloc_meta);
+	for (int k = 0; k < SPACE_KINDS; k++) {
+		struct btrfs_space_info si;
+		btrfs_space_info_get(fs, k, &si);
+		sb_printf(&out, ",\"%s\":{\"total\":%" PRIu64 ",\"used\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"pinned\":%" PRIu64
+				",\"mayUse\":%" PRIu64 ",\"readonly\":%" PRIu64 "}",
+			  btrfs_space_kind_names[k], si.total, si.used, si.reserved, si.pinned, si.may_use, si.readonly);
 	}
 	if (r->failure.code) {
 		sb_printf(&out, "},\"failed\":{\"code\":\"%s\",\"message\":", blab_errname(r->failure.code));

@@ -1,0 +1,74 @@
+/* space-info.h — the space_infos (space-info.c in the kernel): for data,
+ * metadata and system, the bytes of their chunks and how they are spoken
+ * for, and the reservation rules that decide whether a reservation fits
+ * (docs/seed002-reclaim.md has each rule's source).
+ *
+ * total, used and pinned come from the block groups; reserved (data extents
+ * allocated for ordered extents not yet completed) and may_use
+ * (reservations) are kept here as the kernel moves them:
+ *   write()            data may_use += the new delalloc bytes; the inode's
+ *                      metadata reservation recomputed (insert(extents +
+ *                      csum leaves) + modify(1)), may_use += the difference
+ *   writeback          data may_use -> reserved (the extent allocated)
+ *   ordered completion data reserved -> used; the inode's metadata
+ *                      reservation recomputed, the excess released
+ *   an operation       metadata may_use += insert(items), twice (the
+ *                      transaction and the delayed refs), released when it
+ *                      ends (the tree blocks it COWed are then used)
+ *   always             metadata may_use holds the global block reserve
+ * Where this simplifies the kernel: tree blocks are used from their COW
+ * (the kernel's are reserved until their delayed ref runs); an inode's
+ * outstanding extents are its delalloc bytes in 128 MiB pieces plus its
+ * ordered extents in flight (the kernel counts each delalloc range). */
+#ifndef BTRFSLAB_SPACE_INFO_H
+#define BTRFSLAB_SPACE_INFO_H
+#include "fs.h"
+
+enum btrfs_space_kind { SPACE_DATA = 0, SPACE_METADATA, SPACE_SYSTEM, SPACE_KINDS };
+extern const char *const btrfs_space_kind_names[SPACE_KINDS];
+
+struct btrfs_space_info {
+	u64 flags;
+	u64 total, used, reserved, pinned, may_use, readonly;
+	u64 unallocated; /* device space no chunk holds (for overcommit) */
+};
+
+
+/* The counters of one space_info as they stand. */
+void btrfs_space_info_get(const struct btrfs_fs_info *fs, int kind, struct btrfs_space_info *out);
+/* used + reserved + pinned + may_use + readonly */
+u64 btrfs_space_used_all(const struct btrfs_space_info *si);
+
+/* The kernel's worst-case sizes: an item inserted (a split on every level
+ * of the COW path) and an item changed, at this nodesize. */
+u64 btrfs_calc_insert_metadata_size(const struct btrfs_fs_info *fs, u64 items);
+u64 btrfs_calc_metadata_size(const struct btrfs_fs_info *fs, u64 items);
+
+enum btrfs_reserve_flush { RESERVE_NO_FLUSH = 0, RESERVE_FLUSH_ALL };
+/* Whether bytes more of kind fit now: within total, or for metadata within
+ * what overcommit allows (calc_available_free_space). */
+int btrfs_space_fits(const struct btrfs_fs_info *fs, int kind, u64 bytes, int flush);
+/* may_use += bytes (the caller checked it fits, or it is forced). */
+void btrfs_space_reserve(struct btrfs_fs_info *fs, int kind, u64 bytes);
+/* may_use -= bytes. */
+void btrfs_space_release(struct btrfs_fs_info *fs, int kind, u64 bytes);
+
+/* The data path's moves (delalloc.c and ordered-data.c call them). */
+void btrfs_space_data_alloc(struct btrfs_fs_info *fs, u64 bytes);   /* may_use -> reserved */
+void btrfs_space_data_done(struct btrfs_fs_info *fs, u64 bytes);    /* reserved -> used */
+/* The metadata reservation an inode needs for delalloc_bytes of delalloc
+ * and nordered ordered extents of ordered_bytes in flight:
+ * insert(extents + csum leaves) + modify(1), 0 with no extents. */
+u64 btrfs_space_inode_rsv_size(const struct btrfs_fs_info *fs, u64 delalloc_bytes, u64 ordered_bytes, u64 nordered);
+/* An inode's reservation goes from *held to want: may_use moves by the
+ * difference (a reservation forced, or a release). */
+void btrfs_space_inode_rsv_set(struct btrfs_fs_info *fs, u64 *held, u64 want);
+/* The global block reserve, recomputed from the trees' sizes. */
+void btrfs_space_update_global_rsv(struct btrfs_fs_info *fs);
+
+/* Checks the counters against what they must equal (data may_use is the
+ * delalloc bytes; reserved is what ordered extents in flight hold; each
+ * inode's metadata reservation is what its extents need; no counter
+ * negative): 0, or the number of problems, with the first in msg. */
+int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n);
+#endif
