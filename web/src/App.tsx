@@ -5,6 +5,7 @@ import { countByKind } from './model/trace';
 import { initialState, reduce, type Source } from './model/store';
 import { LESSONS } from './lessons';
 import { readAddress, writeAddress, type Address } from './model/address';
+import type { Schedule } from './model/schedule';
 import { BusyBar } from './views/BusyBar';
 import { FilesPanel } from './views/FilesPanel';
 import { FormatPanel, type FormatRequest } from './views/FormatPanel';
@@ -24,6 +25,8 @@ function writeUrl(a: Address) {
 }
 
 const URL_DELAY_MS = 250;
+
+const sameSchedule = (a: Schedule | null, b: Schedule | null) => a === b || (!!a && !!b && a.section === b.section && a.picks.join(',') === b.picks.join(','));
 
 const reducedMotion = typeof window !== 'undefined' && !!window.matchMedia?.('(prefers-reduced-motion: reduce)').matches;
 
@@ -150,9 +153,9 @@ export function App() {
           <LessonView key={`${lesson.id}-${generation}`} core={core.current!} lesson={lesson} step={where.step} reducedMotion={reducedMotion}
             onStep={(i) => setWhere((w) => ({ ...w, step: i }))}
             scripts={lessonScripts.current.get(lesson.id) ?? (where.script !== null ? { draft: where.script, ran: where.script } : undefined)}
-            crash={where.crash ?? undefined} write={where.write ?? undefined}
+            crash={where.crash ?? undefined} write={where.write ?? undefined} sched={where.sched ?? undefined}
             onScripts={(s) => lessonScripts.current.set(lesson.id, s)}
-            onPlace={(p) => setWhere((w) => (w.script === p.script && w.crash === p.crash && (w.write ?? null) === p.write ? w : { ...w, ...p }))} />
+            onPlace={(p) => setWhere((w) => (w.script === p.script && w.crash === p.crash && (w.write ?? null) === p.write && sameSchedule(w.sched ?? null, p.sched) ? w : { ...w, ...p }))} />
         )}
         {!where.lesson && (
           <>

@@ -134,4 +134,16 @@ describe('the lesson store', () => {
     const s = reduce(initLesson({ draft: 'x', ran: 'x', step: 4 }), { type: 'ran', script: 'x', steps: withFinal });
     expect(moveTo(s, [{ beforeLine: 5 }], true, 5)).toEqual({ type: 'seek', step: 5 });
   });
+
+  test("choose mode's picks: set and cleared by the choose action, kept through a run and a failed one", () => {
+    const choice = { base: 'x', section: 2, picks: ['A', 'B'] };
+    expect(initLesson({ draft: 'x', ran: 'x', step: 0 }).choice).toBe(null);
+    expect(initLesson({ draft: 'x', ran: 'x', step: 0, choice }).choice).toBe(choice);
+    let s = reduce(ran(), { type: 'choose', choice }, { type: 'running' });
+    expect(s.choice).toBe(choice);
+    expect(reduce(s, { type: 'runFailed', message: 'EDEADLK' }).choice).toBe(choice); // the panel still says which picks deadlocked
+    s = reduce(s, { type: 'ran', script: 'schedule A B\nx', steps });
+    expect([s.choice, s.ran]).toEqual([choice, 'schedule A B\nx']);
+    expect(reduce(s, { type: 'choose', choice: null }).choice).toBe(null);
+  });
 });

@@ -5,6 +5,7 @@
 // lessonStore.test.ts). The worker's answers arrive as actions too.
 import type { TreeDump } from './dump';
 import type { ReplayStep } from './replay';
+import type { Choice } from './schedule';
 import type { Lens, StepInfo, StepView } from './steps';
 
 export interface QuestionLike {
@@ -58,10 +59,13 @@ export interface LessonState {
   answers: Record<number, number>;
   asking: { question: number; to: number } | null;
   replay: ReplayState;
+  /** Choose mode (lesson 4): the base script, the section and the turns picked; ran is (when it ran) the base with them as schedule lines. Null: the policy decides. */
+  choice: Choice | null;
 }
 
 export type LessonAction =
   | { type: 'edit'; text: string }
+  | { type: 'choose'; choice: Choice | null }
   | { type: 'ran'; script: string; steps: StepInfo[]; commandEvents?: number }
   | { type: 'runFailed'; message: string }
   | { type: 'failed'; message: string }
@@ -89,10 +93,11 @@ export type LessonAction =
 
 export const initialReplay: ReplayState = { at: null, write: null, data: null, step: 0, fsAt: null, fsAtStep: -1, logTree: 'log', fsTree: 'fs', error: null };
 
-export function initLesson(init: { draft: string; ran: string; step: number; crash?: number; write?: number; lens?: Lens }): LessonState {
+export function initLesson(init: { draft: string; ran: string; step: number; crash?: number; write?: number; lens?: Lens; choice?: Choice | null }): LessonState {
   return {
     draft: init.draft, ran: init.ran, running: false, steps: [], commandEvents: Infinity, step: Math.max(0, init.step), moment: null, lens: init.lens ?? 'tree', playing: false, speed: 1,
     treeName: 'fs', dump: null, dumpStep: -1, dumpMoment: null, view: null, error: null, answers: {}, asking: null, replay: init.crash === undefined ? initialReplay : { ...initialReplay, at: init.crash, write: init.write ?? null },
+    choice: init.choice ?? null,
   };
 }
 
@@ -109,6 +114,8 @@ export function lessonReduce(s: LessonState, a: LessonAction): LessonState {
   switch (a.type) {
     case 'edit':
       return { ...s, draft: a.text };
+    case 'choose':
+      return { ...s, choice: a.choice };
     case 'ran':
       // a new run: its steps; the tree on show stays until the new run's dump
       // arrives, and the replay view starts over (its crash points are the new

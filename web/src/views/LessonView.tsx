@@ -7,6 +7,7 @@ import { momentLabels } from '../model/moments';
 import type { Lens, StepView } from '../model/steps';
 import type { Lesson } from '../lessons';
 import { questionKey } from '../model/questions';
+import { chosenScript, openChoice, scriptSchedule, threadSections, type Choice, type Schedule } from '../model/schedule';
 import { Player } from './Player';
 import { AskKernel } from './AskKernel';
 import { LiveFigure } from './LiveFigure';
@@ -30,8 +31,10 @@ export interface LessonViewProps {
   crash?: number;
   /** Inside that line, the write to crash after (1-based). */
   write?: number;
-  /** Where the learner is, for the address bar: their own script (null: the lesson's) and the crash point. */
-  onPlace?: (p: { script: string | null; crash: number | null; write: number | null }) => void;
+  /** Choose mode's picks to start with (from the address bar): the section's turns fixed as schedule lines. */
+  sched?: Schedule;
+  /** Where the learner is, for the address bar: their own script (null: the lesson's; without choose mode's schedule lines), the crash point and choose mode's picks. */
+  onPlace?: (p: { script: string | null; crash: number | null; write: number | null; sched: Schedule | null }) => void;
 }
 
 export interface LessonScripts {
@@ -69,11 +72,26 @@ const ScenarioEditor = memo(function ScenarioEditor({ script, running, rows, err
   );
 });
 
+/** The lesson's first state: its script (or the learner's), with choose mode's picks as schedule lines when the address has them. */
+function firstState(lesson: Lesson, step: number, scripts: LessonScripts | undefined, crash: number | undefined, write: number | undefined, sched: Schedule | undefined) {
+  const base = scripts?.ran ?? lesson.scenario;
+  const choice = sched ? openChoice(base, sched) : null;
+  const ran = choice ? chosenScript(choice).text : base;
+  // the editor shows what runs (the picks' schedule lines too), unless the learner's draft differs from their script
+  const draft = scripts && scripts.draft !== scripts.ran ? scripts.draft : ran;
+  return initLesson({ draft, ran, step, crash, write, lens: timelined(lesson) ? 'timeline' : 'tree', choice });
+}
+
+/** Whether the lesson's views draw the timeline under the player (lesson 3's, lesson 4's locks beside it). */
+const timelined = (lesson: Lesson) => lesson.views.some((v) => v === 'timeline' || v === 'locks');
+
+/** The 1-based first line of section of threads number n in script (0: none). */
+const sectionFirst = (script: string, n: number) => threadSections(script.split('\n')).find((s) => s.number === n)?.first ?? 0;
+
 /** A lesson: its text, a live scenario the learner can change and run, the player, and questions before the steps they ask about. All its state is one store (model/lessonStore.ts); this renders it. */
-export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, write, onPlace }: LessonViewProps) {
-  // the views that draw the timeline under the player (lesson 3's, lesson 4's locks beside it)
-  const hasTimeline = lesson.views.some((v) => v === 'timeline' || v === 'locks');
-  const [state, dispatch] = useReducer(lessonReduce, { draft: scripts?.draft ?? lesson.scenario, ran: scripts?.ran ?? lesson.scenario, step, crash, write, lens: hasTimeline ? 'timeline' : 'tree' }, initLesson);
+export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts, onScripts, crash, write, sched, onPlace }: LessonViewProps) {
+  const hasTimeline = timelined(lesson);
+  const [state, dispatch] = useReducer(lessonReduce, undefined, () => firstState(lesson, step, scripts, crash, write, sched));
   const { draft, ran, steps, dump, dumpStep, dumpMoment, view, error, treeName, answers, asking } = state;
   const cache = useRef(new Map<string, TreeDump>());
   // what the worker told of a step in a tree (at a moment): its sentence, marks, ghosts and moments (core/runs.ts)
@@ -81,7 +99,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   const momentCounts = useRef(new Map<string, number>());
   const lines = useMemo(() => ran.split('\n'), [ran]);
 
-  const run = useCallback(async (text: string) => {
+  // seekLine: then show the step of that line (choose mode: the section whose turns were picked)
+  const run = useCallback(async (text: string, seekLine = 0) => {
     dispatch({ type: 'running' });
     try {
       // the worker runs it and groups its events into steps: the page gets the steps, never the events
@@ -90,6 +109,8 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
       stepViews.current.clear();
       momentCounts.current.clear();
       dispatch({ type: 'ran', script: text, steps: r.steps, commandEvents: r.commandEvents });
+      const at = seekLine ? r.steps.findIndex((s) => !s.final && s.line === seekLine) : -1;
+      if (at >= 0) dispatch({ type: 'seek', step: at });
     } catch (e) {
       if (e instanceof CancelledError) { // the page says so; what was shown stays until the lesson comes back
         dispatch({ type: 'runStopped' });
@@ -105,16 +126,19 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
     void run(firstRun.current);
   }, [run]);
 
+  const { choice } = state;
+  // the learner's script as kept and put in the address: without choose mode's schedule lines (the address has its picks)
+  const base = choice?.base ?? ran;
   useEffect(() => {
-    onScripts?.({ draft, ran });
-  }, [draft, ran, onScripts]);
+    onScripts?.({ draft, ran: base });
+  }, [draft, base, onScripts]);
   const onPlaceRef = useRef(onPlace);
   onPlaceRef.current = onPlace;
   const crashAt = state.replay.at;
   const crashWrite = state.replay.write;
   useEffect(() => {
-    onPlaceRef.current?.({ script: ran === lesson.scenario ? null : ran, crash: crashAt, write: crashWrite });
-  }, [ran, crashAt, crashWrite, lesson]);
+    onPlaceRef.current?.({ script: base === lesson.scenario ? null : base, crash: crashAt, write: crashWrite, sched: choice ? { section: choice.section, picks: choice.picks } : null });
+  }, [base, crashAt, crashWrite, lesson, choice]);
 
   // the address bar follows the player
   const onStepRef = useRef(onStep);
@@ -186,14 +210,37 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   }, [lesson, treeId, viewOf]);
   const { timelineOf, nextWait } = useTimelines(core, ran, RUN, lesson, stateRef, dispatch);
   const runFromStart = useCallback((text: string) => {
+    // choose mode stays on: the section's schedule lines in the text are its picks (the learner may have changed the rest)
+    const c = stateRef.current.choice;
+    const next = c ? openChoice(text, { section: c.section, picks: scriptSchedule(text, c.section) }) : null;
+    if (c) dispatch({ type: 'choose', choice: next });
+    const script = next ? chosenScript(next).text : text;
+    if (script !== text) dispatch({ type: 'edit', text: script });
     dispatch({ type: 'seek', step: 0 });
-    void run(text);
+    void run(script);
   }, [run]);
   const setDraft = useCallback((text: string) => dispatch({ type: 'edit', text }), []);
   const reset = useCallback(() => {
+    dispatch({ type: 'choose', choice: null });
     dispatch({ type: 'edit', text: lesson.scenario });
-    runFromStart(lesson.scenario);
-  }, [lesson, runFromStart]);
+    dispatch({ type: 'seek', step: 0 });
+    void run(lesson.scenario);
+  }, [lesson, run]);
+  // choose mode: the picks as schedule lines run (null: back to the base script, the policy deciding), the player on the section
+  const choose = useCallback((c: Choice | null) => {
+    const s = stateRef.current;
+    const was = s.choice;
+    const { text, first } = c ? chosenScript(c) : { text: was?.base ?? s.ran, first: was ? sectionFirst(was.base, was.section) : 0 };
+    dispatch({ type: 'choose', choice: c });
+    dispatch({ type: 'edit', text });
+    if (text !== s.ran || s.running || !s.steps.length) {
+      void run(text, first);
+      return;
+    }
+    const at = s.steps.findIndex((st) => !st.final && st.line === first);
+    if (at >= 0) dispatch({ type: 'seek', step: at });
+  }, [run]);
+  const chooseContext = useMemo(() => ({ choice, running: state.running, onChoose: choose }), [choice, state.running, choose]);
 
   // focus goes to a question when it opens (QuestionPanel) and back where it was, or to the player, when it closes
   const lab = useRef<HTMLDivElement>(null);
@@ -263,7 +310,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
         // what is on the device at this step (the last commit and any log; the end: committed), for the kernel to mount
         <AskKernel core={core} script={ran} opts={RUN} line={steps[index]?.final ? -1 : steps[index]?.line ?? 0} what="this step" />
       )}
-      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch, player })}</Fragment>)}
+      {views.map((v) => <Fragment key={v.name}>{v.render({ core, script: ran, lesson, reducedMotion, replay: state.replay, dispatch, player, choose: chooseContext })}</Fragment>)}
       </div>
     </article>
   );

@@ -6,6 +6,7 @@ import type { Dispatch, ReactElement } from 'react';
 import type { CoreClient } from '../core/client';
 import type { Lesson } from '../lessons';
 import type { LessonAction, ReplayState } from '../model/lessonStore';
+import type { Choice } from '../model/schedule';
 import type { Lens, StepInfo } from '../model/steps';
 import type { Timeline } from '../model/timeline';
 import { CompareView } from './CompareView';
@@ -33,6 +34,14 @@ export interface LessonViewContext {
   replay: ReplayState;
   dispatch: Dispatch<LessonAction>;
   player: PlayerContext;
+  /** Choose mode: the picks (null: off), whether a run is under way, and a new choice to run (null: back to the policy). */
+  choose: ChooseContext;
+}
+
+export interface ChooseContext {
+  choice: Choice | null;
+  running: boolean;
+  onChoose: (c: Choice | null) => void;
 }
 
 export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | null> = {
@@ -40,7 +49,7 @@ export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | nu
   replay: (c) => <LogReplayView core={c.core} script={c.script} reducedMotion={c.reducedMotion} state={c.replay} dispatch={c.dispatch} />,
   timeline: (c) => <TimelineLesson core={c.core} script={c.script} reducedMotion={c.reducedMotion} player={c.player} dispatch={c.dispatch}
     seed={c.lesson.seed?.id === '003' ? c.lesson.seed : undefined} />,
-  locks: (c) => <LocksLesson core={c.core} script={c.script} player={c.player} dispatch={c.dispatch} seed={c.lesson.seed?.id === '000' ? c.lesson.seed : undefined} />,
+  locks: (c) => <LocksLesson core={c.core} script={c.script} player={c.player} dispatch={c.dispatch} choose={c.choose} seed={c.lesson.seed?.id === '000' ? c.lesson.seed : undefined} />,
   compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed?.id === '001' ? c.lesson.seed : undefined} />,
 };
 
