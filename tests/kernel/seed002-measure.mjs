@@ -161,7 +161,9 @@ def from_list(path):
                 os.mkdir(p); dirs += 1; continue
             n = int(rest[0]); off = rng.randrange(0, len(pool) - n)
             fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-            try: os.write(fd, pool[off:off + n])
+            try:
+                # as tar writes: a record (10240 bytes) at a time
+                for at in range(0, n, 10240): os.write(fd, pool[off + at:off + min(n, at + 10240)])
             finally: os.close(fd)
             made += 1; wrote += n
 t0 = time.monotonic(); enospc = None

@@ -7,6 +7,8 @@
 #include "../src/inode.h"
 #include "../src/scenario.h"
 #include "../src/untar.h"
+#include "../src/delalloc.h"
+#include "../src/transaction.h"
 #include "../src/checkpoint.h"
 #include "../src/image.h"
 #include "../src/mkfs.h"
@@ -485,8 +487,9 @@ static int cmd_run(int argc, char **argv, int variant)
 		return 1;
 	o.trace = trace != NULL;
 	o.count_events = metrics != NULL;
-	/* a failed run still writes its trace and metrics (a deadlock's cycle is at the trace's end), never the image */
-	o.keep_failed = !crash && (trace || metrics);
+	/* a failed run still writes its trace and metrics (a deadlock's cycle is at the trace's end); an image only
+	 * after ENOSPC, as unmounting would leave it (its data written back and committed) */
+	o.keep_failed = !crash && (trace || metrics || image);
 	struct scenario_result res = {0};
 	struct blab_err err = {0};
 	struct scenario_session *sess = NULL;
@@ -510,8 +513,16 @@ static int cmd_run(int argc, char **argv, int variant)
 	int rc = 0;
 	if (ret) {
 		fprintf(stderr, "%s\n", err.msg);
-		image = NULL;
 		rc = 1;
+		if (image && ret == BLAB_ENOSPC) {
+			res.fs->err.code = 0;
+			if (btrfs_sync_data(res.fs) || btrfs_commit_transaction(res.fs)) {
+				fprintf(stderr, "btrfslab run: no image: the commit after ENOSPC failed: %s\n", res.fs->err.msg);
+				image = NULL;
+			}
+		} else {
+			image = NULL;
+		}
 	}
 	if (metrics) {
 		char *m = scenario_metrics_json(&res);
@@ -555,13 +566,13 @@ static int cmd_untar_list(int argc, char **argv)
 		return fprintf(stderr, "btrfslab untar-list: --files is 1 to 1000000\n"), 2;
 	struct untar_gen g;
 	untar_init(&g, "/", seed, files, bytes);
-	u64 len;
+	u64 off, len;
 	int k;
-	while ((k = untar_next(&g, &len)) != UNTAR_END)
+	while ((k = untar_next(&g, &off, &len)) != UNTAR_END)
 		if (k == UNTAR_MKDIR)
 			printf("d %s\n", g.path + 1);
-		else if (k == UNTAR_WRITE)
-			printf("f %s %llu\n", g.path + 1, (unsigned long long)len);
+		else if (k == UNTAR_CREATE)
+			printf("f %s %llu\n", g.path + 1, (unsigned long long)g.write_len);
 	return fflush(stdout) ? 1 : 0;
 }
 

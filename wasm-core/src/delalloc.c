@@ -318,6 +318,12 @@ static struct btrfs_page *page_get(struct btrfs_fs_info *fs, struct btrfs_root *
 	return p;
 }
 
+u64 btrfs_delalloc_meta_rsv(const struct btrfs_fs_info *fs, u64 ino)
+{
+	const struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);
+	return ic ? ic->meta_rsv : 0;
+}
+
 void btrfs_delalloc_space_sync(struct btrfs_fs_info *fs, u64 ino)
 {
 	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);
@@ -580,6 +586,8 @@ int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 		if (i < ic->ndirty && ic->dirty[i].start < s)
 			i++;
 	}
+	/* an inline extent needs no reservation any more; ordered extents keep theirs */
+	btrfs_delalloc_space_sync(fs, ino);
 	return 0;
 }
 

@@ -76,6 +76,8 @@ void btrfs_inode_modified_clear(struct btrfs_fs_info *fs, u64 ino);
 void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino);
 /* Sets ino's metadata reservation to what its delalloc and ordered extents need (space-info.h). */
 void btrfs_delalloc_space_sync(struct btrfs_fs_info *fs, u64 ino);
+/* The metadata reservation ino holds now (0: none). */
+u64 btrfs_delalloc_meta_rsv(const struct btrfs_fs_info *fs, u64 ino);
 /* Calls fn for each cached page of ino in order (state, file offset). */
 typedef void (*btrfs_page_fn)(void *arg, u64 off, int state);
 void btrfs_for_each_page(const struct btrfs_fs_info *fs, u64 ino, btrfs_page_fn fn, void *arg);

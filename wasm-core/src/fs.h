@@ -107,6 +107,7 @@ struct btrfs_fs_info {
 		u64 global_rsv;     /* part of metadata may_use */
 		u64 delalloc_meta;  /* part held by inodes for their delalloc and ordered extents */
 		u64 op_meta;        /* part held by operations running now */
+		u64 op_data;        /* data may_use held by writes about to happen (granted tickets) */
 	} space;
 	void *delayed_ctx;
 };

@@ -636,6 +636,8 @@ static int thread_command(struct scenario_run *r, struct sec_thread *t, struct t
 				return fail(r, BLAB_EPARSE, "brace ranges are not allowed inside a thread");
 		op->kind = TOP_META;
 		op->meta = section_meta;
+		/* the items its transaction start reserves for (docs/seed002-reclaim.md, section 2) */
+		op->items = !strcmp(c, "rename") ? 11 : !strcmp(c, "unlink") || !strcmp(c, "rmdir") ? 6 : !strcmp(c, "setxattr") || !strcmp(c, "truncate") ? 2 : 5;
 		if ((!strcmp(c, "truncate") || !strcmp(c, "unlink")) && l->argc >= 2) {
 			/* its ordered extents complete first */
 			u64 ino;
@@ -913,7 +915,7 @@ static int bonnie_setup(struct scenario_run *r, struct section *sec, struct line
 static int untar_next_op(struct scenario_run *r, struct sec_thread *t, struct timed_op *op)
 {
 	struct untar_gen *g = t->ug;
-	u64 now = r->fs->clock_ns, len = 0;
+	u64 now = r->fs->clock_ns, len = 0, off = 0;
 	op->line = t->lineno;
 	r->lineno = t->lineno;
 	if (t->ug_synced) {
@@ -928,7 +930,7 @@ static int untar_next_op(struct scenario_run *r, struct sec_thread *t, struct ti
 	}
 	if (!g->files && !g->dirs)
 		t->ug_t0 = now;
-	int k = untar_next(g, &len);
+	int k = untar_next(g, &off, &len);
 	if (k == UNTAR_END) {
 		/* the tar has exited: syncfs, as the kernel measurement does */
 		t->ug_synced = 1;
@@ -939,7 +941,8 @@ static int untar_next_op(struct scenario_run *r, struct sec_thread *t, struct ti
 	} else if (k == UNTAR_CREATE) {
 		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "create %s", g->path);
 	} else {
-		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "write %s 0 %llu %llu", g->path, (unsigned long long)len, (unsigned long long)g->files);
+		snprintf(t->bn_cmd, sizeof(t->bn_cmd), "write %s %llu %llu %llu", g->path, (unsigned long long)off, (unsigned long long)len,
+			 (unsigned long long)g->files);
 	}
 	if (!t->l && !(t->l = malloc(sizeof(*t->l))))
 		return fail(r, BLAB_ENOMEM, "out of memory");
@@ -949,11 +952,11 @@ static int untar_next_op(struct scenario_run *r, struct sec_thread *t, struct ti
 
 static int untar_setup(struct scenario_run *r, struct section *sec, struct line *l)
 {
-	u64 files = 1000000, bytes = 0, seed = 1;
+	u64 files = 1000000, bytes = 0, seed = 1, chunk = 10240;
 	const char *dir = "/";
 	int ret = 0;
 	if (l->argc < 2 || strcmp(l->argv[1], "random"))
-		return fail(r, BLAB_EPARSE, "expects untar random files=N [bytes=S] [seed=N] [dir=PATH] (the CLI's untar DIR reads a directory)");
+		return fail(r, BLAB_EPARSE, "expects untar random files=N [bytes=S] [seed=N] [chunk=S] [dir=PATH]");
 	for (int i = 2; i < l->argc; i++) {
 		const char *w = l->argv[i], *eq = strchr(w, '=');
 		size_t kl = eq ? (size_t)(eq - w) : 0;
@@ -963,10 +966,12 @@ static int untar_setup(struct scenario_run *r, struct section *sec, struct line 
 			ret = parse_num(r, "bytes", eq + 1, &bytes);
 		else if (kl == 4 && !strncmp(w, "seed", 4))
 			ret = parse_num(r, "seed", eq + 1, &seed);
+		else if (kl == 5 && !strncmp(w, "chunk", 5))
+			ret = parse_num(r, "chunk", eq + 1, &chunk);
 		else if (kl == 3 && !strncmp(w, "dir", 3))
 			dir = eq + 1;
 		else
-			return fail(r, BLAB_EPARSE, "'%s': untar random takes files=N bytes=S seed=N dir=PATH", w);
+			return fail(r, BLAB_EPARSE, "'%s': untar random takes files=N bytes=S seed=N chunk=S dir=PATH", w);
 		if (ret)
 			return ret;
 	}
@@ -983,6 +988,7 @@ static int untar_setup(struct scenario_run *r, struct section *sec, struct line 
 	if (!(t->ug = malloc(sizeof(*t->ug))))
 		return fail(r, BLAB_ENOMEM, "out of memory");
 	untar_init(t->ug, dir, seed, files, bytes);
+	untar_set_chunk(t->ug, chunk); /* tar writes a record (10240 bytes) at a time; 0: each file in one write */
 	t->lineno = r->lineno;
 	return 0;
 }
@@ -1092,6 +1098,13 @@ static int set_time(struct scenario_run *r, const char *w)
 	} else if (KEY("dirty_background")) {
 		if ((ret = parse_num(r, "dirty_background", v, &r->tcfg.dirty_background_bytes)))
 			return ret;
+	} else if (KEY("shrink_delalloc")) {
+		/* in enum btrfs_shrink_delalloc's order */
+		static const char *const names[] = {"pages", "inodes", NULL};
+		int i = one_of(v, names);
+		if (i < 0)
+			return fail(r, BLAB_EPARSE, "'%s': shrink_delalloc is pages (since 5.11, the seed's fix) or inodes (5.10)", v);
+		r->tcfg.shrink_delalloc = i;
 	} else if (KEY("delayed_background")) {
 		if ((ret = parse_num(r, "delayed_background", v, &n)))
 			return ret;
@@ -1231,7 +1244,8 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only|legacy, fsync_wait=ordered|writeback, "
 						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
 						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION, tree_locks=path|tree, "
-						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N", l->argv[1]);
+						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N, "
+						    "shrink_delalloc=pages|inodes", l->argv[1]);
 		return 0;
 	}
 	if (!strcmp(c, "schedule")) {

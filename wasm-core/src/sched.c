@@ -46,6 +46,7 @@ const char *const sched_task_kind_names[TASK_KIND_COUNT] = {
 	[TASK_FINISH] = "endio-write",
 	[TASK_TRANSACTION] = "transaction",
 	[TASK_DELAYED] = "delayed-meta",
+	[TASK_RECLAIM] = "reclaim",
 };
 
 #define NAME_OF(tab, i, n) ((i) >= 0 && (i) < (n) && tab[i] ? tab[i] : "?")

@@ -72,6 +72,7 @@ enum sched_task_kind {
 	TASK_FINISH,        /* btrfs-endio-write: ordered extent completion */
 	TASK_TRANSACTION,   /* btrfs-transaction: commits every commit interval */
 	TASK_DELAYED,       /* btrfs-delayed-meta: flushes delayed items (btrfs_async_run_delayed_root) */
+	TASK_RECLAIM,       /* the async reclaim workers of metadata and data space (flush states for tickets) */
 	TASK_KIND_COUNT
 };
 

@@ -7,6 +7,10 @@
 #include <string.h>
 
 const char *const btrfs_space_kind_names[SPACE_KINDS] = {"data", "metadata", "system"};
+const char *const btrfs_flush_state_names[FLUSH_STATES] = {
+	"NONE",		     "FLUSH_DELAYED_ITEMS_NR", "FLUSH_DELAYED_ITEMS", "FLUSH_DELAYED_REFS_NR",
+	"FLUSH_DELAYED_REFS", "FLUSH_DELALLOC",	       "FLUSH_DELALLOC_WAIT", "FLUSH_DELALLOC_FULL",
+	"ALLOC_CHUNK",	     "ALLOC_CHUNK_FORCE",      "RUN_DELAYED_IPUTS",   "COMMIT_TRANS"};
 
 static const u64 kind_flags[SPACE_KINDS] = {BTRFS_BLOCK_GROUP_DATA, BTRFS_BLOCK_GROUP_METADATA, BTRFS_BLOCK_GROUP_SYSTEM};
 
@@ -163,9 +167,9 @@ int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 		if (!problems++ && msg)                                                                                        \
 			snprintf(msg, n, __VA_ARGS__);                                                                         \
 	} while (0)
-	u64 delalloc = fs->data ? fs->data->dirty_bytes : 0;
+	u64 delalloc = (fs->data ? fs->data->dirty_bytes : 0) + fs->space.op_data;
 	if (fs->space.may_use[SPACE_DATA] != delalloc)
-		PROBLEM("data may_use %llu, but %llu bytes are delalloc", (unsigned long long)fs->space.may_use[SPACE_DATA],
+		PROBLEM("data may_use %llu, but %llu bytes are delalloc or about to be", (unsigned long long)fs->space.may_use[SPACE_DATA],
 			(unsigned long long)delalloc);
 	size_t noe = 0;
 	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &noe);

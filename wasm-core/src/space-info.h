@@ -27,6 +27,29 @@
 enum btrfs_space_kind { SPACE_DATA = 0, SPACE_METADATA, SPACE_SYSTEM, SPACE_KINDS };
 extern const char *const btrfs_space_kind_names[SPACE_KINDS];
 
+/* The reclaim worker's flush states, in the kernel's order (5.15+; the
+ * numbers are enum btrfs_flush_state's, which its tracepoint prints). */
+enum btrfs_flush_state {
+	FLUSH_NONE = 0,
+	FLUSH_DELAYED_ITEMS_NR,
+	FLUSH_DELAYED_ITEMS,
+	FLUSH_DELAYED_REFS_NR,
+	FLUSH_DELAYED_REFS,
+	FLUSH_DELALLOC,
+	FLUSH_DELALLOC_WAIT,
+	FLUSH_DELALLOC_FULL,
+	ALLOC_CHUNK,
+	ALLOC_CHUNK_FORCE,
+	RUN_DELAYED_IPUTS,
+	COMMIT_TRANS,
+	FLUSH_STATES
+};
+extern const char *const btrfs_flush_state_names[FLUSH_STATES];
+
+/* shrink_delalloc's budget: before the seed's fix (5.10) a number of whole
+ * inodes, after it (5.11+, this kernel) a number of pages. */
+enum btrfs_shrink_delalloc { SHRINK_PAGES = 0, SHRINK_INODES };
+
 struct btrfs_space_info {
 	u64 flags;
 	u64 total, used, reserved, pinned, may_use, readonly;

@@ -1,5 +1,8 @@
 #include "tasks.h"
 #include "inode.h"
+#include "space-info.h"
+#include "extent-tree.h"
+#include "volumes.h"
 #include "locking.h"
 #include "bio.h"
 #include "delalloc.h"
@@ -117,6 +120,15 @@ struct evict_m {
 	struct delayed_node *n;
 };
 
+/* A reservation waiting for space (btrfs's reserve_ticket): granted in
+ * order, its bytes then held by the operation, or failed with ENOSPC. */
+struct space_ticket {
+	struct thread_ctx *c;
+	struct sched_task *t;
+	u64 bytes, start_ns;
+	int kind, state; /* 0 waiting, 1 granted, -1 failed */
+};
+
 struct timed {
 	struct btrfs_fs_info *fs;
 	const struct timed_config *cfg;
@@ -138,6 +150,12 @@ struct timed {
 	int delayed_busy;
 	struct sched_wq delayed_wq;
 	struct thread_ctx *threads;
+	/* space reservation tickets, FIFO, by enum btrfs_space_kind (data, metadata) */
+	struct space_ticket **tq[2];
+	size_t ntq[2], captq[2];
+	u64 tickets_id[2];
+	int reclaim_busy[2];
+	struct sched_wq reclaim_wq[2];
 	int committing;   /* a commit has begun: fsyncs and writes wait to join */
 	int commit_doing; /* its critical part: ordered extent completion waits too */
 	u64 trans_writers;
@@ -192,6 +210,9 @@ struct thread_ctx {
 	struct btrfs_path_lock fs_pl; /* log_copy=direct: the fs leaf held while the log changes */
 	struct dflush_m df;
 	struct evict_m ev;
+	struct space_ticket tk;
+	u64 rsv[2];   /* may_use this command holds (data, metadata): released when it has made its change */
+	int rsv_step; /* a write reserves metadata (0), then data (1) */
 	struct commit_m cm;
 	struct logsync_m lm;
 	struct sched_wq own;
@@ -434,6 +455,8 @@ static int durable_step(struct timed *tm, struct sched_task *t, int *pc, int op,
 	return 1;
 }
 
+static u64 space_grant(struct timed *tm);
+
 /* A commit of the running transaction by task t: 1 when done (or someone
  * else's commit covered it), 0 when t waits or computes, or an error. */
 static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *c, struct sched_wq *own)
@@ -489,6 +512,7 @@ static int commit_step(struct timed *tm, struct sched_task *t, struct commit_m *
 	default:
 		tm->committing = tm->commit_doing = 0;
 		tm->st->trans_started_ns = sched_now(s);
+		space_grant(tm); /* pinned space is free again */
 		/* the commit made every logged change durable: log transactions so far are done */
 		tm->log_synced = tm->log_transid;
 		tm->log_transid++;
@@ -590,9 +614,127 @@ static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m
 	}
 }
 
+/* ---- space reservation: tickets (space-info.c's rules) ---- */
+
+static void space_event(struct timed *tm, int kind)
+{
+	struct btrfs_space_info si;
+	btrfs_space_info_get(tm->fs, kind, &si);
+	fs_trace(tm->fs, (struct trace_event){.kind = TRACE_SPACE_INFO, .level = kind, .a = si.total, .b = si.used,
+					      .bytenr = si.reserved, .tree = si.pinned, .c = si.may_use});
+}
+
+static void op_hold(struct timed *tm, struct thread_ctx *c, int kind, u64 bytes)
+{
+	btrfs_space_reserve(tm->fs, kind, bytes);
+	c->rsv[kind] += bytes;
+	if (kind == SPACE_DATA)
+		tm->fs->space.op_data += bytes;
+	else
+		tm->fs->space.op_meta += bytes;
+}
+
+/* btrfs_try_granting_tickets: in order, each ticket that fits now (with
+ * the overcommit of a reservation that may flush everything), stopping at
+ * the first that does not. The number granted. */
+static u64 space_grant(struct timed *tm)
+{
+	u64 granted = 0;
+	for (int kind = 0; kind < 2; kind++) {
+		while (tm->ntq[kind]) {
+			struct space_ticket *tk = tm->tq[kind][0];
+			if (!btrfs_space_fits(tm->fs, kind, tk->bytes, RESERVE_FLUSH_ALL))
+				break;
+			op_hold(tm, tk->c, kind, tk->bytes);
+			tk->state = 1;
+			memmove(tm->tq[kind], tm->tq[kind] + 1, --tm->ntq[kind] * sizeof(*tm->tq[kind]));
+			tm->tickets_id[kind]++;
+			granted++;
+			u64 waited = sched_now(tm->s) - tk->start_ns;
+			tm->st->ticket_wait_ns += waited;
+			fs_trace(tm->fs, (struct trace_event){.kind = TRACE_RESERVE_TICKET, .slot = tk->t->id, .level = kind, .a = tk->bytes,
+							      .b = waited});
+			sched_wake_all(tm->s, &tk->c->own);
+		}
+		if (granted)
+			space_event(tm, kind);
+	}
+	return granted;
+}
+
+/* The reservations c's command holds go (its change is made): then tickets may fit. */
+static void op_release(struct timed *tm, struct thread_ctx *c)
+{
+	for (int kind = 0; kind < 2; kind++) {
+		if (!c->rsv[kind])
+			continue;
+		btrfs_space_release(tm->fs, kind, c->rsv[kind]);
+		u64 *part = kind == SPACE_DATA ? &tm->fs->space.op_data : &tm->fs->space.op_meta;
+		*part -= c->rsv[kind] < *part ? c->rsv[kind] : *part;
+		c->rsv[kind] = 0;
+	}
+	space_grant(tm);
+}
+
+/* A reservation of bytes of kind by c's command (__reserve_bytes with
+ * FLUSH_ALL): 1 when held, 0 when t waits on a ticket (call again when it
+ * runs), or ENOSPC when its ticket failed. */
+static int space_reserve_step(struct timed *tm, struct sched_task *t, struct thread_ctx *c, int kind, u64 bytes)
+{
+	if (c->tk.t == t && c->tk.kind == kind && c->tk.state) {
+		int st = c->tk.state;
+		memset(&c->tk, 0, sizeof(c->tk));
+		if (st > 0)
+			return 1;
+		return blab_fail(&tm->fs->err, BLAB_ENOSPC, "no %s space for a reservation of %llu bytes: the reclaim worker ran every flush state "
+							    "through three commits without making room",
+				 btrfs_space_kind_names[kind], (unsigned long long)bytes);
+	}
+	if (!bytes)
+		return 1;
+	if (!tm->ntq[kind] && btrfs_space_fits(tm->fs, kind, bytes, RESERVE_FLUSH_ALL)) {
+		op_hold(tm, c, kind, bytes);
+		return 1;
+	}
+	if (array_room(&tm->tq[kind], tm->ntq[kind], &tm->captq[kind], sizeof(*tm->tq[kind]), 16))
+		return fail(tm, BLAB_ENOMEM, "tickets");
+	c->tk = (struct space_ticket){.c = c, .t = t, .bytes = bytes, .start_ns = sched_now(tm->s), .kind = kind};
+	tm->tq[kind][tm->ntq[kind]++] = &c->tk;
+	tm->st->tickets++;
+	space_event(tm, kind);
+	if (!tm->reclaim_busy[kind]) {
+		tm->reclaim_busy[kind] = 1;
+		fs_trace(tm->fs, (struct trace_event){.kind = TRACE_TRIGGER_FLUSH, .slot = t->id, .level = kind, .a = bytes});
+		sched_wake_all(tm->s, &tm->reclaim_wq[kind]);
+	}
+	sched_wait(tm->s, t, &c->own, WAIT_TICKET, bytes);
+	return 0;
+}
+
+/* What a write of len at off of ino needs reserved: its pages (data), and
+ * what its inode's metadata reservation grows by. */
+static void write_needs(struct timed *tm, u64 ino, u64 off, u64 len, u64 *data, u64 *meta)
+{
+	struct btrfs_fs_info *fs = tm->fs;
+	u64 ss = fs->sectorsize;
+	*data = (off + len + ss - 1) / ss * ss - off / ss * ss;
+	size_t n = 0;
+	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &n);
+	u64 ob = 0, on = 0;
+	for (size_t i = 0; i < n; i++)
+		if (oes[i]->ino == ino) {
+			ob += oes[i]->num_bytes;
+			on++;
+		}
+	u64 held = btrfs_delalloc_meta_rsv(fs, ino), want = btrfs_space_inode_rsv_size(fs, btrfs_dirty_bytes(fs, ino) + *data, ob, on);
+	*meta = want > held ? want - held : 0;
+}
+
 enum thread_pc {
 	T_NEXT = 0,
 	T_BEGIN,
+	T_WRITE_RESERVE,
+	T_META_RESERVE,
 	T_WRITE_CHECK,
 	T_WRITE_DONE,
 	T_WRITE_UPDATE,
@@ -692,7 +834,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		case T_BEGIN:
 			switch (c->op.kind) {
 			case TOP_WRITE:
-				c->pc = T_WRITE_CHECK;
+				c->pc = T_WRITE_RESERVE;
+				c->rsv_step = 0;
 				break;
 			case TOP_FSYNC:
 				c->pc = T_F_START;
@@ -701,7 +844,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				c->pc = T_SYNC_SUBMIT;
 				break;
 			case TOP_META:
-				c->pc = c->op.ino ? T_META_FLUSH : T_META_JOIN;
+				c->pc = T_META_RESERVE;
 				break;
 			case TOP_SLEEP:
 				c->pc = T_SLEEP_DONE;
@@ -710,6 +853,26 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			default:
 				return fail(tm, BLAB_EINVAL, "unknown command kind");
 			}
+			continue;
+		case T_WRITE_RESERVE: {
+			/* btrfs_buffered_write: the metadata for its extents, then its data */
+			u64 data, meta;
+			write_needs(tm, c->op.ino, c->op.off, c->op.len, &data, &meta);
+			if (c->rsv_step == 0) {
+				if ((r = space_reserve_step(tm, t, c, SPACE_METADATA, meta)) <= 0)
+					return r;
+				c->rsv_step = 1;
+			}
+			if ((r = space_reserve_step(tm, t, c, SPACE_DATA, data)) <= 0)
+				return r;
+			c->pc = T_WRITE_CHECK;
+			continue;
+		}
+		case T_META_RESERVE:
+			/* start_transaction(items): insert(items), and as much again for the delayed refs */
+			if ((r = space_reserve_step(tm, t, c, SPACE_METADATA, 2 * btrfs_calc_insert_metadata_size(fs, (u64)c->op.items))) <= 0)
+				return r;
+			c->pc = c->op.ino ? T_META_FLUSH : T_META_JOIN;
 			continue;
 		case T_WRITE_CHECK: {
 			/* stable pages: a page under writeback is not changed until its bio completes */
@@ -730,6 +893,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			if ((ret = btrfs_start_transaction(fs)) ||
 			    (ret = btrfs_buffered_write(fs, fs->fs_root, c->op.ino, c->op.off, c->op.data, c->op.len)))
 				return ret;
+			op_release(tm, c); /* the write holds its own reservations now */
 			tm->st->bytes_written += c->op.len;
 			/* the inode item's update (btrfs_dirty_inode), under the fs tree's write lock */
 			c->pc = T_WRITE_UPDATE;
@@ -1018,6 +1182,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return 0;
 			}
 			btrfs_path_unlock(&tm->locks, t, &c->pl);
+			op_release(tm, c);
 			c->pc = T_END;
 			continue;
 		case T_SLEEP_DONE:
@@ -1044,6 +1209,9 @@ struct worker_ctx {
 	struct timed *tm;
 	int pc, done;
 	struct dflush_m df;
+	/* a reclaim worker: its space, flush state, commit cycles; shrink_delalloc's pass */
+	int kind, state, commit_cycles, sub, loops, wait_ordered, chunk_added;
+	u64 to_reclaim, tid, granted, budget, nodes;
 	u64 oe;
 	struct btrfs_path_lock pl;
 	struct commit_m cm;
@@ -1117,6 +1285,7 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			tm->finish_busy--;
 			sched_wake_all(s, &tm->writers_wq);
 			sched_wake_all(s, &tm->ordered_wq);
+			space_grant(tm); /* its extent's metadata reservation is released */
 			w->pc = 0;
 			continue;
 		}
@@ -1218,6 +1387,278 @@ static int delayed_step(struct sched *s, struct sched_task *t)
 	}
 }
 
+/* ---- the reclaim workers (btrfs_async_reclaim_metadata_space and
+ * btrfs_async_reclaim_data_space): flush states in the kernel's order
+ * until the tickets are granted, or they fail ---- */
+
+/* The metadata states in order (5.15+): the full delalloc flush and the
+ * forced chunk only once a commit cycle has passed. 0 after the last. */
+static int next_meta_state(int state, int commit_cycles)
+{
+	for (int s = state + 1; s < FLUSH_STATES; s++)
+		if ((s != FLUSH_DELALLOC_FULL && s != ALLOC_CHUNK_FORCE) || commit_cycles)
+			return s;
+	return 0;
+}
+
+/* data_flush_states (5.15+) after the forced chunks */
+static const int data_states[] = {FLUSH_DELALLOC_FULL, RUN_DELAYED_IPUTS, COMMIT_TRANS};
+
+static int next_state(const struct worker_ctx *w)
+{
+	if (w->kind == SPACE_METADATA)
+		return next_meta_state(w->state, w->commit_cycles);
+	for (size_t i = 0; i + 1 < sizeof(data_states) / sizeof(data_states[0]); i++)
+		if (data_states[i] == w->state)
+			return data_states[i + 1];
+	return w->state == ALLOC_CHUNK_FORCE ? data_states[0] : 0;
+}
+
+static u64 ordered_bytes(struct btrfs_fs_info *fs)
+{
+	size_t n = 0;
+	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &n);
+	u64 b = 0;
+	for (size_t i = 0; i < n; i++)
+		b += oes[i]->num_bytes;
+	return b;
+}
+
+/* A chunk for kind if the device has room for one (force), or also only
+ * when the space is nearly full (80%, should_alloc_chunk): 1 when one was
+ * added, 0 when not, or an error. */
+static int reclaim_alloc_chunk(struct timed *tm, int kind, int force)
+{
+	struct btrfs_fs_info *fs = tm->fs;
+	struct btrfs_space_info si;
+	btrfs_space_info_get(fs, kind, &si);
+	u64 type = kind == SPACE_DATA ? BTRFS_BLOCK_GROUP_DATA : BTRFS_BLOCK_GROUP_METADATA;
+	u64 size = btrfs_chunk_size_for(fs, type), logical;
+	type |= si.flags & BTRFS_BLOCK_GROUP_DUP;
+	if (si.unallocated < size * ((type & BTRFS_BLOCK_GROUP_DUP) ? 2 : 1))
+		return 0;
+	if (!force && si.used + si.reserved + si.pinned + si.readonly + (2ULL << 20) < si.total / 10 * 8)
+		return 0;
+	int ret = btrfs_start_transaction(fs);
+	if (!ret && !(ret = btrfs_alloc_chunk(fs, type, size, &logical))) {
+		space_event(tm, kind);
+		return 1;
+	}
+	if (ret == BLAB_ENOSPC) {
+		fs->err.code = 0;
+		ret = 0;
+	}
+	return ret;
+}
+
+/* shrink_delalloc: write back delalloc (a page budget, or whole inodes
+ * before the fix), then wait for its ordered extents or sleep a tick; up
+ * to three passes while tickets wait. 1 when done, 0 when t waits or
+ * computes, or an error. */
+static int shrink_delalloc_step(struct timed *tm, struct sched_task *t, struct worker_ctx *w)
+{
+	struct sched *s = tm->s;
+	struct btrfs_fs_info *fs = tm->fs;
+	int full = w->state == FLUSH_DELALLOC_FULL, ret;
+	for (;;) {
+		switch (w->sub) {
+		case 0: {
+			u64 delalloc = btrfs_dirty_bytes(fs, 0), ordered = ordered_bytes(fs);
+			if ((!delalloc && !ordered) || w->loops >= 3 || (w->loops && !tm->ntq[w->kind]))
+				return w->sub = 0, w->loops = 0, 1;
+			if (!w->loops)
+				w->wait_ordered = w->state != FLUSH_DELALLOC || ordered > delalloc;
+			u64 *inos;
+			size_t n;
+			if ((ret = btrfs_dirty_inodes_all(fs, &inos, &n)))
+				return ret;
+			/* the budget: pages (5.15+: min(delalloc, max(to_reclaim, delalloc / 8))), or
+			 * 2 x to_reclaim / insert(1) whole inodes (5.10) */
+			int by_inodes = tm->cfg->shrink_delalloc == SHRINK_INODES;
+			u64 items = w->to_reclaim / btrfs_calc_insert_metadata_size(fs, 1);
+			u64 want = w->to_reclaim > delalloc / 8 ? w->to_reclaim : delalloc / 8;
+			w->budget = full ? (u64)-1 : by_inodes ? 2 * (items ? items : 1) : (delalloc < want ? delalloc : want) / fs->sectorsize;
+			u64 pages = 0, inodes = 0;
+			w->noes = 0;
+			for (size_t i = 0; i < n && (full || (by_inodes ? inodes < w->budget : pages < w->budget)); i++) {
+				u64 before = btrfs_dirty_bytes(fs, inos[i]);
+				/* a range started is written to its end (writepage_delalloc raises
+				 * nr_to_write): 8192 pages at most, or the whole range under 16384 */
+				u64 end = by_inodes || full || before < 16384ULL * fs->sectorsize ? (u64)-1 : 8192ULL * fs->sectorsize;
+				if ((ret = btrfs_start_delalloc(fs, fs->fs_root, inos[i], 0, end, &w->oes, &w->noes))) {
+					free(inos);
+					return ret;
+				}
+				pages += (before - btrfs_dirty_bytes(fs, inos[i])) / fs->sectorsize;
+				inodes++;
+			}
+			free(inos);
+			if (!full) {
+				timed_latency_add(&tm->st->shrink_budget, w->budget);
+				tm->st->shrink_calls++;
+			}
+			tm->st->shrink_pages += pages;
+			tm->st->shrink_inodes += inodes;
+			fs_trace(fs, (struct trace_event){.kind = TRACE_SHRINK_DELALLOC, .level = by_inodes, .a = w->budget, .b = pages, .c = inodes});
+			w->loops++;
+			w->sub = 1;
+			sched_cpu(s, t, writeback_cost(tm, w->oes, w->noes, fs->sectorsize), WORK_WRITEBACK);
+			return 0;
+		}
+		case 1:
+			if ((ret = submit_oes(tm, t, w->oes, w->noes)))
+				return ret;
+			w->sub = 2;
+			if (!w->wait_ordered) {
+				/* schedule_timeout(1) */
+				sched_sleep_jiffies(s, t, 1, tm->cfg->dev.jiffy_ns);
+				return 0;
+			}
+			/* fallthrough */
+		case 2:
+			if (w->wait_ordered)
+				for (size_t i = 0; i < w->noes; i++)
+					if (btrfs_ordered_by_id(fs, w->oes[i]->id) == w->oes[i]) {
+						sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, 0);
+						return 0;
+					}
+			w->noes = 0;
+			w->sub = 0;
+			continue;
+		default:
+			return fail(tm, BLAB_EINVAL, "shrink_delalloc state");
+		}
+	}
+}
+
+/* One flush state of w: 1 when done, 0 when t waits or computes, or an error. */
+static int flush_state_step(struct timed *tm, struct sched_task *t, struct worker_ctx *w)
+{
+	struct btrfs_fs_info *fs = tm->fs;
+	switch (w->state) {
+	case FLUSH_DELAYED_ITEMS_NR:
+	case FLUSH_DELAYED_ITEMS: {
+		/* delayed nodes flushed: 2 x to_reclaim / insert(1) of them, or all */
+		u64 items = w->to_reclaim / btrfs_calc_insert_metadata_size(fs, 1);
+		u64 max = w->state == FLUSH_DELAYED_ITEMS ? (u64)-1 : 2 * (items ? items : 1);
+		for (;;) {
+			if (!w->df.pc) {
+				if (w->nodes >= max || !(w->df.n = dnode_oldest(tm, 0)))
+					return w->nodes = 0, 1;
+				w->nodes++;
+			}
+			int r = dflush_step(tm, t, &w->df);
+			if (r <= 0)
+				return r;
+		}
+	}
+	case FLUSH_DELAYED_REFS_NR:
+	case FLUSH_DELAYED_REFS:
+	case RUN_DELAYED_IPUTS:
+		/* the model runs delayed refs at the commit and has no delayed iputs */
+		return 1;
+	case FLUSH_DELALLOC:
+	case FLUSH_DELALLOC_WAIT:
+	case FLUSH_DELALLOC_FULL:
+		return shrink_delalloc_step(tm, t, w);
+	case ALLOC_CHUNK:
+	case ALLOC_CHUNK_FORCE: {
+		int ret = reclaim_alloc_chunk(tm, w->kind, w->state == ALLOC_CHUNK_FORCE);
+		if (ret < 0)
+			return ret;
+		w->chunk_added = ret;
+		return 1;
+	}
+	case COMMIT_TRANS:
+		return commit_step(tm, t, &w->cm, &w->own);
+	default:
+		return fail(tm, BLAB_EINVAL, "flush state");
+	}
+}
+
+/* The tickets of kind fail with ENOSPC (maybe_fail_all_tickets, less the steal). */
+static void fail_tickets(struct timed *tm, int kind)
+{
+	while (tm->ntq[kind]) {
+		struct space_ticket *tk = tm->tq[kind][0];
+		memmove(tm->tq[kind], tm->tq[kind] + 1, --tm->ntq[kind] * sizeof(*tm->tq[kind]));
+		tk->state = -1;
+		tm->st->tickets_failed++;
+		fs_trace(tm->fs, (struct trace_event){.kind = TRACE_RESERVE_TICKET, .slot = tk->t->id, .level = kind, .a = tk->bytes,
+						      .b = sched_now(tm->s) - tk->start_ns, .c = 28});
+		sched_wake_all(tm->s, &tk->c->own);
+	}
+}
+
+static int reclaim_step(struct sched *s, struct sched_task *t)
+{
+	struct worker_ctx *w = t->ctx;
+	struct timed *tm = w->tm;
+	for (;;) {
+		switch (w->pc) {
+		case 0:
+			if (!tm->ntq[w->kind]) {
+				tm->reclaim_busy[w->kind] = 0;
+				w->state = 0;
+				w->commit_cycles = 0;
+				sched_wait(s, t, &tm->reclaim_wq[w->kind], WAIT_WORK, 0);
+				return 0;
+			}
+			tm->reclaim_busy[w->kind] = 1;
+			if (!w->state) {
+				if (w->kind == SPACE_METADATA)
+					w->state = FLUSH_DELAYED_ITEMS_NR;
+				else
+					w->state = ALLOC_CHUNK_FORCE;
+			}
+			/* to_reclaim: what the tickets ask */
+			w->to_reclaim = 0;
+			for (size_t i = 0; i < tm->ntq[w->kind]; i++)
+				w->to_reclaim += tm->tq[w->kind][i]->bytes;
+			w->tid = tm->tickets_id[w->kind];
+			w->sub = w->loops = 0;
+			w->nodes = 0;
+			w->df.pc = 0;
+			w->pc = 1;
+			/* fallthrough */
+		default: {
+			int r = flush_state_step(tm, t, w);
+			if (r <= 0)
+				return r;
+			space_grant(tm);
+			u64 granted = tm->tickets_id[w->kind] - w->tid;
+			int st = w->state;
+			if (!tm->st->flush_runs[st]++ && tm->st->nflush_order < 12)
+				tm->st->flush_order[tm->st->nflush_order++] = (u64)st;
+			fs_trace(tm->fs, (struct trace_event){.kind = TRACE_FLUSH_SPACE, .level = w->kind, .slot = st,
+							      .a = st == FLUSH_DELALLOC_FULL || w->kind == SPACE_DATA ? (u64)-1 : w->to_reclaim,
+							      .b = granted});
+			w->pc = 0;
+			if (!tm->ntq[w->kind])
+				continue;
+			if (granted) {
+				/* progress: from the first state again */
+				w->state = 0;
+				if (w->commit_cycles)
+					w->commit_cycles--;
+				continue;
+			}
+			if (w->kind == SPACE_DATA && st == ALLOC_CHUNK_FORCE && w->chunk_added)
+				continue; /* forced chunks while the device has room for them */
+			w->state = next_state(w);
+			if (!w->state) {
+				/* past the last state: another commit cycle, and after the third the tickets fail */
+				if (++w->commit_cycles > 2) {
+					fail_tickets(tm, w->kind);
+					w->commit_cycles = 0;
+				}
+			}
+			continue;
+		}
+		}
+	}
+}
+
 static int transaction_step(struct sched *s, struct sched_task *t)
 {
 	struct worker_ctx *w = t->ctx;
@@ -1258,7 +1699,8 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 	free(threads);
 	free(workers);
 	struct sched_wq *wqs[] = {&tm->io_wq, &tm->ordered_wq, &tm->trans_wq, &tm->log_wq, &tm->writers_wq,
-				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq, &tm->log_mutex_wq, &tm->delayed_wq};
+				  &tm->work_wq, &tm->flusher_wq, &tm->throttle_wq, &tm->turn_wq, &tm->log_mutex_wq, &tm->delayed_wq,
+				  &tm->reclaim_wq[0], &tm->reclaim_wq[1]};
 	for (size_t i = 0; i < sizeof(wqs) / sizeof(wqs[0]); i++)
 		sched_wq_free(wqs[i]);
 	btrfs_locks_free(&tm->locks);
@@ -1270,6 +1712,8 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 		free(*(struct delayed_node **)v);
 	}
 	u64map_free(&tm->dnodes);
+	free(tm->tq[0]);
+	free(tm->tq[1]);
 	if (tm->fs->delayed_ctx == tm) {
 		tm->fs->delayed_hook = NULL;
 		tm->fs->delayed_ctx = NULL;
@@ -1315,7 +1759,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		sched_set_wakeup_ns(tm.s, COST(&tm, COST_WAKEUP, 1));
 		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
 	}
-	int nfinish = tm.cpus + 2 < 8 ? tm.cpus + 2 : 8, nworkers = nfinish + 3;
+	int nfinish = tm.cpus + 2 < 8 ? tm.cpus + 2 : 8, nworkers = nfinish + 5;
 	struct thread_ctx *threads = calloc((size_t)(nthreads ? nthreads : 1), sizeof(*threads));
 	struct worker_ctx *workers = calloc((size_t)nworkers, sizeof(*workers));
 	btrfs_locks_init(&tm.locks, tm.s, fs, cfg->tree_locks);
@@ -1349,6 +1793,13 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	/* spawned after the threads: their task ids stay 0.. after the other workers */
 	if (!ret && !sched_spawn(tm.s, TASK_DELAYED, 0, "delayed-meta", delayed_step, &workers[nfinish + 2]))
 		ret = BLAB_ENOMEM;
+	for (int k = 0; k < 2 && !ret; k++) {
+		struct worker_ctx *w = &workers[nfinish + 3 + k];
+		w->tm = &tm;
+		w->kind = k == 0 ? SPACE_METADATA : SPACE_DATA;
+		if (!sched_spawn(tm.s, TASK_RECLAIM, k, k == 0 ? "async reclaim metadata" : "async reclaim data", reclaim_step, w))
+			ret = BLAB_ENOMEM;
+	}
 	if (!ret) {
 		fs->delayed_hook = delayed_hook;
 		fs->delayed_ctx = &tm;
@@ -1475,6 +1926,22 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 	}
 	if (sep[0] == ',' && sep[1] == 0)
 		sb_printf(b, "}");
+	if (st->tickets || st->shrink_calls || st->nflush_order) {
+		sb_printf(b, ",\"reclaim\":{\"tickets\":%llu,\"ticketsFailed\":%llu,\"ticketWaitNs\":%llu,\"order\":[",
+			  (unsigned long long)st->tickets, (unsigned long long)st->tickets_failed, (unsigned long long)st->ticket_wait_ns);
+		for (u64 i = 0; i < st->nflush_order; i++)
+			sb_printf(b, "%s\"%s\"", i ? "," : "", btrfs_flush_state_names[st->flush_order[i]]);
+		sb_printf(b, "],\"runs\":{");
+		for (int k = 1, firstk = 1; k < FLUSH_STATES; k++)
+			if (st->flush_runs[k]) {
+				sb_printf(b, "%s\"%s\":%llu", firstk ? "" : ",", btrfs_flush_state_names[k], (unsigned long long)st->flush_runs[k]);
+				firstk = 0;
+			}
+		const struct timed_latency *l = &st->shrink_budget;
+		sb_printf(b, "},\"shrink\":{\"calls\":%llu,\"budgetP50\":%llu,\"budgetMax\":%llu,\"pages\":%llu,\"inodes\":%llu}}",
+			  (unsigned long long)st->shrink_calls, (unsigned long long)timed_percentile(l, 50), (unsigned long long)l->max_ns,
+			  (unsigned long long)st->shrink_pages, (unsigned long long)st->shrink_inodes);
+	}
 	if (st->untar_files || st->untar_dirs)
 		sb_printf(b, ",\"untar\":{\"files\":%llu,\"dirs\":%llu,\"bytes\":%llu,\"writeNs\":%llu,\"syncNs\":%llu}",
 			  (unsigned long long)st->untar_files, (unsigned long long)st->untar_dirs, (unsigned long long)st->untar_bytes,

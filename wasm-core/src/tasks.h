@@ -53,6 +53,7 @@ struct timed_op {
 	u64 ino, off, len, ns;
 	const u8 *data; /* TOP_WRITE: len bytes, valid until the thread's next command */
 	int (*meta)(void *ctx, int thread);
+	int items;      /* TOP_META: the items its transaction reserves for (create 5, unlink 6, ...) */
 };
 
 /* The next command of thread `thread` into *op: 0, or an error (the run stops). */
@@ -71,6 +72,7 @@ struct timed_config {
 	int log_copy;                  /* enum timed_log_copy */
 	int memory_pressure;           /* 0 none, 1 moderate, 2 heavy */
 	u64 delayed_background;        /* pending delayed items that wake the async worker (BTRFS_DELAYED_BACKGROUND, 128) */
+	int shrink_delalloc;           /* enum btrfs_shrink_delalloc: pages (5.11+) or inodes (5.10) */
 };
 enum timed_log_copy {
 	LOG_COPY_PREALLOC = 0, /* seed 000's fix (this kernel has it): one extent buffer allocated before locking or joining the log */
@@ -106,6 +108,13 @@ struct timed_state {
 	 * a create is create + write + fsync, a delete is unlink + fsync of the
 	 * directory), as bonnie++ reports each phase's latency */
 	struct timed_latency bonnie[TIMED_BONNIE_PHASES];
+	/* space reservation: tickets, the reclaim workers' flush states (runs by
+	 * state, the order of their first runs), shrink_delalloc's budgets
+	 * (pages, or inodes) and what it wrote */
+	u64 tickets, tickets_failed, ticket_wait_ns;
+	u64 flush_runs[12], flush_order[12], nflush_order;
+	struct timed_latency shrink_budget;
+	u64 shrink_calls, shrink_pages, shrink_inodes;
 	/* `untar` sections: the tree made, the time until the tar exits, and its syncfs */
 	u64 untar_files, untar_dirs, untar_bytes, untar_write_ns, untar_sync_ns;
 };

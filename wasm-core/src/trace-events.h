@@ -42,7 +42,9 @@ enum btrfs_lock_mode {
 	E(E_WORK, "work")                   \
 	E(E_BIO_OP, "bio_op")               \
 	E(E_TASK_KIND, "task_kind")         \
-	E(E_TIMED_OP, "timed_op")
+	E(E_TIMED_OP, "timed_op")           \
+	E(E_SPACE_KIND, "space_kind")       \
+	E(E_FLUSH_STATE, "flush_state")
 
 #define TRACE_EVENTS(EV, F)                                                                                         \
 	EV(OP, "op", "A scenario command begins.", F(line, INT, slot))                                               \
@@ -145,6 +147,17 @@ enum btrfs_lock_mode {
 	EV(BIO_DONE, "bio_done", "The device completes a bio, serviceNs after it started.",                         \
 	   F(id, U32, a) F(op, E_BIO_OP, level) F(logical, U64, bytenr) F(bytes, U64, b) F(serviceNs, U64, c)    \
 	   F(atNs, U64, t))                                                                                          \
+	EV(SPACE_INFO, "space_info", "A space_info's counters now (data, metadata): bytes of its chunks, used, reserved, pinned and may_use (reservations).", \
+	   F(space, E_SPACE_KIND, level) F(total, U64, a) F(used, U64, b) F(reserved, U64, bytenr) F(pinned, U64, tree)   \
+	   F(mayUse, U64, c) F(atNs, U64, t))                                                                        \
+	EV(RESERVE_TICKET, "reserve_ticket", "A reservation that did not fit waited on a ticket: granted after waitNs, or failed (error ENOSPC).", \
+	   F(task, INT, slot) F(space, E_SPACE_KIND, level) F(bytes, U64, a) F(waitNs, U64, b) F(error, U64, c) F(atNs, U64, t)) \
+	EV(TRIGGER_FLUSH, "trigger_flush", "A reservation queued a ticket and woke the reclaim worker.",             \
+	   F(task, INT, slot) F(space, E_SPACE_KIND, level) F(bytes, U64, a) F(atNs, U64, t))                      \
+	EV(FLUSH_SPACE, "flush_space", "The reclaim worker ran a flush state, asked to reclaim numBytes (all: 2^64-1); granted: tickets granted by it.", \
+	   F(space, E_SPACE_KIND, level) F(state, E_FLUSH_STATE, slot) F(numBytes, U64, a) F(granted, U64, b) F(atNs, U64, t)) \
+	EV(SHRINK_DELALLOC, "shrink_delalloc", "A pass of shrink_delalloc: its budget (pages, or inodes before the fix) and what it wrote.", \
+	   F(mode, U32, level) F(budget, U64, a) F(pages, U64, b) F(inodes, U64, c) F(atNs, U64, t))                 \
 	EV(DEADLOCK_EDGE, "deadlock_edge", "The run stops on a deadlock: one event for each wait of the cycle, task waiting to take the lock (mode) that holder holds.", \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(task, INT, slot)                       \
 	   F(mode, E_LOCK_MODE, a) F(holder, U32, b) F(atNs, U64, t))

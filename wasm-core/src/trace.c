@@ -1,6 +1,7 @@
 #include "sched.h"
 #include "tasks.h"
 #include "trace.h"
+#include "space-info.h"
 #include "errors.h"
 #include "print-tree.h"
 #include "tree-log.h"
@@ -69,7 +70,8 @@ static const struct enum_table E_FSYNC_RESULT = TABLE(fsync_result), E_REPLAY_PA
 				 E_REPLAY_ACTION = TABLE(replay_action), E_LOCK_MODE = TABLE(lock_mode),
 				 E_WAIT_CAUSE = {sched_wait_names, WAIT_CAUSE_COUNT}, E_WORK = {sched_work_names, WORK_COUNT},
 				 E_BIO_OP = {sched_bio_op_names, BIO_OP_COUNT}, E_TASK_KIND = {sched_task_kind_names, TASK_KIND_COUNT},
-				 E_TIMED_OP = {timed_op_names, TOP_COUNT};
+				 E_TIMED_OP = {timed_op_names, TOP_COUNT}, E_SPACE_KIND = {btrfs_space_kind_names, SPACE_KINDS},
+				 E_FLUSH_STATE = {btrfs_flush_state_names, FLUSH_STATES};
 #undef TABLE
 
 const char *trace_kind_name(enum trace_kind k)

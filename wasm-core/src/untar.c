@@ -68,12 +68,18 @@ static int enter(struct untar_gen *g)
 	return UNTAR_MKDIR;
 }
 
-int untar_next(struct untar_gen *g, u64 *len)
+void untar_set_chunk(struct untar_gen *g, u64 chunk) { g->chunk = chunk; }
+
+int untar_next(struct untar_gen *g, u64 *off, u64 *len)
 {
 	if (g->pending_write) {
-		g->pending_write = 0;
-		*len = g->write_len;
 		/* the path is still the file's */
+		u64 left = g->write_len - g->write_off, n = g->chunk && g->chunk < left ? g->chunk : left;
+		*off = g->write_off;
+		*len = n;
+		g->write_off += n;
+		if (g->write_off >= g->write_len)
+			g->pending_write = 0;
 		return UNTAR_WRITE;
 	}
 	for (;;) {
@@ -99,8 +105,9 @@ int untar_next(struct untar_gen *g, u64 *len)
 			u64 n = untar_file_size(&g->rng);
 			g->files++;
 			g->bytes += n;
-			g->pending_write = 1;
+			g->pending_write = n > 0;
 			g->write_len = n;
+			g->write_off = 0;
 			return UNTAR_CREATE;
 		}
 		if (f->j < f->nsub) {

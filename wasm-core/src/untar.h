@@ -28,7 +28,7 @@ struct untar_gen {
 	size_t base_len;
 	int depth; /* frames in use (0: between top-level directories) */
 	int pending_write; /* the last file created gets its data next */
-	u64 write_len;
+	u64 write_len, write_off, chunk;
 	struct untar_frame f[UNTAR_MAX_DEPTH];
 	char path[UNTAR_PATH_MAX];
 	size_t len;
@@ -38,9 +38,12 @@ enum untar_step { UNTAR_END = 0, UNTAR_MKDIR, UNTAR_CREATE, UNTAR_WRITE };
 
 /* Starts a tree under base (an absolute path, "/" for the root). */
 void untar_init(struct untar_gen *g, const char *base, u64 seed, u64 max_files, u64 max_bytes);
+/* Each file's data in writes of chunk bytes (0: one write; tar writes a
+ * record, 10240 bytes by default, at a time). */
+void untar_set_chunk(struct untar_gen *g, u64 chunk);
 /* The next command: its kind, the path in g->path, and for UNTAR_WRITE the
- * length in *len (at offset 0). */
-int untar_next(struct untar_gen *g, u64 *len);
+ * offset and length in *off and *len. */
+int untar_next(struct untar_gen *g, u64 *off, u64 *len);
 /* A file size drawn from the distribution (for tests). */
 u64 untar_file_size(u64 *rng);
 #endif

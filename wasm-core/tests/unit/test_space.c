@@ -26,6 +26,8 @@ static char *random_script(u64 seed)
 	len += (size_t)snprintf(s + len, cap - len, "mkfs size=256M\nset device=ssd\nmkdir /d\n");
 	for (int i = 0; i < 6; i++)
 		len += (size_t)snprintf(s + len, cap - len, "create /d/f%d\n", i);
+	/* small files: inline extents at writeback */
+	len += (size_t)snprintf(s + len, cap - len, "create /d/s\nwrite /d/s 0 700 1\nA: create /d/t\nA: write /d/t 0 1500 2\nA: fsync /d/t\n");
 	for (int step = 0; step < 60 && len + 512 < cap; step++) {
 		int f = (int)(next(&x) % 6), k = (int)(next(&x) % 10);
 		unsigned long long off = next(&x) % (1 << 20), n = 1 + next(&x) % (300 << 10);

@@ -39,10 +39,10 @@ TEST(untar_walks_a_tree_in_tar_order)
 {
 	struct untar_gen g;
 	untar_init(&g, "/x", 7, 500, 1ULL << 40);
-	u64 len, files = 0, writes = 0, dirs = 0, bytes = 0;
+	u64 off, len, files = 0, writes = 0, dirs = 0, bytes = 0;
 	int k, last = -1, depth_max = 0;
 	char prev[UNTAR_PATH_MAX] = "";
-	while ((k = untar_next(&g, &len)) != UNTAR_END) {
+	while ((k = untar_next(&g, &off, &len)) != UNTAR_END) {
 		CHECK(!strncmp(g.path, "/x/src", 6));
 		if (k == UNTAR_MKDIR) {
 			dirs++;
@@ -54,7 +54,7 @@ TEST(untar_walks_a_tree_in_tar_order)
 			files++;
 			strcpy(prev, g.path);
 		} else {
-			CHECK(last == UNTAR_CREATE && !strcmp(prev, g.path)); /* a file's data right after it is made */
+			CHECK(last == UNTAR_CREATE && !strcmp(prev, g.path) && off == 0); /* a file's data right after it is made */
 			writes++;
 			bytes += len;
 		}
@@ -72,11 +72,27 @@ TEST(untar_walks_a_tree_in_tar_order)
 	struct untar_gen a, b;
 	untar_init(&a, "/", 7, 50, 1ULL << 40);
 	untar_init(&b, "/", 8, 50, 1ULL << 40);
-	u64 la = 0, lb = 0, sa = 0, sb = 0;
-	while (untar_next(&a, &la) != UNTAR_END)
+	u64 la = 0, lb = 0, sa = 0, sb = 0, oa, ob;
+	while (untar_next(&a, &oa, &la) != UNTAR_END)
 		sa = sa * 31 + la;
-	while (untar_next(&b, &lb) != UNTAR_END)
+	while (untar_next(&b, &ob, &lb) != UNTAR_END)
 		sb = sb * 31 + lb;
+	/* in tar's records: each file's bytes in order, 10240 at a time */
+	struct untar_gen c;
+	untar_init(&c, "/", 7, 50, 1ULL << 40);
+	untar_set_chunk(&c, 10240);
+	u64 total = 0, expect = 0, pieces = 0;
+	while ((k = untar_next(&c, &off, &len)) != UNTAR_END)
+		if (k == UNTAR_CREATE)
+			expect = 0;
+		else if (k == UNTAR_WRITE) {
+			CHECK(off == expect && len <= 10240);
+			expect += len;
+			total += len;
+			pieces++;
+		}
+	CHECK_EQ_U64(total, c.bytes);
+	CHECK(pieces > 50);
 	CHECK(sa != sb);
 	CHECK_STR_CONTAINS(a.path, "/src/m000/");
 }

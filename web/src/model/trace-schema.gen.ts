@@ -14,8 +14,10 @@ export const TRACE_ENUMS = {
   wait_cause: ['cpu', 'tree lock', 'writeback', 'ordered extent', 'transaction commit', 'log sync', 'log writers', 'bio', 'dirty throttle', 'sleep', 'idle', 'schedule', 'transaction writers', 'ticket', 'log mutex', 'memory allocation', 'delayed node mutex'],
   work: ['syscall', 'page copy', 'writeback', 'log inode', 'log csum lookup', 'log sync', 'finish: fs tree', 'finish: csum tree', 'finish: rest', 'namespace op', 'commit', 'endio'],
   bio_op: ['data', 'log', 'metadata', 'flush', 'superblock'],
-  task_kind: ['thread', 'flusher', 'endio-write', 'transaction', 'delayed-meta'],
+  task_kind: ['thread', 'flusher', 'endio-write', 'transaction', 'delayed-meta', 'reclaim'],
   timed_op: ['end', 'write', 'fsync', 'sync', 'sleep', 'namespace'],
+  space_kind: ['data', 'metadata', 'system'],
+  flush_state: ['NONE', 'FLUSH_DELAYED_ITEMS_NR', 'FLUSH_DELAYED_ITEMS', 'FLUSH_DELAYED_REFS_NR', 'FLUSH_DELAYED_REFS', 'FLUSH_DELALLOC', 'FLUSH_DELALLOC_WAIT', 'FLUSH_DELALLOC_FULL', 'ALLOC_CHUNK', 'ALLOC_CHUNK_FORCE', 'RUN_DELAYED_IPUTS', 'COMMIT_TRANS'],
 } as const;
 export type FsyncResult = (typeof TRACE_ENUMS.fsync_result)[number] | `#${number}`;
 export type ReplayPass = (typeof TRACE_ENUMS.replay_pass)[number] | `#${number}`;
@@ -26,6 +28,8 @@ export type Work = (typeof TRACE_ENUMS.work)[number] | `#${number}`;
 export type BioOp = (typeof TRACE_ENUMS.bio_op)[number] | `#${number}`;
 export type TaskKind = (typeof TRACE_ENUMS.task_kind)[number] | `#${number}`;
 export type TimedOp = (typeof TRACE_ENUMS.timed_op)[number] | `#${number}`;
+export type SpaceKind = (typeof TRACE_ENUMS.space_kind)[number] | `#${number}`;
+export type FlushState = (typeof TRACE_ENUMS.flush_state)[number] | `#${number}`;
 
 /** Field types as the JSON carries them: u64 as a decimal string, u32 and int as numbers. */
 export type FieldType = 'u64' | 'u32' | 'int' | 'bool' | 'key' | `enum:${keyof typeof TRACE_ENUMS}`;
@@ -75,6 +79,11 @@ export const TRACE_SCHEMA = {
   task_wake: { doc: 'A blocked task can run again, after waiting waitNs.', fields: [['task', 'int'], ['cause', 'enum:wait_cause'], ['object', 'u64'], ['waitNs', 'u64'], ['atNs', 'u64']] },
   bio_submit: { doc: 'A bio is queued to the device (data, log blocks, commit blocks, flush, superblock).', fields: [['id', 'u32'], ['task', 'int'], ['op', 'enum:bio_op'], ['logical', 'u64'], ['bytes', 'u64'], ['atNs', 'u64']] },
   bio_done: { doc: 'The device completes a bio, serviceNs after it started.', fields: [['id', 'u32'], ['op', 'enum:bio_op'], ['logical', 'u64'], ['bytes', 'u64'], ['serviceNs', 'u64'], ['atNs', 'u64']] },
+  space_info: { doc: 'A space_info\'s counters now (data, metadata): bytes of its chunks, used, reserved, pinned and may_use (reservations).', fields: [['space', 'enum:space_kind'], ['total', 'u64'], ['used', 'u64'], ['reserved', 'u64'], ['pinned', 'u64'], ['mayUse', 'u64'], ['atNs', 'u64']] },
+  reserve_ticket: { doc: 'A reservation that did not fit waited on a ticket: granted after waitNs, or failed (error ENOSPC).', fields: [['task', 'int'], ['space', 'enum:space_kind'], ['bytes', 'u64'], ['waitNs', 'u64'], ['error', 'u64'], ['atNs', 'u64']] },
+  trigger_flush: { doc: 'A reservation queued a ticket and woke the reclaim worker.', fields: [['task', 'int'], ['space', 'enum:space_kind'], ['bytes', 'u64'], ['atNs', 'u64']] },
+  flush_space: { doc: 'The reclaim worker ran a flush state, asked to reclaim numBytes (all: 2^64-1); granted: tickets granted by it.', fields: [['space', 'enum:space_kind'], ['state', 'enum:flush_state'], ['numBytes', 'u64'], ['granted', 'u64'], ['atNs', 'u64']] },
+  shrink_delalloc: { doc: 'A pass of shrink_delalloc: its budget (pages, or inodes before the fix) and what it wrote.', fields: [['mode', 'u32'], ['budget', 'u64'], ['pages', 'u64'], ['inodes', 'u64'], ['atNs', 'u64']] },
   deadlock_edge: { doc: 'The run stops on a deadlock: one event for each wait of the cycle, task waiting to take the lock (mode) that holder holds.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['task', 'int'], ['mode', 'enum:lock_mode'], ['holder', 'u32'], ['atNs', 'u64']] },
 } as const satisfies Record<string, { doc: string; fields: readonly (readonly [string, FieldType])[] }>;
 
@@ -125,6 +134,11 @@ export type TraceEvent =
   | { seq: number; kind: 'task_wake'; task: number; cause: WaitCause; object: bigint; waitNs: bigint; atNs: bigint }
   | { seq: number; kind: 'bio_submit'; id: number; task: number; op: BioOp; logical: bigint; bytes: bigint; atNs: bigint }
   | { seq: number; kind: 'bio_done'; id: number; op: BioOp; logical: bigint; bytes: bigint; serviceNs: bigint; atNs: bigint }
+  | { seq: number; kind: 'space_info'; space: SpaceKind; total: bigint; used: bigint; reserved: bigint; pinned: bigint; mayUse: bigint; atNs: bigint }
+  | { seq: number; kind: 'reserve_ticket'; task: number; space: SpaceKind; bytes: bigint; waitNs: bigint; error: bigint; atNs: bigint }
+  | { seq: number; kind: 'trigger_flush'; task: number; space: SpaceKind; bytes: bigint; atNs: bigint }
+  | { seq: number; kind: 'flush_space'; space: SpaceKind; state: FlushState; numBytes: bigint; granted: bigint; atNs: bigint }
+  | { seq: number; kind: 'shrink_delalloc'; mode: number; budget: bigint; pages: bigint; inodes: bigint; atNs: bigint }
   | { seq: number; kind: 'deadlock_edge'; tree: bigint; bytenr: bigint; level: number; task: number; mode: LockMode; holder: number; atNs: bigint };
 
 /** Key type names as dump-tree prints them (the core's table). */
