@@ -108,6 +108,8 @@ struct btrfs_fs_info {
 		u64 delalloc_meta;  /* part held by inodes for their delalloc and ordered extents */
 		u64 op_meta;        /* part held by operations running now */
 		u64 op_data;        /* data may_use held by writes about to happen (granted tickets) */
+		u64 delayed_items_rsv; /* part held by delayed items until they are flushed (or the commit) */
+		u64 delayed_refs_rsv;  /* part held for delayed refs until they run (or the commit) */
 	} space;
 	void *delayed_ctx;
 };

@@ -159,6 +159,21 @@ void btrfs_space_update_global_rsv(struct btrfs_fs_info *fs)
 	fs->space.global_rsv = size;
 }
 
+void btrfs_space_commit(struct btrfs_fs_info *fs)
+{
+	btrfs_space_release(fs, SPACE_METADATA, fs->space.delayed_items_rsv + fs->space.delayed_refs_rsv);
+	fs->space.delayed_items_rsv = fs->space.delayed_refs_rsv = 0;
+	btrfs_space_update_global_rsv(fs);
+}
+
+void btrfs_space_migrate(u64 *from, u64 *to, u64 bytes)
+{
+	if (bytes > *from)
+		bytes = *from;
+	*from -= bytes;
+	*to += bytes;
+}
+
 int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 {
 	int problems = 0;
@@ -179,7 +194,7 @@ int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 	if (fs->space.reserved[SPACE_DATA] != inflight)
 		PROBLEM("data reserved %llu, but ordered extents in flight hold %llu", (unsigned long long)fs->space.reserved[SPACE_DATA],
 			(unsigned long long)inflight);
-	u64 want = fs->space.global_rsv + fs->space.op_meta, held = 0;
+	u64 want = fs->space.global_rsv + fs->space.op_meta + fs->space.delayed_items_rsv + fs->space.delayed_refs_rsv, held = 0;
 	if (fs->data) {
 		size_t i = 0;
 		u64 k;
@@ -204,7 +219,7 @@ int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 			(unsigned long long)fs->space.delalloc_meta);
 	want += held;
 	if (fs->space.may_use[SPACE_METADATA] != want)
-		PROBLEM("metadata may_use %llu, but the global reserve, operations and inodes hold %llu",
+		PROBLEM("metadata may_use %llu, but the global reserve, operations, delayed items and refs, and inodes hold %llu",
 			(unsigned long long)fs->space.may_use[SPACE_METADATA], (unsigned long long)want);
 	for (int k = 0; k < SPACE_KINDS; k++) {
 		struct btrfs_space_info si;

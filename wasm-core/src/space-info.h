@@ -88,6 +88,12 @@ u64 btrfs_space_inode_rsv_size(const struct btrfs_fs_info *fs, u64 delalloc_byte
 void btrfs_space_inode_rsv_set(struct btrfs_fs_info *fs, u64 *held, u64 want);
 /* The global block reserve, recomputed from the trees' sizes. */
 void btrfs_space_update_global_rsv(struct btrfs_fs_info *fs);
+/* A commit ran every delayed item and delayed ref: their reservations go;
+ * the global reserve is recomputed. */
+void btrfs_space_commit(struct btrfs_fs_info *fs);
+/* Moves bytes of metadata reservation from one part of may_use to another
+ * (an operation's to its delayed items or delayed refs): may_use unchanged. */
+void btrfs_space_migrate(u64 *from, u64 *to, u64 bytes);
 
 /* Checks the counters against what they must equal (data may_use is the
  * delalloc bytes; reserved is what ordered extents in flight hold; each

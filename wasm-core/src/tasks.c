@@ -103,6 +103,7 @@ struct delayed_node {
 	u64 ino, seq;            /* seq: when it last went from empty to pending (oldest flushed first) */
 	int inode_dirty, is_dir;
 	u64 index_items;
+	u64 rsv; /* metadata reservation its items hold (insert(1) an index item, modify(1) the inode update) */
 };
 
 /* Flushing one delayed node: its mutex, then its inode item's leaf
@@ -150,6 +151,7 @@ struct timed {
 	int delayed_busy;
 	struct sched_wq delayed_wq;
 	struct thread_ctx *threads;
+	struct thread_ctx *cur; /* the thread whose change is being made now: its reservation pays for delayed items */
 	/* space reservation tickets, FIFO, by enum btrfs_space_kind (data, metadata) */
 	struct space_ticket **tq[2];
 	size_t ntq[2], captq[2];
@@ -254,24 +256,43 @@ static void delayed_hook(void *ctx, u64 root, u64 ino, int dir_index)
 		return; /* no memory for the node: the change goes uncounted, nothing else */
 	if (!dnode_items(n))
 		n->seq = ++tm->dseq;
+	u64 bytes = 0;
 	if (dir_index) {
 		n->is_dir = 1;
 		n->index_items++;
 		tm->delayed_items++;
+		bytes = btrfs_calc_insert_metadata_size(tm->fs, 1); /* btrfs_delayed_item_reserve_metadata */
 	} else if (!n->inode_dirty) {
 		n->inode_dirty = 1;
 		tm->delayed_items++;
+		bytes = btrfs_calc_metadata_size(tm->fs, 1); /* btrfs_delayed_inode_reserve_metadata */
+	}
+	/* the item's reservation, migrated from the operation's (the transaction's) */
+	struct thread_ctx *c = tm->cur;
+	if (c && bytes && c->rsv[SPACE_METADATA]) {
+		u64 b = bytes < c->rsv[SPACE_METADATA] ? bytes : c->rsv[SPACE_METADATA];
+		c->rsv[SPACE_METADATA] -= b;
+		btrfs_space_migrate(&tm->fs->space.op_meta, &tm->fs->space.delayed_items_rsv, b);
+		n->rsv += b;
 	}
 	/* btrfs_balance_delayed_items: the async worker past the background mark */
 	if (tm->delayed_items >= tm->cfg->delayed_background && !tm->delayed_busy)
 		sched_wake_all(tm->s, &tm->delayed_wq);
 }
 
-static void dnode_clear(struct timed *tm, struct delayed_node *n)
+/* The node's items are in the tree: their reservation goes (released, or
+ * already by a commit's btrfs_space_commit). */
+static void dnode_clear(struct timed *tm, struct delayed_node *n, int release)
 {
 	tm->delayed_items -= dnode_items(n);
 	n->inode_dirty = 0;
 	n->index_items = 0;
+	if (release && n->rsv) {
+		u64 *part = &tm->fs->space.delayed_items_rsv, b = n->rsv < *part ? n->rsv : *part;
+		*part -= b;
+		btrfs_space_release(tm->fs, SPACE_METADATA, b);
+	}
+	n->rsv = 0;
 }
 
 /* A commit runs every delayed item (btrfs_run_delayed_items). The model
@@ -282,7 +303,7 @@ static void delayed_commit(struct timed *tm)
 	u64 k;
 	void *v;
 	while (u64map_next(&tm->dnodes, &i, &k, &v))
-		dnode_clear(tm, *(struct delayed_node **)v);
+		dnode_clear(tm, *(struct delayed_node **)v, 0);
 }
 
 /* The oldest node with items (files only: an inode reclaim can evict,
@@ -309,6 +330,8 @@ static struct delayed_node *dnode_oldest(struct timed *tm, int evictable)
 	return best;
 }
 
+static u64 space_grant(struct timed *tm);
+
 /* Flushing d->n by t (its mutex, then its inode's leaf write-locked, the
  * items' time): 1 when done, 0 when t waits or computes, or an error. */
 static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *d)
@@ -330,8 +353,9 @@ static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *
 		return 0;
 	default:
 		btrfs_path_unlock(&tm->locks, t, &d->pl);
-		dnode_clear(tm, d->n);
+		dnode_clear(tm, d->n, 1);
 		sched_unlock(tm->s, t, &d->n->mutex, BTRFS_LOCK_WRITE);
+		space_grant(tm); /* its items' reservation is free */
 		d->pc = 0;
 		return 1;
 	}
@@ -454,8 +478,6 @@ static int durable_step(struct timed *tm, struct sched_task *t, int *pc, int op,
 	*pc = 0;
 	return 1;
 }
-
-static u64 space_grant(struct timed *tm);
 
 /* A commit of the running transaction by task t: 1 when done (or someone
  * else's commit covered it), 0 when t waits or computes, or an error. */
@@ -662,9 +684,18 @@ static u64 space_grant(struct timed *tm)
 	return granted;
 }
 
-/* The reservations c's command holds go (its change is made): then tickets may fit. */
+/* The reservations c's command holds go (its change is made): then tickets
+ * may fit. A namespace operation's second insert(items), for its delayed
+ * refs, stays in the delayed refs reserve until they run. */
 static void op_release(struct timed *tm, struct thread_ctx *c)
 {
+	if (c->op.kind == TOP_META) {
+		u64 refs = btrfs_calc_insert_metadata_size(tm->fs, (u64)c->op.items);
+		if (refs > c->rsv[SPACE_METADATA])
+			refs = c->rsv[SPACE_METADATA];
+		c->rsv[SPACE_METADATA] -= refs;
+		btrfs_space_migrate(&tm->fs->space.op_meta, &tm->fs->space.delayed_refs_rsv, refs);
+	}
 	for (int kind = 0; kind < 2; kind++) {
 		if (!c->rsv[kind])
 			continue;
@@ -1175,7 +1206,12 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return r;
 			if (c->op.meta) {
 				/* the change, at the start of its time under the lock */
-				if ((ret = btrfs_start_transaction(fs)) || (ret = c->op.meta(tm->ctx, c->index)))
+				tm->cur = c;
+				ret = btrfs_start_transaction(fs);
+				if (!ret)
+					ret = c->op.meta(tm->ctx, c->index);
+				tm->cur = NULL;
+				if (ret)
 					return ret;
 				c->op.meta = NULL;
 				sched_cpu(s, t, COST(tm, COST_META_OP, 1), WORK_META);
@@ -1553,9 +1589,26 @@ static int flush_state_step(struct timed *tm, struct sched_task *t, struct worke
 		}
 	}
 	case FLUSH_DELAYED_REFS_NR:
-	case FLUSH_DELAYED_REFS:
+	case FLUSH_DELAYED_REFS: {
+		/* running delayed refs frees their reserve: calc_reclaim_items_nr(to_reclaim) refs' worth, or all
+		 * (the model's refs go into the extent tree at the commit; here their reservation and time) */
+		if (!w->sub) {
+			u64 unit = btrfs_calc_insert_metadata_size(fs, 1), items = w->to_reclaim / unit;
+			u64 want = w->state == FLUSH_DELAYED_REFS ? (u64)-1 : (items ? items : 1) * unit;
+			u64 *part = &fs->space.delayed_refs_rsv, b = want < *part ? want : *part;
+			*part -= b;
+			btrfs_space_release(fs, SPACE_METADATA, b);
+			if (!b)
+				return 1;
+			w->sub = 1;
+			sched_cpu(tm->s, t, COST(tm, COST_META_OP, b / unit ? b / unit : 1), WORK_COMMIT);
+			return 0;
+		}
+		w->sub = 0;
+		return 1;
+	}
 	case RUN_DELAYED_IPUTS:
-		/* the model runs delayed refs at the commit and has no delayed iputs */
+		/* the model has no delayed iputs */
 		return 1;
 	case FLUSH_DELALLOC:
 	case FLUSH_DELALLOC_WAIT:
@@ -1628,8 +1681,9 @@ static int reclaim_step(struct sched *s, struct sched_task *t)
 			space_grant(tm);
 			u64 granted = tm->tickets_id[w->kind] - w->tid;
 			int st = w->state;
-			if (!tm->st->flush_runs[st]++ && tm->st->nflush_order < 12)
-				tm->st->flush_order[tm->st->nflush_order++] = (u64)st;
+			int sk = w->kind == SPACE_METADATA;
+			if (!tm->st->flush_runs[sk][st]++ && tm->st->nflush_order[sk] < 12)
+				tm->st->flush_order[sk][tm->st->nflush_order[sk]++] = (u64)st;
 			fs_trace(tm->fs, (struct trace_event){.kind = TRACE_FLUSH_SPACE, .level = w->kind, .slot = st,
 							      .a = st == FLUSH_DELALLOC_FULL || w->kind == SPACE_DATA ? (u64)-1 : w->to_reclaim,
 							      .b = granted});
@@ -1926,19 +1980,25 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 	}
 	if (sep[0] == ',' && sep[1] == 0)
 		sb_printf(b, "}");
-	if (st->tickets || st->shrink_calls || st->nflush_order) {
-		sb_printf(b, ",\"reclaim\":{\"tickets\":%llu,\"ticketsFailed\":%llu,\"ticketWaitNs\":%llu,\"order\":[",
+	if (st->tickets || st->shrink_calls || st->nflush_order[0] || st->nflush_order[1]) {
+		sb_printf(b, ",\"reclaim\":{\"tickets\":%llu,\"ticketsFailed\":%llu,\"ticketWaitNs\":%llu",
 			  (unsigned long long)st->tickets, (unsigned long long)st->tickets_failed, (unsigned long long)st->ticket_wait_ns);
-		for (u64 i = 0; i < st->nflush_order; i++)
-			sb_printf(b, "%s\"%s\"", i ? "," : "", btrfs_flush_state_names[st->flush_order[i]]);
-		sb_printf(b, "],\"runs\":{");
-		for (int k = 1, firstk = 1; k < FLUSH_STATES; k++)
-			if (st->flush_runs[k]) {
-				sb_printf(b, "%s\"%s\":%llu", firstk ? "" : ",", btrfs_flush_state_names[k], (unsigned long long)st->flush_runs[k]);
-				firstk = 0;
-			}
+		/* the metadata worker's states (order, runs), then the data worker's */
+		for (int sk = 1; sk >= 0; sk--) {
+			sb_printf(b, ",\"%s\":[", sk ? "order" : "dataOrder");
+			for (u64 i = 0; i < st->nflush_order[sk]; i++)
+				sb_printf(b, "%s\"%s\"", i ? "," : "", btrfs_flush_state_names[st->flush_order[sk][i]]);
+			sb_printf(b, "],\"%s\":{", sk ? "runs" : "dataRuns");
+			for (int k = 1, firstk = 1; k < FLUSH_STATES; k++)
+				if (st->flush_runs[sk][k]) {
+					sb_printf(b, "%s\"%s\":%llu", firstk ? "" : ",", btrfs_flush_state_names[k], (unsigned long long)st->flush_runs[sk][k]);
+					firstk = 0;
+				}
+			sb_printf(b, "}");
+		}
+		sb_printf(b, ",");
 		const struct timed_latency *l = &st->shrink_budget;
-		sb_printf(b, "},\"shrink\":{\"calls\":%llu,\"budgetP50\":%llu,\"budgetMax\":%llu,\"pages\":%llu,\"inodes\":%llu}}",
+		sb_printf(b, "\"shrink\":{\"calls\":%llu,\"budgetP50\":%llu,\"budgetMax\":%llu,\"pages\":%llu,\"inodes\":%llu}}",
 			  (unsigned long long)st->shrink_calls, (unsigned long long)timed_percentile(l, 50), (unsigned long long)l->max_ns,
 			  (unsigned long long)st->shrink_pages, (unsigned long long)st->shrink_inodes);
 	}

@@ -112,7 +112,7 @@ struct timed_state {
 	 * state, the order of their first runs), shrink_delalloc's budgets
 	 * (pages, or inodes) and what it wrote */
 	u64 tickets, tickets_failed, ticket_wait_ns;
-	u64 flush_runs[12], flush_order[12], nflush_order;
+	u64 flush_runs[2][12], flush_order[2][12], nflush_order[2]; /* by space: data, metadata */
 	struct timed_latency shrink_budget;
 	u64 shrink_calls, shrink_pages, shrink_inodes;
 	/* `untar` sections: the tree made, the time until the tar exits, and its syncfs */

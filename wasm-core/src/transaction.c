@@ -188,7 +188,7 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 	if ((ret = btrfs_write_dirty_blocks(fs)) || (ret = btrfs_write_super(fs)))
 		return ret;
 	btrfs_unpin_extents(fs);
-	btrfs_space_update_global_rsv(fs);
+	btrfs_space_commit(fs);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_COMMIT, .a = fs->generation, .b = fs->tree_root->node->start});
 	fs->trans_running = 0;
 	return 0;
