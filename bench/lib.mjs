@@ -1,6 +1,6 @@
 // Helpers for benchmarks: timing and peak memory of a command, median of runs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,4 +78,25 @@ export async function dirToScript(dir) {
   };
   walk(dir, '');
   return `${lines.join('\n')}\n`;
+}
+
+/** The WASM core, loaded in Node (the Emscripten glue given the binary). */
+export async function wasmCore() {
+  const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
+  return create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
+}
+
+/** A scenario run in the WASM core: its metrics and the run's milliseconds. Throws on failure. */
+export function runWasm(core, text) {
+  const enc = new TextEncoder().encode(text);
+  const p = core._blab_alloc(enc.length);
+  core.HEAPU8.set(enc, p);
+  const t0 = performance.now();
+  const h = core._blab_run(p, enc.length, 1n, 1n, 0);
+  const ms = performance.now() - t0;
+  core._blab_free(p);
+  if (h <= 0) throw new Error(`WASM run: ${core.UTF8ToString(core._blab_last_error())}`);
+  const m = JSON.parse(core.UTF8ToString(core._blab_metrics_json(h)));
+  core._blab_close(h);
+  return { m, ms };
 }

@@ -4,15 +4,9 @@
 // the same work in memory as a ratio to the native build's.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { bench, btrfsCheckOk, CLI, dirToScript, measure, median } from './lib.mjs';
+import { bench, btrfsCheckOk, CLI, dirToScript, measure, median, wasmCore } from './lib.mjs';
 
 export const name = 'mkfs --rootdir: native CLI vs mkfs.btrfs 6.2, and WASM vs native in memory';
-
-async function wasmCore() {
-  const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
-  return create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
-}
 
 function wasmRunMs(m, script) {
   const bytes = Buffer.from(script);

@@ -8,10 +8,9 @@
 // the fsync's transaction commits instead of logging (the kernel and
 // btrfslab alike), and there would be no log to replay.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CLI } from './lib.mjs';
+import { CLI, wasmCore } from './lib.mjs';
 
 export const name = 'seed 001: directory fsync of N new files, crash, replay: btrfslab (native, WASM) vs the kernel';
 
@@ -24,11 +23,6 @@ function warmup(mode) {
 
 function script(mode) {
   return [...warmup(mode), `create /testdir/file_{1..${N}}`, 'fsync /testdir', 'crash'].join('\n') + '\n';
-}
-
-async function wasmCore() {
-  const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
-  return create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
 }
 
 function wasmPhases(m, text) {

@@ -13,11 +13,10 @@
 // onto a 512 MiB filesystem (mkfs single profiles in the kernel, as the
 // model's), small enough that metadata reservations run short.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { measureKernelReclaim } from '../tests/kernel/seed002-measure.mjs';
-import { CLI as BUILT } from './lib.mjs';
+import { CLI as BUILT, runWasm, wasmCore } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 export const name = 'seed 002: untar with shrink_delalloc by inodes (5.10) and by pages (5.11+) — the model vs the seed, and vs this kernel';
@@ -41,21 +40,6 @@ export function runModel(opts) {
   return { m, ms: performance.now() - t0, s: (m.timed.untar.writeNs + m.timed.untar.syncNs) / 1e9 };
 }
 
-async function wasmRun(text) {
-  const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
-  const core = await create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
-  const enc = new TextEncoder().encode(text);
-  const p = core._blab_alloc(enc.length);
-  core.HEAPU8.set(enc, p);
-  const t0 = performance.now();
-  const h = core._blab_run(p, enc.length, 1n, 1n, 0);
-  const ms = performance.now() - t0;
-  core._blab_free(p);
-  if (h <= 0) throw new Error(`WASM run: ${core.UTF8ToString(core._blab_last_error())}`);
-  core._blab_close(h);
-  return ms;
-}
-
 export async function run(ctx) {
   const rows = [];
   console.log(`\nuntar random files=${FILES} seed=${SEED} on 512 MiB (virtual seconds; tar and syncfs)`);
@@ -67,7 +51,7 @@ export async function run(ctx) {
     rows.push({ metric: `untar inodes/pages, ${s.device}`, unit: 'ratio', ours: ratio, peer: seedRatio ?? 1, peerName: `seed 002 (${s.label})` });
   }
   const native = runModel({ device: 'ssd', mode: 'pages' });
-  const wasmMs = await wasmRun(untarScript({ device: 'ssd', mode: 'pages' }));
+  const wasmMs = runWasm(await wasmCore(), untarScript({ device: 'ssd', mode: 'pages' })).ms;
   console.log(`\nspeed: ${FILES} files natively ${(native.ms / 1000).toFixed(2)} s, WASM ${(wasmMs / 1000).toFixed(2)} s (${(wasmMs / native.ms).toFixed(2)}x; target 1.5x)`);
   rows.push({ metric: `untar ${FILES} files, WASM vs native`, unit: 'ms', ours: wasmMs, peer: native.ms, peerName: 'btrfslab native (target 1.5x)' });
 

@@ -15,10 +15,9 @@
 // BTRFSLAB_SEED003_TOTAL (MiB of each model row, default 128) and
 // BTRFSLAB_SEED003_KERNEL_MIB (per kernel job, default 16) size it.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { CLI } from './lib.mjs';
+import { CLI, runWasm, wasmCore } from './lib.mjs';
 import { measureKernel, measureLoopDevice } from '../tests/kernel/seed003-measure.mjs';
 
 export const name = 'seed 003: fast fsync waits only for writeback — the model vs the seed\'s table, and vs the kernel on a loop device';
@@ -40,25 +39,6 @@ function runNative(dir, text, tag) {
   const t0 = performance.now();
   const m = JSON.parse(execFileSync(CLI, ['run', script, '--metrics', '-'], { encoding: 'utf8', maxBuffer: 1 << 26 }));
   return { m, ms: performance.now() - t0 };
-}
-
-async function wasmCore() {
-  const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
-  return create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
-}
-
-function runWasm(m, text) {
-  const enc = new TextEncoder().encode(text);
-  const p = m._blab_alloc(enc.length);
-  m.HEAPU8.set(enc, p);
-  const t0 = performance.now();
-  const h = m._blab_run(p, enc.length, 1n, 1n, 0);
-  const ms = performance.now() - t0;
-  m._blab_free(p);
-  if (h <= 0) throw new Error(`WASM run: ${m.UTF8ToString(m._blab_last_error())}`);
-  const metrics = JSON.parse(m.UTF8ToString(m._blab_metrics_json(h)));
-  m._blab_close(h);
-  return { m: metrics, ms };
 }
 
 const pct = (a, b) => (b / a - 1) * 100;

@@ -329,14 +329,7 @@ void btrfs_delalloc_space_sync(struct btrfs_fs_info *fs, u64 ino)
 	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);
 	if (!ic)
 		return;
-	size_t n = 0;
-	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &n);
-	u64 ob = 0, on = 0;
-	for (size_t i = 0; i < n; i++)
-		if (oes[i]->ino == ino) {
-			ob += oes[i]->num_bytes;
-			on++;
-		}
+	u64 on, ob = btrfs_ordered_bytes(fs, ino, &on);
 	btrfs_space_inode_rsv_set(fs, &ic->meta_rsv, btrfs_space_inode_rsv_size(fs, ic->dirty_bytes, ob, on));
 }
 

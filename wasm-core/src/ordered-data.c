@@ -49,6 +49,20 @@ size_t btrfs_ordered_count(const struct btrfs_fs_info *fs, u64 ino)
 	return btrfs_ordered_of(fs, ino, 0, (u64)-1, NULL, 0);
 }
 
+u64 btrfs_ordered_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 *count)
+{
+	const struct btrfs_data_state *d = fs->data;
+	u64 bytes = 0, n = 0;
+	for (size_t i = 0; d && i < d->noes; i++)
+		if (!ino || d->oes[i]->ino == ino) {
+			bytes += d->oes[i]->num_bytes;
+			n++;
+		}
+	if (count)
+		*count = n;
+	return bytes;
+}
+
 struct btrfs_ordered_extent *btrfs_ordered_by_id(const struct btrfs_fs_info *fs, u64 id)
 {
 	const struct btrfs_data_state *d = fs->data;

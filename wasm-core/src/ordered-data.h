@@ -51,6 +51,8 @@ size_t btrfs_ordered_of(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 
 int btrfs_ordered_io_pending(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end);
 /* Count of ino's in-flight ordered extents (any range). */
 size_t btrfs_ordered_count(const struct btrfs_fs_info *fs, u64 ino);
+/* The bytes of ino's in-flight ordered extents (0: every inode's), and their number in *count (may be NULL). */
+u64 btrfs_ordered_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 *count);
 struct btrfs_ordered_extent *btrfs_ordered_by_id(const struct btrfs_fs_info *fs, u64 id);
 
 /* The bio completed: its bytes go to the device, the pages leave writeback. */

@@ -186,11 +186,7 @@ int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 	if (fs->space.may_use[SPACE_DATA] != delalloc)
 		PROBLEM("data may_use %llu, but %llu bytes are delalloc or about to be", (unsigned long long)fs->space.may_use[SPACE_DATA],
 			(unsigned long long)delalloc);
-	size_t noe = 0;
-	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &noe);
-	u64 inflight = 0;
-	for (size_t i = 0; i < noe; i++)
-		inflight += oes[i]->num_bytes;
+	u64 inflight = btrfs_ordered_bytes(fs, 0, NULL);
 	if (fs->space.reserved[SPACE_DATA] != inflight)
 		PROBLEM("data reserved %llu, but ordered extents in flight hold %llu", (unsigned long long)fs->space.reserved[SPACE_DATA],
 			(unsigned long long)inflight);
@@ -201,12 +197,7 @@ int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 		void *v;
 		while (u64map_next(&fs->data->inodes, &i, &k, &v)) {
 			const struct btrfs_inode_cache *ic = *(struct btrfs_inode_cache **)v;
-			u64 ob = 0, on = 0;
-			for (size_t j = 0; j < noe; j++)
-				if (oes[j]->ino == ic->ino) {
-					ob += oes[j]->num_bytes;
-					on++;
-				}
+			u64 on, ob = btrfs_ordered_bytes(fs, ic->ino, &on);
 			u64 need = btrfs_space_inode_rsv_size(fs, ic->dirty_bytes, ob, on);
 			if (ic->meta_rsv != need)
 				PROBLEM("inode %llu holds %llu bytes of metadata reservation, its extents need %llu", (unsigned long long)ic->ino,

@@ -749,14 +749,7 @@ static void write_needs(struct timed *tm, u64 ino, u64 off, u64 len, u64 *data, 
 	struct btrfs_fs_info *fs = tm->fs;
 	u64 ss = fs->sectorsize;
 	*data = (off + len + ss - 1) / ss * ss - off / ss * ss;
-	size_t n = 0;
-	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &n);
-	u64 ob = 0, on = 0;
-	for (size_t i = 0; i < n; i++)
-		if (oes[i]->ino == ino) {
-			ob += oes[i]->num_bytes;
-			on++;
-		}
+	u64 on, ob = btrfs_ordered_bytes(fs, ino, &on);
 	u64 held = btrfs_delalloc_meta_rsv(fs, ino), want = btrfs_space_inode_rsv_size(fs, btrfs_dirty_bytes(fs, ino) + *data, ob, on);
 	*meta = want > held ? want - held : 0;
 }
@@ -1450,16 +1443,6 @@ static int next_state(const struct worker_ctx *w)
 	return w->state == ALLOC_CHUNK_FORCE ? data_states[0] : 0;
 }
 
-static u64 ordered_bytes(struct btrfs_fs_info *fs)
-{
-	size_t n = 0;
-	struct btrfs_ordered_extent *const *oes = btrfs_ordered_list(fs, &n);
-	u64 b = 0;
-	for (size_t i = 0; i < n; i++)
-		b += oes[i]->num_bytes;
-	return b;
-}
-
 /* A chunk for kind if the device has room for one (force), or also only
  * when the space is nearly full (80%, should_alloc_chunk): 1 when one was
  * added, 0 when not, or an error. */
@@ -1499,7 +1482,7 @@ static int shrink_delalloc_step(struct timed *tm, struct sched_task *t, struct w
 	for (;;) {
 		switch (w->sub) {
 		case 0: {
-			u64 delalloc = btrfs_dirty_bytes(fs, 0), ordered = ordered_bytes(fs);
+			u64 delalloc = btrfs_dirty_bytes(fs, 0), ordered = btrfs_ordered_bytes(fs, 0, NULL);
 			if ((!delalloc && !ordered) || w->loops >= 3 || (w->loops && !tm->ntq[w->kind]))
 				return w->sub = 0, w->loops = 0, 1;
 			if (!w->loops)
