@@ -1,9 +1,10 @@
 // Lesson 4 as a learner uses it: the tree locks at a moment of a timed
 // section (blocks by level, who holds each, who waits), replayed exactly
 // both ways; a creator queued for a leaf that an fsyncer holds for read
-// while its lane waits for memory; the questions; before and after (both
-// log_copy modes side by side) and the seed's bonnie++ latencies;
-// screenshots at desktop and phone width; axe.
+// while its lane waits for memory; a full fsync flushing its delayed inode
+// item under the inode's delayed node mutex, drawn apart from the trees; the
+// questions; before and after (both log_copy modes side by side) and the
+// seed's bonnie++ latencies; screenshots at desktop and phone width; axe.
 import { expect, test, type Page } from '@playwright/test';
 import { axeViolations } from './helpers';
 
@@ -63,17 +64,57 @@ test.describe('at desktop width', () => {
     await expect(locks(page).locator('figure[data-tree="fs tree"] g.lock-block[data-level="1"]')).not.toHaveCount(0);
     await toCreatorLockWait(page);
     const said = locks(page).getByTestId('lock-said');
-    await expect(said).toContainText(/leaf \d+ of the fs tree: read-held by [AB](, [AB])?; waiting: [^.]*[CD] \(write\)/);
+    // one fsyncer reads the leaf. The creator has just come: last in its queue, for write. Ahead of it, when the seed's
+    // interleaving has it so, only the other fsyncer, for write: a new file's full fsync flushes the inode's delayed inode
+    // item into the leaf before it logs the inode, holding the inode's delayed node mutex
+    const creator = /: ([CD]) waits for a lock on the fs tree/.exec((await page.getByTestId('sentence').textContent())!)![1];
+    const queue = new RegExp(`leaf \\d+ of the fs tree: read-held by ([AB]); waiting: (?:((?!\\1)[AB]) \\(write\\), )?${creator} \\(write\\)\\.`);
+    await expect(said).toContainText(queue);
     const leaf = locks(page).locator('figure[data-tree="fs tree"] g.lock-block.contended');
     await expect(leaf).toHaveAttribute('data-state', 'read');
-    await expect(leaf).toContainText(/R: [AB]/);
-    await expect(leaf).toContainText(/waits: [CD]\(w\)/);
+    await expect(leaf).toContainText(new RegExp(`R: ([AB])waits: (?:(?!\\1)[AB]\\(w\\) )?${creator}\\(w\\)$`));
+    const fsyncer = queue.exec((await said.textContent())!)![2];
+    if (fsyncer) await expect(said).toContainText(new RegExp(`the delayed node mutex of inode \\d+: held by ${fsyncer}\\.`));
+    // a delayed node mutex is never drawn as a tree block (at level -1)
+    await expect(locks(page).locator('g.lock-block[data-level="-1"]')).toHaveCount(0);
     // the reader's lane: waiting for memory, the creator's: for the tree lock
     const svg = timeline(page).getByTestId('timeline-svg');
     await expect(svg.locator('g.wait.open[data-cause="memory allocation"]').first()).toBeAttached();
     await expect(svg.locator('g.wait.open[data-cause="tree lock"]').first()).toBeAttached();
     await unstick(page);
     await expect(locks(page).locator('figure[data-tree="fs tree"]')).toHaveScreenshot('lesson4-locks.png', { maxDiffPixelRatio: 0.02 });
+  });
+
+  test("a new file's full fsync flushes its delayed inode item: the inode's delayed node mutex, drawn apart from the trees", async ({ page }) => {
+    await open(page, LONE);
+    const said = locks(page).getByTestId('lock-said');
+    const sentence = page.getByTestId('sentence');
+    await timeline(page).getByRole('slider', { name: 'Timeline event' }).fill('0');
+    await expect(sentence).toContainText('event 1 of');
+    /** The next moment, its locks drawn (the flush is one moment: none may be passed over). */
+    const step = async () => {
+      const was = (await sentence.textContent())!;
+      await page.getByRole('button', { name: 'Next event' }).click();
+      await expect(sentence).not.toHaveText(was);
+      await page.waitForTimeout(60);
+    };
+    for (let i = 0; i < 100 && !/delayed node mutex/.test((await said.textContent())!); i++) await step();
+    // inside A's fsync: the inode's mutex held, and under it the inode's leaf write-locked for the flush
+    await expect(sentence).toContainText(/Line 11, thread A, event \d+ of \d+: A runs on a CPU/);
+    await expect(said).toContainText(/leaf \d+ of the fs tree: write-held by A\.the delayed node mutex of inode (\d+): held by A\.$/);
+    const mutexes = locks(page).locator('figure[data-tree="delayed nodes"]');
+    await expect(mutexes.locator('figcaption')).toHaveText('delayed node mutexes');
+    await expect(mutexes.locator('g.lock-mutex')).toHaveCount(1);
+    const ino = /inode (\d+): held by A/.exec((await said.textContent())!)![1];
+    await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-state="held"]`)).toHaveText(`inode ${ino}held: A`);
+    await expect(locks(page).getByRole('img', { name: `Delayed node mutexes: the delayed node mutex of inode ${ino}: held by A` })).toBeVisible();
+    await expect(locks(page).locator('g.lock-block[data-level="-1"]')).toHaveCount(0);
+    await unstick(page);
+    await expect(mutexes).toHaveScreenshot('lesson4-delayed-mutex.png', { maxDiffPixelRatio: 0.02 });
+    // flushed: the mutex let go, the leaf read-locked to copy the inode's items into the log
+    await step();
+    await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-state="free"]`)).toHaveText(`inode ${ino}free`);
+    await expect(said).toContainText(/^leaf \d+ of the fs tree: read-held by A\.$/);
   });
 
   test('event by event: the locks replayed exactly back and forward', async ({ page }) => {

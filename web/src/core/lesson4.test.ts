@@ -1,14 +1,15 @@
 // Lesson 4's scenario through the WASM core and the worker's step grouping:
 // its two timed sections as timelines with their lock events; the locks
 // replayed at a moment where a creator waits behind a fsync that holds the
-// fs leaf's read lock while its allocation stalls in reclaim; and the figures
+// fs leaf's read lock while its allocation stalls in reclaim; a full fsync
+// flushing its delayed inode item under the inode's delayed node mutex; and the figures
 // of both log_copy modes (the compare view's).
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { RunSteps } from './runs';
 import { loadCore, stepsOf as stepsOfScript } from './testCore';
 import type { Core } from './wasm';
 import { LESSONS } from '../lessons';
-import { lockFrame, stateOf } from '../model/locks';
+import { isMutex, lockFrame, stateOf } from '../model/locks';
 import { lockContention, withLogCopy } from '../model/logCopyModes';
 
 let core: Core;
@@ -53,7 +54,33 @@ describe("lesson 4's scenario: leaf locks under memory pressure", () => {
     const f = lockFrame(tl.locks!, found!.seq);
     const leaf = f.busy.find((n) => n.bytenr === found!.bytenr)!;
     expect(leaf.level).toBe(0);
-    expect(leaf.waiters.map((w) => w.task)).toContain(found!.task);
+    // the creator has just come: last in the queue, as every waiter there, for write. Ahead of it, when the seed's
+    // interleaving has it so, only the other fsyncer: a new file's full fsync flushes the inode's delayed inode item into
+    // the leaf before it logs the inode whole, holding that inode's delayed node mutex (kept apart from the tree blocks)
+    expect(leaf.waiters.at(-1)!.task).toBe(found!.task);
+    for (const w of leaf.waiters) expect(w.mode).toBe('write');
+    for (const w of leaf.waiters.slice(0, -1)) {
+      expect(['A', 'B']).toContain(name.get(w.task));
+      expect(leaf.readers).not.toContain(w.task);
+      expect(f.mutexes.filter((m) => m.writer === w.task)).toHaveLength(1);
+    }
+    expect(f.trees.flatMap((t) => t.levels).every((l) => l >= 0)).toBe(true);
+  });
+
+  test("a new file's full fsync flushes its delayed inode item first: the inode's delayed node mutex, then its leaf for write", () => {
+    const [lone] = timedOf(stepsOf(lesson.scenario));
+    const a = lone.lanes.find((l) => l.name === 'A')!.task;
+    const locks = lone.locks!;
+    const taken = locks.find((e) => isMutex(e) && e.kind === 'acquire')!;
+    expect(taken.task).toBe(a);
+    const fsync = lone.ops.find((o) => o.op === 'fsync')!;
+    expect(taken.seq).toBeGreaterThan(fsync.start.seq);
+    const next = locks.find((e) => e.seq > taken.seq && e.task === a && !isMutex(e))!;
+    expect([next.kind, next.tree, next.level, next.mode]).toEqual(['acquire', '5', 0, 'write']);
+    const f = lockFrame(locks, next.seq);
+    expect(f.mutexes.map((m) => [m.bytenr, m.writer, m.parent])).toEqual([[taken.bytenr, a, null]]);
+    expect(f.trees.flatMap((t) => t.levels).every((l) => l >= 0)).toBe(true);
+    expect(lockFrame(locks, null).busy).toEqual([]);
   });
 
   test('both modes: preallocating takes the creators off the leaf lock and shortens fsyncs', () => {

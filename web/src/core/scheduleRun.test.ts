@@ -4,11 +4,13 @@
 // the run; a pick timed while A holds the fs leaf for read and waits for
 // memory makes B's create queue for the leaf with log_copy=clone, and not
 // with prealloc; a failed run is kept and says why; with log_copy=direct, an
-// interleaving picked by schedule deadlocks and its cycle comes back.
+// interleaving picked by schedule deadlocks and its cycle comes back; the
+// delayed-meta worker of that scenario on the timeline and in the lock view.
 import { beforeAll, describe, expect, test } from 'vitest';
 import { LESSONS } from '../lessons';
-import { blockKey, locksAt } from '../model/locks';
+import { blockKey, isMutex, lockFrame, locksAt } from '../model/locks';
 import { withLogCopy } from '../model/logCopyModes';
+import { blockSentence } from '../views/LockPanel';
 import { chosenScript, openChoice, threadSections } from '../model/schedule';
 import { CORE_ERRNO, CoreError } from './errors';
 import { scheduleRun } from './scheduleRun';
@@ -147,5 +149,32 @@ describe('log_copy=direct: a picked interleaving deadlocks', () => {
     // the same picks with the clone: no deadlock
     const clone = chosenScript(openChoice(directScript('clone'), { section: 1, picks: DEADLOCK_ORDER })!);
     expect(scheduleRun(core, clone.text, RUN, 1, DEADLOCK_ORDER.length)).toMatchObject({ failed: null, cycle: null, reached: true });
+  });
+});
+
+describe('the delayed-meta worker in a timeline (the same scenario, log_copy=clone, the policy deciding)', () => {
+  test('its lane among the kernel workers; the delayed node mutexes it takes drawn apart from the fs tree, told as mutexes', () => {
+    const runs = stepsOf(core, directScript('clone'));
+    const step = runs.steps.find((s) => s.kinds.has('task_new'))!;
+    const tl = runs.timeline(step.index);
+    const names = tl.lanes.map((l) => l.name);
+    expect(names.slice(0, 6)).toEqual(['A', 'B', 'C', 'flusher', 'transaction kthread', 'delayed-meta']);
+    for (const n of names.slice(6)) expect(n).toMatch(/^endio-write \d+$/);
+    const worker = tl.lanes.find((l) => l.kind === 'delayed-meta')!.task;
+    expect(tl.cpu.some((c) => c.task === worker)).toBe(true);
+    const mutexes = tl.locks!.filter(isMutex);
+    expect(mutexes.some((e) => e.task === worker && e.kind === 'acquire')).toBe(true);
+    for (const e of mutexes) {
+      const f = lockFrame(tl.locks!, e.seq);
+      expect(f.trees.flatMap((t) => t.levels).every((l) => l >= 0), 'no tree block at level -1').toBe(true);
+      const m = f.mutexes.find((n) => n.bytenr === e.bytenr)!;
+      expect([m.level, m.parent, m.current]).toEqual([-1, null, true]);
+      expect(blockSentence(m, String)).toMatch(new RegExp(`^the delayed node mutex of inode ${e.bytenr}: (free|held by \\d+)`));
+    }
+    // the worker, holding an inode's mutex, write-locks that inode's leaf (__btrfs_commit_inode_delayed_items)
+    const taken = mutexes.find((e) => e.task === worker && e.kind === 'acquire')!;
+    const next = tl.locks!.find((e) => e.seq > taken.seq && e.task === worker && !isMutex(e) && e.kind !== 'release')!;
+    expect([next.tree, next.level, next.mode]).toEqual(['5', 0, 'write']);
+    expect(locksAt(tl.locks!, next.seq).get(blockKey('5', taken.bytenr, -1))!.writer).toBe(worker);
   });
 });

@@ -6,8 +6,11 @@
 // The blocks a step locks are laid out as a small tree per btrfs tree, by
 // level (the root on top), their parents found from that coupling: a task
 // that holds a block at level L+1 when it locks (or waits for) one at level L
-// of the same tree went down from the one to the other. Pure: the same cut
-// gives the same state, so stepping back is exact.
+// of the same tree went down from the one to the other. The delayed node
+// mutexes (delayed-inode.c) come through the same events at level -1, the
+// inode as their bytenr: they are no tree block (no row, no parent, no
+// child) and are kept apart, one per inode. Pure: the same cut gives the
+// same state, so stepping back is exact.
 import type { TraceEvent } from './trace';
 import type { LockMode } from './trace-schema.gen';
 
@@ -18,6 +21,7 @@ export interface LockEvent {
   /** The tree's objectid and the block's bytenr, as decimal strings (u64). bytenr "0": a whole tree's one lock (tree_locks=tree). */
   tree: string;
   bytenr: string;
+  /** The block's level; -1: not a tree block but an inode's delayed node mutex, bytenr the inode (see isMutex). */
   level: number;
   task: number;
   mode: LockMode;
@@ -25,8 +29,16 @@ export interface LockEvent {
   at: number;
 }
 
-/** A block's key among the step's locks. */
-export const blockKey = (tree: string, bytenr: string) => `${tree}:${bytenr}`;
+/**
+ * Whether a lock is an inode's delayed node mutex rather than a tree block's
+ * lock: the core gives it level -1 and the inode as its bytenr (tasks.c's
+ * struct delayed_node). A mutex has one holder at a time (taken as "write").
+ */
+export const isMutex = (l: { level: number }) => l.level < 0;
+
+/** A lock's key among the step's locks: a tree block's, or an inode's delayed node mutex (apart: an inode number is no bytenr). */
+export const blockKey = (tree: string, bytenr: string, level = 0) => (level < 0 ? `${tree}:inode ${bytenr}` : `${tree}:${bytenr}`);
+const keyOf = (l: { tree: string; bytenr: string; level: number }) => blockKey(l.tree, l.bytenr, l.level);
 
 /** The step's lock events, in order. */
 export function lockEventsOf(events: TraceEvent[]): LockEvent[] {
@@ -84,7 +96,9 @@ export interface LockFrame {
   /** The event cut at (null: the step's end). */
   cut: number | null;
   trees: LockTree[];
-  /** Blocks locked or waited for at the cut, in tree and level order. */
+  /** The delayed node mutexes the step takes, by inode (bytenr: the inode; no parent). */
+  mutexes: LockNode[];
+  /** Blocks locked or waited for at the cut, in tree and level order, then the mutexes held or waited for. */
   busy: LockNode[];
 }
 
@@ -98,7 +112,7 @@ export function locksAt(locks: LockEvent[], cut: number | null): Map<string, Blo
   const c = cut ?? Infinity;
   const blocks = new Map<string, BlockLock>();
   for (const e of locks) {
-    const k = blockKey(e.tree, e.bytenr);
+    const k = keyOf(e);
     let b = blocks.get(k);
     if (!b) {
       b = { tree: e.tree, bytenr: e.bytenr, level: e.level, readers: [], writer: null, waiters: [] };
@@ -130,13 +144,16 @@ export function locksAt(locks: LockEvent[], cut: number | null): Map<string, Blo
  * Each block's parent, from lock coupling over the whole step: when a task
  * locks or waits for a block at level L while it holds one at level L+1 of
  * the same tree, the holder is the parent (the last such seen wins: a split
- * can move a leaf under a new parent).
+ * can move a leaf under a new parent). A delayed node mutex is nobody's
+ * parent or child: a task holding a leaf while it waits for one went down
+ * no tree.
  */
 export function parentsOf(locks: LockEvent[]): Map<string, string> {
   const held = new Map<number, Map<string, LockEvent>>(); // task → blocks it holds
   const parents = new Map<string, string>();
   for (const e of locks) {
-    const k = blockKey(e.tree, e.bytenr);
+    if (isMutex(e)) continue;
+    const k = keyOf(e);
     let mine = held.get(e.task);
     if (!mine) held.set(e.task, (mine = new Map()));
     if (e.kind === 'release') {
@@ -158,8 +175,13 @@ export function lockFrame(locks: LockEvent[], cut: number | null): LockFrame {
   const parents = parentsOf(locks);
   const current = cut === null ? null : locks.find((e) => e.seq === cut);
   const byTree = new Map<string, LockNode[]>();
+  const mutexes: LockNode[] = [];
   for (const [key, b] of state) {
-    const n: LockNode = { ...b, key, parent: parents.get(key) ?? null, current: !!current && blockKey(current.tree, current.bytenr) === key };
+    const n: LockNode = { ...b, key, parent: parents.get(key) ?? null, current: !!current && keyOf(current) === key };
+    if (isMutex(b)) {
+      mutexes.push(n);
+      continue;
+    }
     const list = byTree.get(b.tree) ?? [];
     list.push(n);
     byTree.set(b.tree, list);
@@ -180,8 +202,9 @@ export function lockFrame(locks: LockEvent[], cut: number | null): LockFrame {
     }
     trees.push({ tree, levels, rows });
   }
-  const busy = trees.flatMap((t) => t.rows.flat()).filter((n) => stateOf(n) !== 'free' || n.waiters.length > 0);
-  return { cut, trees, busy };
+  mutexes.sort((a, b) => cmpBytenr(a.bytenr, b.bytenr) || treeOrder(a.tree) - treeOrder(b.tree));
+  const busy = [...trees.flatMap((t) => t.rows.flat()), ...mutexes].filter((n) => stateOf(n) !== 'free' || n.waiters.length > 0);
+  return { cut, trees, mutexes, busy };
 }
 
 function cmpBytenr(a: string, b: string): number {

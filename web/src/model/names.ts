@@ -1,4 +1,5 @@
 // Names a learner reads: trees by objectid, blocks by level.
+import { isMutex } from './locks';
 import { KEY_TYPE_NAMES, OBJECTID_NAMES, type Key } from './trace-schema.gen';
 
 const TREE_NAMES: Record<string, string> = {
@@ -13,6 +14,18 @@ export function treeName(id: bigint): string {
 /** "leaf" or "node (level N)". */
 export function blockWhat(level: number): string {
   return level === 0 ? 'leaf' : `node (level ${level})`;
+}
+
+/**
+ * What a lock is, in words: "leaf 5255168 of the fs tree", "the fs tree" (bytenr
+ * 0: the timed model's one lock for a whole tree), or "the delayed node mutex
+ * of inode 259" (level -1: an inode's delayed node mutex, model/locks.ts's
+ * isMutex, bytenr the inode).
+ */
+export function lockWhat(l: { tree: bigint | string; bytenr: bigint | string; level: number }): string {
+  const bytenr = String(l.bytenr), tree = treeName(BigInt(l.tree));
+  if (isMutex(l)) return `the delayed node mutex of inode ${bytenr}`;
+  return bytenr === '0' ? `the ${tree}` : `${blockWhat(l.level)} ${bytenr} of the ${tree}`;
 }
 
 /** A trace event's key as dump-tree prints keys, e.g. "257 DIR_INDEX 3" (the core's

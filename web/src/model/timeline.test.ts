@@ -168,6 +168,34 @@ describe('the timeline of a step', () => {
   });
 });
 
+describe('the delayed-meta worker', () => {
+  // the worker (task 9, spawned after the threads, as the core does) flushes inode 258's delayed items: it takes the
+  // inode's delayed node mutex, then waits for the fs tree's lock; A waits for that mutex
+  const rows = [
+    task(0, 'endio-write', 0), task(1, 'endio-write', 1), task(2, 'flusher', 0), task(3, 'transaction', 0), task(4, 'thread', 0), task(5, 'thread', 1),
+    task(9, 'delayed-meta', 0), wait(9, 'idle', 0, 0), wake(9, 'idle', 0, 5000, 5000),
+    op(4, 4, 'write', 257, 0, 65536, 0), cpu(9, 'namespace op', 1000, 5000), wait(9, 'tree lock', 5, 6000), wait(4, 'delayed node mutex', 258, 6500),
+    wake(9, 'tree lock', 5, 1000, 7000), wake(4, 'delayed node mutex', 258, 1500, 8000), opEnd(4, 4, 'write', 257, 9000, 9000),
+  ];
+  const ctx = { lines: SCRIPT, line: 3, pagesBefore: EMPTY_PAGES };
+  const tl = buildTimeline(trace(rows), ctx);
+
+  test('a lane among the kernel workers, after the transaction kthread, before the endio-write workers; named as the core names it', () => {
+    expect(tl.lanes.map((l) => [l.name, l.kind])).toEqual([['A', 'thread'], ['B', 'thread'], ['flusher', 'flusher'], ['transaction kthread', 'transaction'], ['delayed-meta', 'delayed-meta']]);
+    // an endio-write worker that worked goes after it; a kind this view does not know (a newer core's) between them, named by its index
+    const more = buildTimeline(trace([...rows, cpu(1, 'finish: fs tree', 1000, 9000), task(10, 'some-new-kind', 1), cpu(10, 'commit', 1000, 9000)]), ctx);
+    expect(more.lanes.map((l) => l.name)).toEqual(['A', 'B', 'flusher', 'transaction kthread', 'delayed-meta', 'some-new-kind 1', 'endio-write 1']);
+  });
+
+  test('its waits, and a wait for a delayed node mutex, told', () => {
+    expect(tl.waits.map((w) => [w.task, w.cause, w.object])).toEqual([[9, 'tree lock', '5'], [4, 'delayed node mutex', '258']]);
+    expect(tl.moments.filter((m) => m.kind === 'task_wait').map((m) => m.sentence)).toEqual([
+      'delayed-meta waits for a lock on the fs tree',
+      'A waits for the delayed node mutex of inode 258 (its delayed items being flushed, or the inode evicted)',
+    ]);
+  });
+});
+
 describe('page ranges', () => {
   test('painting splits and merges page-aligned ranges', () => {
     let r = paint([], 0, 100, 'dirty');

@@ -1,6 +1,7 @@
 // One step of a timed run as a timeline (lesson 3), built from its events:
 // a lane per task (the section's threads, the flusher, the transaction
-// kthread, the endio-write workers that worked) and the device's queue;
+// kthread, the delayed-meta worker and the endio-write workers when they
+// worked) and the device's queue;
 // CPU spans labelled by their work, waits labelled by their cause, each
 // thread command from its start to its return (an fsync marked where what it
 // waited for happened: "I/O done" or "ordered extent complete"), bios from
@@ -23,7 +24,7 @@ export interface Lane {
   task: number;
   kind: TaskKind;
   index: number;
-  /** "A", "job3", "endio-write 2", "flusher", "transaction kthread". */
+  /** "A", "job3", "endio-write 2", "flusher", "transaction kthread", "delayed-meta". */
   name: string;
 }
 
@@ -144,12 +145,19 @@ export function laneName(kind: TaskKind, index: number, names: string[]): string
     case 'thread': return names[index] ?? `thread ${index}`;
     case 'endio-write': return `endio-write ${index}`;
     case 'transaction': return 'transaction kthread';
-    default: return kind;
+    case 'flusher': return 'flusher';
+    case 'delayed-meta': return 'delayed-meta'; // the btrfs-delayed-meta workqueue (btrfs_async_run_delayed_root), as the core names it
+    default: return `${kind} ${index}`; // a kind this view does not know yet: named apart by index
   }
 }
 
-/** Lane order: threads, the flusher, the transaction kthread, then endio-write workers. */
-const ORDER: Record<string, number> = { thread: 0, flusher: 1, transaction: 2, 'endio-write': 3 };
+/**
+ * Lane order: threads, then the kernel's workers: the flusher, the transaction
+ * kthread, the delayed-meta worker, a kind not named here, the endio-write
+ * workers last (there are many).
+ */
+const ORDER: Record<string, number> = { thread: 0, flusher: 1, transaction: 2, 'delayed-meta': 3, 'endio-write': 5 };
+const laneOrder = (kind: string) => ORDER[kind] ?? 4;
 
 /** The timeline of one step's events. */
 export function buildTimeline(events: TraceEvent[], ctx: TimelineContext): Timeline {
@@ -279,7 +287,7 @@ export function buildTimeline(events: TraceEvent[], ctx: TimelineContext): Timel
   for (const op of ops) if (op.op === 'fsync') op.waited = fsyncWaited(op, waits);
   layoutBios(bios);
   const lanes = [...tasks.values()].filter((l) => busy.has(l.task) || l.kind === 'flusher' || l.kind === 'transaction')
-    .sort((a, b) => ORDER[a.kind] - ORDER[b.kind] || a.index - b.index);
+    .sort((a, b) => laneOrder(a.kind) - laneOrder(b.kind) || a.index - b.index);
   const idleWorkers = [...tasks.values()].filter((l) => l.kind === 'endio-write' && !busy.has(l.task)).length;
   // the files: those the step's pages touch, and those the page cache held before it
   const inos = new Set<number>([...ctx.pagesBefore.files.filter((f) => f.ranges.length).map((f) => f.ino), ...pageEvents.map((p) => p.ino), ...[...ordered.values()].map((o) => o.ino)]);

@@ -105,3 +105,38 @@ describe('a section at the moment of a choice', () => {
     expect(v.threads.map((t) => t.op?.returnsNs)).toEqual([null, null, null]);
   });
 });
+
+describe('a delayed node mutex (level -1, the inode as its bytenr)', () => {
+  // A takes inode 300's delayed node mutex (flushing its delayed items) and stalls for memory; B waits for the mutex; C starts its sleep
+  const mutex = (kind: string, task: number, ns: number) => ev({ kind, tree: 5n, bytenr: 300n, level: -1, task, mode: 'write', ...(kind === 'lock_wait' ? { holder: 0 } : kind === 'lock_acquire' ? { waitNs: 0n } : {}), atNs: at(ns) });
+  const events: TraceEvent[] = [
+    ev({ kind: 'op', line: 3 }),
+    ev({ kind: 'task_new', task: 0, taskKind: 'thread', index: 0, atNs: T0 }),
+    ev({ kind: 'task_new', task: 1, taskKind: 'thread', index: 1, atNs: T0 }),
+    ev({ kind: 'task_new', task: 2, taskKind: 'thread', index: 2, atNs: T0 }),
+    ev({ kind: 'task_new', task: 4, taskKind: 'delayed-meta', index: 0, atNs: T0 }),
+    op(0, 4, 'namespace', 0),
+    mutex('lock_acquire', 0, 100),
+    wait('task_wait', 0, 'memory allocation', 4096n, 150),
+    op(1, 7, 'namespace', 200),
+    mutex('lock_wait', 1, 300),
+    wait('task_wait', 1, 'delayed node mutex', 300n, 300),
+    op(2, 8, 'sleep', 400),
+    wait('task_wake', 0, 'memory allocation', 4096n, 900),
+    mutex('lock_release', 0, 1000),
+    mutex('lock_acquire', 1, 1000),
+    wait('task_wake', 1, 'delayed node mutex', 300n, 1000),
+    end(0, 4, 'namespace', 1100),
+    mutex('lock_release', 1, 1200),
+    end(1, 7, 'namespace', 1300),
+    end(2, 8, 'sleep', 1400),
+  ];
+
+  test('held and waited for as a lock, with who holds it; the worker named as the core names it', () => {
+    const v = turnsAt(events, sec, 3);
+    const [a, b] = v.threads;
+    expect(a.holds).toEqual([{ tree: '5', bytenr: '300', level: -1, mode: 'write' }]);
+    expect(b.wait).toEqual({ cause: 'delayed node mutex', object: '300', sinceNs: 300, lock: { tree: '5', bytenr: '300', level: -1, mode: 'write', holders: ['A'] } });
+    expect(new Map(v.names).get(4)).toBe('delayed-meta');
+  });
+});

@@ -20,7 +20,7 @@ export interface Turn {
   atNs: number;
 }
 
-/** A tree block lock: the tree's objectid and the block, decimal strings. */
+/** A tree block lock: the tree's objectid and the block, decimal strings; level -1: an inode's delayed node mutex, bytenr the inode (locks.ts's isMutex). */
 export interface HeldLock {
   tree: string;
   bytenr: string;
@@ -33,7 +33,7 @@ export interface ThreadWait {
   /** What it waits on (the trace's object: a tree, an inode, a size). */
   object: string;
   sinceNs: number;
-  /** A tree lock wait: the block, the mode it wants, and who holds the block. */
+  /** A tree lock (or delayed node mutex) wait: the block, the mode it wants, and who holds the block. */
   lock?: HeldLock & { holders: string[] };
 }
 
@@ -131,8 +131,8 @@ export function turnsAt(events: TraceEvent[], sec: ThreadSection, at: number): T
       else if (b.readers.includes(task)) holds.push({ ...lock, mode: 'read' });
     }
     let wait = t.wait;
-    if (wait?.cause === 'tree lock' && t.wants) {
-      const b = locks.get(blockKey(t.wants.tree, t.wants.bytenr));
+    if ((wait?.cause === 'tree lock' || wait?.cause === 'delayed node mutex') && t.wants) {
+      const b = locks.get(blockKey(t.wants.tree, t.wants.bytenr, t.wants.level));
       wait = { ...wait, lock: { ...t.wants, holders: b ? [...b.readers, ...(b.writer !== null ? [b.writer] : [])].map(name) : [] } };
     }
     const commands = sec.threads.find((x) => x.name === t.name)?.commands.length ?? 0;

@@ -10,7 +10,8 @@
 import { Fragment, useEffect, useMemo, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { ScheduleRun } from '../core/scheduleRun';
-import { blockWhat, treeName } from '../model/names';
+import { isMutex } from '../model/locks';
+import { lockWhat } from '../model/names';
 import { chosenScript, defaultSection, openChoice, pickedCommands, runnableAfter, scheduleText, scriptSchedule, threadSections } from '../model/schedule';
 import type { HeldLock, ThreadNow } from '../model/turns';
 import { formatNs } from '../model/units';
@@ -23,12 +24,13 @@ const RUN = { seed: 1n, now: 1700000000n, trace: true };
 /** Turns of the policy's shown after the picks. */
 const POLICY_SHOWN = 8;
 
-const lockText = (l: HeldLock) => `${l.mode} lock on ${l.bytenr === '0' ? `the ${treeName(BigInt(l.tree))}` : `${blockWhat(l.level)} ${l.bytenr} of the ${treeName(BigInt(l.tree))}`}`;
+/** A lock held, in words: "a read lock on leaf 5255168 of the fs tree", "the delayed node mutex of inode 259". */
+const heldText = (l: HeldLock) => (isMutex(l) ? lockWhat(l) : `a ${l.mode} lock on ${lockWhat(l)}`);
 
 /** What a thread is doing at the moment, in words (two parts: what it is in and waits for; what it holds and when it is free). */
 export function nowText(t: ThreadNow, atNs: number): { doing: string; then: string } {
   if (t.done) return { doing: 'done: every command of it returned', then: '' };
-  const holds = t.holds.length ? `holds a ${t.holds.map(lockText).join(', a ')}` : '';
+  const holds = t.holds.length ? `holds ${t.holds.map(heldText).join(', ')}` : '';
   if (!t.op) {
     const turn = t.wait?.cause === 'schedule' ? ', waiting for its turn' : '';
     return { doing: t.started ? `between two commands${turn}` : `has not started${turn}`, then: holds };
@@ -37,7 +39,7 @@ export function nowText(t: ThreadNow, atNs: number): { doing: string; then: stri
   const w = t.wait;
   if (w?.lock) {
     const holders = w.lock.holders.length ? `, held by ${w.lock.holders.join(', ')}` : '';
-    doing += `, waiting to ${w.lock.mode}-lock ${blockWhat(w.lock.level)} ${w.lock.bytenr} of the ${treeName(BigInt(w.lock.tree))}${holders}`;
+    doing += isMutex(w.lock) ? `, waiting for ${lockWhat(w.lock)}${holders}` : `, waiting to ${w.lock.mode}-lock ${lockWhat(w.lock)}${holders}`;
   } else if (w) {
     doing += `, waiting for ${waitWhat(w.cause, BigInt(w.object))}`;
   } else {

@@ -12,7 +12,7 @@ import { fit, LANE_H, OP_H, OP_Y, RUN_H, RUN_Y, slug, type TimelineLayout } from
 
 type G = Selection<SVGGElement, unknown, null, undefined>;
 
-const KIND_HINT: Record<string, string> = { thread: 'thread', 'endio-write': 'worker', flusher: 'kthread', transaction: 'kthread' };
+const KIND_HINT: Record<string, string> = { thread: 'thread', 'endio-write': 'worker', flusher: 'kthread', transaction: 'kthread', 'delayed-meta': 'worker' };
 
 export function renderAxis(g: G, layout: TimelineLayout) {
   const t = g.selectAll<SVGGElement, { x: number; label: string }>('g.tick').data(layout.ticks, (d) => String(d.x));
