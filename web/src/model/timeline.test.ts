@@ -2,10 +2,10 @@
 // script, CPU spans, waits with their causes, commands from start to return
 // (an fsync marked with what it waited for), bios in rows, the page cache
 // and ordered extents, and frames cut at any event.
-import { describe, expect, test } from 'vitest';
+import { describe, expect, it, test } from 'vitest';
 import { EMPTY_PAGES, paint, applyPageEvent, type PageCacheState } from './pageCache';
 import { notePaths, sectionAt } from './sections';
-import { buildTimeline } from './timeline';
+import { buildTimeline, laneName } from './timeline';
 import { frameAt, momentAt, nextWait, pagesAt } from './timelineFrame';
 import { parseTrace, type TraceEvent } from './trace';
 import { formatBytes, formatNs } from './units';
@@ -226,5 +226,14 @@ describe('units', () => {
   test('durations and sizes', () => {
     expect([950, 60768, 1695803, 2.5e9].map(formatNs)).toEqual(['950 ns', '60.8 µs', '1.70 ms', '2.50 s']);
     expect([65536, 4096, 100, 1572864, 1].map(formatBytes)).toEqual(['64 KiB', '4 KiB', '100 bytes', '1.5 MiB', '1 byte']);
+  });
+});
+
+describe('lane names of the kernel workers', () => {
+  it('names the reclaim workers by the space they serve, as the core does', () => {
+    expect(laneName('reclaim', 0, [])).toBe('async reclaim metadata');
+    expect(laneName('reclaim', 1, [])).toBe('async reclaim data');
+    expect(laneName('delayed-meta', 0, [])).toBe('delayed-meta');
+    expect(laneName('thread', 1, ['A', 'B'])).toBe('B');
   });
 });

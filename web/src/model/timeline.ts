@@ -147,6 +147,7 @@ export function laneName(kind: TaskKind, index: number, names: string[]): string
     case 'transaction': return 'transaction kthread';
     case 'flusher': return 'flusher';
     case 'delayed-meta': return 'delayed-meta'; // the btrfs-delayed-meta workqueue (btrfs_async_run_delayed_root), as the core names it
+    case 'reclaim': return index === 0 ? 'async reclaim metadata' : 'async reclaim data'; // the core's names: index 0 metadata, 1 data
     default: return `${kind} ${index}`; // a kind this view does not know yet: named apart by index
   }
 }
