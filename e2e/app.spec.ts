@@ -92,7 +92,7 @@ test('bad sizes get clear errors', async ({ page }) => {
 test('keyboard only: format and download', async ({ page }) => {
   await openApp(page);
   const size = page.getByLabel('Size', { exact: true });
-  for (let i = 0; i < 6 && !(await size.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('Tab');
+  for (let i = 0; i < 12 && !(await size.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press('Tab'); // past the tabs, a lesson each
   await expect(size).toBeFocused();
   await page.keyboard.press('ControlOrMeta+a');
   await page.keyboard.type('48M');

@@ -41,8 +41,21 @@ export interface BonnieLatencyRow {
 /** Seed 000 (lesson 4): preallocate the extent buffer for inode logging, bonnie++'s latencies. */
 export type LeafLocksSeed = SeedOf<'000', BonnieLatencyRow>;
 
+/** A row of seed 002's published untar times (s): the machine, the kernel, with the fix or not, and how its shrink_delalloc counted its budget. */
+export interface UntarTimeRow {
+  /** "nvme" or "ssd" (the experiment says which machine each is). */
+  machine: string;
+  kernel: string;
+  fix: boolean;
+  /** inodes: 5.10's whole inodes (363990706e20); pages: a page budget (5.9's through the flusher, 5.11+'s e076ab2a2ca7). */
+  shrink: 'pages' | 'inodes';
+  seconds: number;
+}
+/** Seed 002 (lesson 5): shrink delalloc pages instead of full inodes, its untar times. */
+export type ReclaimSeed = SeedOf<'002', UntarTimeRow>;
+
 /** The kernel change a lesson is built around, as published (by its id). */
-export type Seed = DirLoggingSeed | FsyncWaitSeed | LeafLocksSeed;
+export type Seed = DirLoggingSeed | FsyncWaitSeed | LeafLocksSeed | ReclaimSeed;
 
 /** lessons/NN-name/lesson.json. */
 export interface LessonManifest {

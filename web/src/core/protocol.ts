@@ -3,6 +3,7 @@ import type { TreeDump } from '../model/dump';
 import type { CrashPoint } from '../model/crashPoints';
 import type { FileView } from '../model/kernelAnswer';
 import type { Lens, StepInfo, StepView } from '../model/steps';
+import type { SpaceStep } from '../model/space';
 import type { Timeline } from '../model/timeline';
 import type { TraceEvent } from '../model/trace';
 import type { ScheduleRun } from './scheduleRun';
@@ -20,6 +21,7 @@ export type Request =
   | { op: 'runSteps'; script: string; opts: RunOptions }
   | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null; lens?: Lens }
   | { op: 'timeline'; script: string; opts: RunOptions; index: number }
+  | { op: 'space'; script: string; opts: RunOptions; index: number }
   | { op: 'costs' }
   // choose mode: the script with the learner's picks as schedule lines, its section of threads `section` after `picks` turns
   | { op: 'scheduleRun'; script: string; opts: RunOptions; section: number; picks: number }
@@ -55,6 +57,8 @@ export interface Results {
   stepView: StepView;
   /** Step `index` as a timeline: lanes, spans, page cache, its moments (model/timeline.ts). */
   timeline: Timeline;
+  /** Step `index`'s space story: counters, tickets, flush states, delalloc flushes (model/space.ts). */
+  space: SpaceStep;
   /** The time model's cost table and device profiles (wasm-core/src/costs.c). */
   costs: CostTable;
   /** The section's turns, its threads at the moment of the next pick, and why the run stopped (a deadlock's cycle), the run kept though it failed. */

@@ -10,7 +10,8 @@ import { marksFor } from '../model/marks';
 import { momentsOf, treeOf, type Moment } from '../model/moments';
 import { EMPTY_PAGES, foldPages, type PageCacheState } from '../model/pageCache';
 import { groupSteps, stepInfo, treeSentence, type Lens, type Step, type StepInfo, type StepView } from '../model/steps';
-import { notePaths } from '../model/sections';
+import { notePaths, sectionAt } from '../model/sections';
+import { EMPTY_CARRY, readSpace, threadNames, type SpaceCarry, type SpaceStep } from '../model/space';
 import { buildTimeline, type Timeline } from '../model/timeline';
 import type { TraceEvent, TraceKind } from '../model/trace';
 import { CORE_ERRNO, CoreError } from './errors';
@@ -35,6 +36,9 @@ export class RunSteps {
   // the page cache and the paths known before each step, folded in step order as far as asked
   private readonly before: { pages: PageCacheState; paths: Map<number, string> }[] = [{ pages: EMPTY_PAGES, paths: new Map() }];
   private readonly timelines = new Map<string, Timeline>();
+  // what each step found of the space story (the counters last reported, each inode's dirty pages), folded in step order as far as asked
+  private readonly spaceBefore: SpaceCarry[] = [EMPTY_CARRY];
+  private readonly spaces = new Map<string, SpaceStep>();
 
   constructor(events: TraceEvent[], private readonly scriptLines: string[], readonly commandEvents: number, private readonly keep = 8) {
     this.steps = groupSteps(events, scriptLines, commandEvents);
@@ -100,6 +104,20 @@ export class RunSteps {
       const before = this.stateBefore(index);
       const tl = buildTimeline(s.events, { lines: this.scriptLines, line: s.line, pagesBefore: before.pages, paths: before.paths });
       return { ...tl, moments: index > 0 ? tl.moments.filter((m) => m.seq < this.commandEvents) : [] };
+    });
+  }
+
+  private threadsOf(index: number): string[] {
+    const s = this.steps[index];
+    return threadNames(s.command, s.line > 0 && !s.final ? sectionAt(this.scriptLines, s.line).names : []);
+  }
+
+  /** Step index's space story (model/space.ts): the counters, tickets, flush states and delalloc flushes, as short moments. */
+  space(index: number): SpaceStep {
+    const s = this.step(index);
+    return this.remember(this.spaces, String(index), () => {
+      for (let i = this.spaceBefore.length; i <= index; i++) this.spaceBefore.push(readSpace(this.steps[i - 1].events, this.spaceBefore[i - 1], this.threadsOf(i - 1)).carry);
+      return readSpace(s.events, this.spaceBefore[index], this.threadsOf(index)).step;
     });
   }
 

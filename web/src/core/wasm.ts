@@ -115,6 +115,28 @@ export interface ScenarioMetrics {
   timed?: TimedMetrics;
   /** A run kept though it failed (RunOptions.keepFailed): the error that stopped it (code: its name, as errors.ts has them). */
   failed?: { code: string; message: string };
+  /** Each space_info's counters at the end, the global block reserve and the delalloc metadata reserved (bytes). */
+  space?: { globalRsv: number; delallocMeta: number } & Record<'data' | 'metadata' | 'system', SpaceInfoMetrics>;
+}
+
+/** A space_info's counters (bytes). */
+export interface SpaceInfoMetrics {
+  total: number;
+  used: number;
+  reserved: number;
+  pinned: number;
+  mayUse: number;
+  readonly: number;
+}
+
+/** Tickets and the reclaim workers (seed 002): flush states in order of first use, runs by state, the delalloc flushes' budgets (pages, or inodes) and what they wrote. */
+export interface ReclaimMetrics {
+  tickets: number;
+  ticketsFailed: number;
+  ticketWaitNs: number;
+  order: string[];
+  runs: Record<string, number>;
+  shrink: { calls: number; budgetP50: number; budgetMax: number; pages: number; inodes: number };
 }
 
 /** A timed op's latencies (virtual ns). */
@@ -145,6 +167,9 @@ export interface TimedMetrics {
   waitedNs: Record<string, number>;
   bios: Record<string, { n: number; bytes: number }>;
   locks: Record<string, { contended: number; waitNs: number }>;
+  /** Untars (seed 002): files and directories made, bytes written, time writing and in the final syncfs, summed. */
+  untar?: { files: number; dirs: number; bytes: number; writeNs: number; syncNs: number };
+  reclaim?: ReclaimMetrics;
 }
 
 /** One row of the time model's cost table (wasm-core/src/costs.c): what a unit of work costs and where the figure comes from. */

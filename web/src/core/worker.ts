@@ -80,6 +80,8 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return sessions(core).steps(req.script, req.opts).view(req.index, req.tree, req.moment, req.lens);
     case 'timeline':
       return sessions(core).steps(req.script, req.opts).timeline(req.index);
+    case 'space':
+      return sessions(core).steps(req.script, req.opts).space(req.index);
     case 'costs':
       return core.costs();
     case 'scheduleRun':

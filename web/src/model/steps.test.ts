@@ -34,6 +34,12 @@ describe('steps', () => {
     expect(steps[1].kinds.has('op')).toBe(true);
   });
 
+  test("an untar is one step: its mkdirs and creates mark its own line with op events", () => {
+    const script = ['mkfs', 'mkdir /src', 'untar random files=2 dir=/src', 'commit'];
+    const ev: TraceEvent[] = [2, 3, 3, 3, 3, 4].map((line, i) => ({ seq: i + 1, kind: 'op', line }));
+    expect(groupSteps(ev, script).map((s) => [s.line, s.events.length])).toEqual([[0, 0], [2, 0], [3, 3], [4, 0]]);
+  });
+
   test('one step per command, events grouped under it', () => {
     const steps = groupSteps(events, lines);
     expect(steps.map((s) => [s.line, s.command, s.events.length])).toEqual([

@@ -122,10 +122,11 @@ export function groupSteps(events: TraceEvent[], scriptLines: string[], commandE
   };
   // the last line of the timed section the current step starts (0: none): a
   // thread's create or setxattr marks its line with an op event too, inside
-  // the section, which stays one step
+  // the section, which stays one step; so does an untar's each mkdir and
+  // create, at its own line (a line runs once)
   let sectionLast = 0;
   for (const e of events) {
-    if (e.kind === 'op' && e.line > (cur.line || -1) && e.line <= sectionLast && !cur.final) {
+    if (e.kind === 'op' && !cur.final && ((e.line > (cur.line || -1) && e.line <= sectionLast) || (cur.line > 0 && e.line === cur.line))) {
       cur.events.push(e);
       cur.kinds.add(e.kind);
     } else if (e.kind === 'op') {

@@ -82,8 +82,8 @@ function firstState(lesson: Lesson, step: number, scripts: LessonScripts | undef
   return initLesson({ draft, ran, step, crash, write, lens: timelined(lesson) ? 'timeline' : 'tree', choice });
 }
 
-/** Whether the lesson's views draw the timeline under the player (lesson 3's, lesson 4's locks beside it). */
-const timelined = (lesson: Lesson) => lesson.views.some((v) => v === 'timeline' || v === 'locks');
+/** Whether the lesson's views step through the timeline under the player (lesson 3's, lesson 4's locks beside it, lesson 5's space panel, which follows its events). */
+const timelined = (lesson: Lesson) => lesson.views.some((v) => v === 'timeline' || v === 'locks' || v === 'space');
 
 /** The 1-based first line of section of threads number n in script (0: none). */
 const sectionFirst = (script: string, n: number) => threadSections(script.split('\n')).find((s) => s.number === n)?.first ?? 0;

@@ -1,7 +1,6 @@
 // The views a lesson can declare in its lesson.json, by name. The tree
 // explorer and the player are every lesson's; the others are drawn below
-// them, in the manifest's order. The space view of the lessons to come
-// registers here.
+// them, in the manifest's order.
 import type { Dispatch, ReactElement } from 'react';
 import type { CoreClient } from '../core/client';
 import type { Lesson } from '../lessons';
@@ -12,6 +11,7 @@ import type { Timeline } from '../model/timeline';
 import { CompareView } from './CompareView';
 import { LocksLesson } from './LocksLesson';
 import { LogReplayView } from './LogReplayView';
+import { SpaceLesson } from './SpaceLesson';
 import { TimelineLesson } from './TimelineLesson';
 
 /** The player as a view sees it: the steps, the one on show and its moment (the event's seq), whose moments it steps through, each step's timeline (asked of the worker once). */
@@ -50,6 +50,7 @@ export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | nu
   timeline: (c) => <TimelineLesson core={c.core} script={c.script} reducedMotion={c.reducedMotion} player={c.player} dispatch={c.dispatch}
     seed={c.lesson.seed?.id === '003' ? c.lesson.seed : undefined} />,
   locks: (c) => <LocksLesson core={c.core} script={c.script} player={c.player} dispatch={c.dispatch} choose={c.choose} seed={c.lesson.seed?.id === '000' ? c.lesson.seed : undefined} />,
+  space: (c) => <SpaceLesson core={c.core} script={c.script} reducedMotion={c.reducedMotion} player={c.player} dispatch={c.dispatch} seed={c.lesson.seed?.id === '002' ? c.lesson.seed : undefined} />,
   compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed?.id === '001' ? c.lesson.seed : undefined} />,
 };
 
