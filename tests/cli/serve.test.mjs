@@ -97,6 +97,34 @@ describe('btrfslab serve', () => {
     assert.equal((await raw(['GET /v1/hello HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(), `X-Pad: ${'a'.repeat(17000)}`])).status, 431);
   });
 
+  test('a malformed sparse body: 400 naming the record and what is wrong, no job run, nothing left', async () => {
+    const le = (n) => { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(n)); return b; };
+    const rec = (off, len, data = Buffer.alloc(len, 7)) => Buffer.concat([le(off), le(len), data]);
+    const head = (size) => Buffer.concat([Buffer.from('BLSPARS1'), le(size)]);
+    const post = (body) => raw(['POST /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(), 'Content-Type: application/x-btrfslab-sparse', `Content-Length: ${body.length}`], body);
+    const cases = [
+      [Buffer.from('NOTSPARSE.......'), /not a sparse image: the body does not begin with BLSPARS1/],
+      [head(0), /size 0 is zero/],
+      [head(2 ** 40), /size 1099511627776 is over the companion's limit/],
+      [Buffer.concat([head(1 << 20), rec(4096, 100), rec(0, 10)]), /sparse record 2 \(body byte 132\): offset 0 length 10 overlaps or comes before/],
+      [Buffer.concat([head(1 << 20), rec(4096, 100), rec(4150, 10)]), /sparse record 2 .*overlaps/],
+      [Buffer.concat([head(1 << 20), rec((1 << 20) - 10, 11)]), /sparse record 1 \(body byte 16\): offset 1048566 length 11 runs past the image's size/],
+      [Buffer.concat([head(1 << 20), le(0), le(2n ** 64n - 1n)]), /runs past the image's size/],
+      [Buffer.concat([head(1 << 20), rec(0, 0)]), /sparse record 1 .*is empty/],
+      [Buffer.concat([head(1 << 20), rec(0, 10), le(4096)]), /sparse record 2 \(body byte 42\): its offset and length are cut short/],
+      [Buffer.concat([head(1 << 20), le(0), le(500), Buffer.alloc(20)]), /sparse record 1 \(body byte 16\): its 500 bytes are cut short by the body's end/],
+    ];
+    for (const [body, why] of cases) {
+      const r = await post(body);
+      assert.equal(r.status, 400, `${why}: ${r.body}`);
+      assert.match(JSON.parse(r.body).error, why);
+    }
+    // nothing held: the companion is not busy, and takes the next job
+    assert.equal(JSON.parse((await hello([`Origin: ${APP}`, auth()])).body).busy, false);
+    const ok = await post(Buffer.concat([head(1 << 20), rec(65536, 4096)]));
+    assert.match(String(ok.status), /^(200|500)$/); // the kernel job ran (not an image: it says so, or, without root, fails)
+  });
+
   test('one job at a time: a POST while another is mid-body gets 429 with Retry-After; the first is still answered', async () => {
     // the first job: its head and part of its body, the socket kept open
     const first = connect(port, '127.0.0.1');

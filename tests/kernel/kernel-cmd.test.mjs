@@ -59,6 +59,48 @@ describe('btrfslab kernel', { skip }, () => {
     assert.deepEqual([loops(), mounts()], [l0, m0]);
   });
 
+  test('the companion takes the image in its sparse form (as the page sends it) and answers what `kernel --json` does', async () => {
+    const img = join(dir, 'crash.img');
+    const whole = readFileSync(img);
+    // the written 4 KiB pages, runs joined: "BLSPARS1", the size, then offset, length, bytes
+    const parts = [Buffer.from('BLSPARS1'), Buffer.alloc(8)];
+    parts[1].writeBigUInt64LE(BigInt(whole.length));
+    for (let p = 0; p < whole.length; p += 4096) {
+      if (!whole.subarray(p, p + 4096).some((b) => b)) continue;
+      let e = p + 4096;
+      while (e < whole.length && whole.subarray(e, e + 4096).some((b) => b)) e += 4096;
+      const h = Buffer.alloc(16);
+      h.writeBigUInt64LE(BigInt(p));
+      h.writeBigUInt64LE(BigInt(e - p), 8);
+      parts.push(h, whole.subarray(p, e));
+      p = e - 4096;
+    }
+    const body = Buffer.concat(parts);
+    assert.ok(body.length < whole.length / 10, `${body.length} bytes for ${whole.length}`);
+    const app = 'http://127.0.0.1:4174';
+    const server = spawn(CLI, ['serve', '--port', '0', '--app', app, '--timeout', '60'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const [url, token] = await new Promise((resolve, reject) => {
+        let out = '';
+        server.stdout.on('data', (d) => {
+          out += d;
+          const m = out.match(/#companion=(http:\/\/127\.0\.0\.1:\d+)&token=([0-9a-f]{64})\n/);
+          if (m) resolve([m[1], m[2]]);
+        });
+        server.on('exit', (c) => reject(new Error(`serve exited ${c}: ${out}`)));
+      });
+      const r = await fetch(`${url}/v1/kernel`, { method: 'POST', body, headers: { Origin: app, Authorization: `Bearer ${token}`, 'Content-Type': 'application/x-btrfslab-sparse' } });
+      const k = await r.json();
+      assert.equal(r.status, 200, JSON.stringify(k));
+      const direct = JSON.parse(execFileSync(CLI, ['kernel', '--json', img], { encoding: 'utf8' }));
+      assert.equal(k.log_pending, true);
+      assert.equal(k.check.ok, true, k.check.output);
+      assert.deepEqual(k.files, direct.files);
+    } finally {
+      server.kill('SIGTERM');
+    }
+  });
+
   test('human output; --in-place replays into the image itself', () => {
     const img = join(dir, 'inplace.img');
     execFileSync(CLI, ['run', 'tests/scenarios/007-fsync-crash/scenario.txt', '--image', img]);

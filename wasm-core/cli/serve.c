@@ -12,7 +12,17 @@
  *   POST /v1/kernel  the body is an image; the answer is `btrfslab kernel
  *                    --json` of it (run as a child in its own process group,
  *                    with a time limit), from a file in the companion's own
- *                    private directory, removed after.
+ *                    private directory, removed after. With Content-Type
+ *                    application/x-btrfslab-sparse the body is the image's
+ *                    written ranges only (the page's image is hundreds of MiB
+ *                    of zeros, more than a browser will keep as one upload):
+ *
+ *                      "BLSPARS1"  u64 image size   (little-endian)
+ *                      then, to the body's end: u64 offset, u64 length, the
+ *                      bytes; offsets increasing, ranges apart, inside the size
+ *
+ *                    expanded into a sparse file, every record checked first
+ *                    (400 naming the record, nothing run).
  *
  * One job at a time: a POST while another is being received or run gets 429.
  * A body over --max-body gets 413 from its Content-Length, unread; none
@@ -54,6 +64,7 @@ struct conn {
 	int job;            /* this connection is the job: receiving its body */
 	unsigned long long body_left;
 	int file;           /* the body's file */
+	int sparse;         /* the body is the sparse form, expanded before the job */
 	char origin[256];   /* the allowed origin it came from */
 };
 
@@ -67,6 +78,8 @@ struct server {
 	int timeout;
 	char dir[64];
 	char job_path[128];
+	char body_path[128]; /* a sparse body, before it is expanded into job_path */
+	unsigned long long max_image; /* a sparse body's image size at most */
 	struct conn c[MAX_CONN];
 	/* the running child */
 	pid_t child;
@@ -127,8 +140,10 @@ static void close_conn(struct server *s, int i)
 		close(c->fd);
 	if (c->file >= 0)
 		close(c->file);
-	if (c->job)
+	if (c->job) {
 		unlink(s->job_path);
+		unlink(s->body_path);
+	}
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 	c->file = -1;
@@ -249,6 +264,103 @@ static void finish_child(struct server *s)
 	unlink(s->job_path);
 }
 
+static unsigned long long get_le64(const unsigned char *p)
+{
+	unsigned long long v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The sparse body at body, expanded into a new file at out (sparse: only the
+ * records' bytes written). 0, or -1 with why filled and out removed. Every
+ * record is bounded by the body's own size, so the walk ends. */
+static int sparse_expand(const char *body, const char *out, unsigned long long max_image, char *why, size_t wn)
+{
+	int in = open(body, O_RDONLY | O_CLOEXEC), fd = -1;
+	unsigned char h[16];
+	struct stat st;
+	unsigned long long size, pos = 16, prev_end = 0, rec = 0;
+	static char buf[1 << 20];
+	if (in < 0 || fstat(in, &st)) {
+		snprintf(why, wn, "the sparse body could not be read back");
+		goto fail;
+	}
+	if (st.st_size < 16 || pread(in, h, 16, 0) != 16 || memcmp(h, "BLSPARS1", 8)) {
+		snprintf(why, wn, "not a sparse image: the body does not begin with BLSPARS1 and the image size");
+		goto fail;
+	}
+	size = get_le64(h + 8);
+	if (size == 0 || size > max_image) {
+		snprintf(why, wn, "the sparse image's size %llu is %s", size, size ? "over the companion's limit (64 GiB)" : "zero");
+		goto fail;
+	}
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)size)) {
+		snprintf(why, wn, "the job file could not be made");
+		goto fail;
+	}
+	while (pos < (unsigned long long)st.st_size) {
+		rec++;
+		if ((unsigned long long)st.st_size - pos < 16 || pread(in, h, 16, (off_t)pos) != 16) {
+			snprintf(why, wn, "sparse record %llu (body byte %llu): its offset and length are cut short", rec, pos);
+			goto fail;
+		}
+		unsigned long long off = get_le64(h), len = get_le64(h + 8);
+		pos += 16;
+		if (len == 0 || off < prev_end || off > size || len > size - off) {
+			snprintf(why, wn, "sparse record %llu (body byte %llu): offset %llu length %llu %s", rec, pos - 16, off, len,
+				 len == 0 ? "is empty" : off < prev_end ? "overlaps or comes before the record ahead of it" : "runs past the image's size");
+			goto fail;
+		}
+		if (len > (unsigned long long)st.st_size - pos) {
+			snprintf(why, wn, "sparse record %llu (body byte %llu): its %llu bytes are cut short by the body's end", rec, pos - 16, len);
+			goto fail;
+		}
+		for (unsigned long long done = 0; done < len;) {
+			size_t n = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
+			if (pread(in, buf, n, (off_t)(pos + done)) != (ssize_t)n || pwrite(fd, buf, n, (off_t)(off + done)) != (ssize_t)n) {
+				snprintf(why, wn, "writing the job file failed");
+				goto fail;
+			}
+			done += n;
+		}
+		pos += len;
+		prev_end = off + len;
+	}
+	close(in);
+	if (close(fd)) {
+		unlink(out);
+		snprintf(why, wn, "writing the job file failed");
+		return -1;
+	}
+	return 0;
+fail:
+	if (in >= 0)
+		close(in);
+	if (fd >= 0) {
+		close(fd);
+		unlink(out);
+	}
+	return -1;
+}
+
+/* The body of connection i is whole: expanded if sparse, then the job runs. */
+static void body_done(struct server *s, int i)
+{
+	struct conn *c = &s->c[i];
+	close(c->file);
+	c->file = -1;
+	if (c->sparse) {
+		char why[300];
+		int r = sparse_expand(s->body_path, s->job_path, s->max_image, why, sizeof(why));
+		unlink(s->body_path);
+		if (r)
+			return reply_error(s, i, 400, why);
+	}
+	start_child(s, i);
+}
+
 /* A whole request head in connection i: checked and answered, or made the job. */
 static void on_request(struct server *s, int i)
 {
@@ -285,7 +397,7 @@ static void on_request(struct server *s, int i)
 		uname(&u);
 		char b[400];
 		int n = snprintf(b, sizeof(b), "{\"version\":\"btrfslab serve 1\",\"kernel\":\"%s\",\"root\":%s,\"busy\":%s}", u.release,
-				 geteuid() == 0 ? "true" : "false", s->child || access(s->job_path, F_OK) == 0 ? "true" : "false");
+				 geteuid() == 0 ? "true" : "false", s->child || access(s->job_path, F_OK) == 0 || access(s->body_path, F_OK) == 0 ? "true" : "false");
 		return reply(s, i, 200, NULL, b, (size_t)n);
 	}
 	if (strcmp(path, "/v1/kernel"))
@@ -308,7 +420,8 @@ static void on_request(struct server *s, int i)
 			return reply_error(s, i, 429, "another job is running: one at a time");
 	if (s->child)
 		return reply_error(s, i, 429, "another job is running: one at a time");
-	c->file = open(s->job_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	c->sparse = header(c->head, "Content-Type", v, sizeof(v)) && !strcasecmp(v, "application/x-btrfslab-sparse");
+	c->file = open(c->sparse ? s->body_path : s->job_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (c->file < 0)
 		return reply_error(s, i, 500, "the job file could not be made");
 	c->job = 1;
@@ -321,11 +434,8 @@ static void on_request(struct server *s, int i)
 	if (have && write(c->file, b, have) != (ssize_t)have)
 		return reply_error(s, i, 500, "writing the job file failed");
 	c->body_left -= have;
-	if (!c->body_left) {
-		close(c->file);
-		c->file = -1;
-		start_child(s, i);
-	}
+	if (!c->body_left)
+		body_done(s, i);
 }
 
 static void on_readable(struct server *s, int i)
@@ -344,11 +454,8 @@ static void on_readable(struct server *s, int i)
 		if (write(c->file, buf, (size_t)r) != r)
 			return reply_error(s, i, 500, "writing the job file failed");
 		c->body_left -= (unsigned long long)r;
-		if (!c->body_left) {
-			close(c->file);
-			c->file = -1;
-			start_child(s, i);
-		}
+		if (!c->body_left)
+			body_done(s, i);
 		return;
 	}
 	if (c->job)
@@ -431,6 +538,8 @@ int cmd_serve(int argc, char **argv, int variant)
 	if (!mkdtemp(s.dir))
 		return fprintf(stderr, "btrfslab serve: a private directory: %s\n", strerror(errno)), 1;
 	snprintf(s.job_path, sizeof(s.job_path), "%s/job.img", s.dir);
+	snprintf(s.body_path, sizeof(s.body_path), "%s/job.sparse", s.dir);
+	s.max_image = 64ULL << 30;
 
 	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int one = 1;
@@ -537,6 +646,7 @@ int cmd_serve(int argc, char **argv, int variant)
 		if (s.c[i].fd >= 0)
 			close_conn(&s, i);
 	unlink(s.job_path);
+	unlink(s.body_path);
 	rmdir(s.dir);
 	close(lfd);
 	fprintf(stderr, "btrfslab serve: stopped (signal %d)\n", (int)stop_signal);

@@ -51,6 +51,6 @@ async function call<T>(c: Companion, path: string, init: RequestInit = {}): Prom
 
 export const companionHello = (c: Companion) => call<{ version: string; kernel: string; root: boolean; busy: boolean }>(c, '/v1/hello');
 
-/** The kernel's view of an image: it mounts a copy (replaying a pending log), lists it, runs btrfs check. */
+/** The kernel's view of an image (whole, or in the sparse form: sparseImageParts): it mounts a copy (replaying a pending log), lists it, runs btrfs check. */
 export const askKernel = (c: Companion, image: Blob) =>
-  call<KernelAnswer>(c, '/v1/kernel', { method: 'POST', body: image, headers: { 'Content-Type': 'application/octet-stream' } });
+  call<KernelAnswer>(c, '/v1/kernel', { method: 'POST', body: image, headers: { 'Content-Type': image.type || 'application/octet-stream' } });

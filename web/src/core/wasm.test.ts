@@ -62,6 +62,37 @@ describe('mkfs through WASM', () => {
     core.close(h);
   });
 
+  test('the sparse form for the companion: its records expand to the image byte for byte, and it is small', () => {
+    const h = core.mkfs({ size: 256n << 20n, nodesize: 16384, seed: 5n, now: 1n });
+    const whole = core.imageBytes(h);
+    const parts = core.sparseImageParts(h);
+    core.close(h);
+    const body = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      body.set(p, at);
+      at += p.length;
+    }
+    const dv = new DataView(body.buffer);
+    expect(new TextDecoder().decode(body.subarray(0, 8))).toBe('BLSPARS1');
+    const size = dv.getBigUint64(8, true);
+    expect(size).toBe(256n << 20n);
+    const out = new Uint8Array(Number(size));
+    let pos = 16, prevEnd = 0, records = 0;
+    while (pos < body.length) {
+      const off = Number(dv.getBigUint64(pos, true)), len = Number(dv.getBigUint64(pos + 8, true));
+      if (records) expect(off).toBeGreaterThan(prevEnd); // apart: runs of present pages are joined
+      out.set(body.subarray(pos + 16, pos + 16 + len), off);
+      pos += 16 + len;
+      prevEnd = off + len;
+      records++;
+    }
+    expect(pos).toBe(body.length);
+    expect(Buffer.from(out).equals(Buffer.from(whole))).toBe(true);
+    expect(records).toBeGreaterThan(2); // the superblock, the system chunk, the metadata chunk at least
+    expect(body.length).toBeLessThan(whole.length / 20);
+  });
+
   test('an image made here opens again and reads the same', () => {
     const h = core.mkfs({ size: 64n << 20n, nodesize: 4096, seed: 3n, now: 1n });
     const bytes = core.imageBytes(h);

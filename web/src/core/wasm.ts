@@ -435,6 +435,42 @@ export class Core {
     return parts;
   }
 
+  /**
+   * The image's written ranges only, in the form the companion takes
+   * (Content-Type application/x-btrfslab-sparse): "BLSPARS1", the image size
+   * (u64 LE), then per run of present pages an offset and a length (u64 LE)
+   * and the bytes. The page's device is mostly never written: a few MiB go
+   * instead of hundreds (a browser refuses to hold that much as one upload).
+   */
+  sparseImageParts(h: Handle): Uint8Array[] {
+    const size = this.imageSize(h);
+    const page = BigInt(this.pageSize());
+    const head = new Uint8Array(16);
+    head.set(new TextEncoder().encode('BLSPARS1'));
+    new DataView(head.buffer).setBigUint64(8, size, true);
+    const parts: Uint8Array[] = [head];
+    let run: { off: bigint; len: bigint; hdr: DataView } | null = null;
+    const pages = (size + page - 1n) / page;
+    for (let i = 0n; i < pages; i++) {
+      const ptr = this.m._blab_image_page(h, i);
+      if (!ptr) {
+        run = null;
+        continue;
+      }
+      const len = size - i * page < page ? size - i * page : page;
+      if (!run) {
+        const rec = new Uint8Array(16);
+        run = { off: i * page, len: 0n, hdr: new DataView(rec.buffer) };
+        run.hdr.setBigUint64(0, run.off, true);
+        parts.push(rec);
+      }
+      parts.push(this.m.HEAPU8.slice(ptr, ptr + Number(len)));
+      run.len += len;
+      run.hdr.setBigUint64(8, run.len, true);
+    }
+    return parts;
+  }
+
   /** The whole image in one buffer (tests; small images). */
   imageBytes(h: Handle): Uint8Array {
     const out = new Uint8Array(Number(this.imageSize(h)));

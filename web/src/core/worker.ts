@@ -120,7 +120,7 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
     case 'kernelInput': {
       const h = req.line < 0 ? core.reopen(sessions(core).get(req.script, req.opts)) : crashAt(core, req);
       try {
-        const blob = new Blob(core.imageParts(h) as BlobPart[], { type: 'application/octet-stream' });
+        const blob = new Blob(core.sparseImageParts(h) as BlobPart[], { type: 'application/x-btrfslab-sparse' });
         core.replay(h);
         return { blob, files: filesOf(core, h) };
       } finally {
