@@ -113,6 +113,15 @@ export class FsModel {
         break;
       }
       case 'setxattr': this.lookup(a[0]).xattrs.set(a[1], a[2]); break;
+      case 'snapshot': {
+        // `snapshot / DST [ro]`: a copy of the tree as it is now, a subvolume of its own;
+        // subvolumes inside it are empty directories there, and it does not hold its own name
+        const copy = copyTree(this.root);
+        copy.subvol = true;
+        const { dir, name } = this.parentOf(a[1]);
+        dir.entries.set(name, copy);
+        break;
+      }
       case 'commit': break;
       default: throw new Error(`model: unknown command ${op}`);
     }
@@ -131,6 +140,21 @@ export class FsModel {
     walk(this.root, '/');
     return out;
   }
+}
+
+/** A snapshot's copy of a tree: hard links stay links within it; a subvolume inside is an empty directory. */
+function copyTree(root) {
+  const seen = new Map();
+  const copy = (n, top) => {
+    if (!top && n.subvol) return newInode('dir', { entries: new Map() });
+    if (seen.has(n)) return seen.get(n);
+    const c = { ...n, data: Buffer.from(n.data), xattrs: new Map(n.xattrs) };
+    delete c.subvol;
+    seen.set(n, c);
+    if (n.type === 'dir') c.entries = new Map([...n.entries].map(([k, v]) => [k, copy(v, false)]));
+    return c;
+  };
+  return copy(root, true);
 }
 
 function describe(n) {
@@ -171,7 +195,7 @@ export function snapshotMount(mnt, getXattrs) {
  * A random valid script: returns { text, cmds, model } where model is the
  * expected final state. Every command is valid when it runs.
  */
-export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true } = {}) {
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0 } = {}) {
   const r = rng(seed);
   const model = new FsModel();
   const cmds = [];
@@ -179,7 +203,10 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   let counter = 0;
   const fresh = () => `n${counter++}${r.chance(0.2) ? '_' + 'x'.repeat(r.int(60)) : ''}`;
   const join2 = (d, n) => (d === '/' ? `/${n}` : `${d}/${n}`);
-  const allPaths = () => Object.keys(model.snapshot());
+  // read-only snapshots (`snapshots`: the chance of one a step) are never changed: no command names a path in them
+  const isSnap = (p) => /^\/snap\d+(\/|$)/.test(p);
+  let nsnaps = 0;
+  const allPaths = () => Object.keys(model.snapshot()).filter((p) => !isSnap(p));
   const files = () => allPaths().filter((p) => model.lookup(p).type === 'file');
   const push = (cmd) => { model.apply(cmd); cmds.push(cmd); };
   // bulk groups: /bulkN/f_1..f_M made and removed with brace ranges; kept out
@@ -187,6 +214,10 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   const groups = [];
   const isBulk = (p) => p.startsWith('/bulk');
   for (let i = 0; i < ops; i++) {
+    if (snapshots && r.chance(snapshots)) {
+      push(['snapshot', '/', `/snap${nsnaps++}`, 'ro']);
+      continue;
+    }
     const k = r.int(100);
     const fl = files().filter((p) => !isBulk(p));
     if (bulk && k >= 96 && r.chance(0.5)) {

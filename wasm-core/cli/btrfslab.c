@@ -646,8 +646,9 @@ static int cmd_replay(int argc, char **argv, int variant)
 static int cat_file(struct btrfs_fs_info *fs, const char *path)
 {
 	u64 ino;
+	struct btrfs_root *root;
 	struct btrfs_inode in;
-	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino) || btrfs_read_inode(fs, fs->fs_root, ino, &in))
+	if (btrfs_lookup_path_subvol(fs, path, &root, &ino) || btrfs_read_inode(fs, root, ino, &in))
 		return fprintf(stderr, "btrfslab cat: %s\n", fs->err.msg), 1;
 	if ((in.mode & S_IFMT_) != S_IFREG_)
 		return fprintf(stderr, "btrfslab cat: %s: %s\n", path, (in.mode & S_IFMT_) == S_IFDIR_ ? "is a directory" : "not a regular file"), 1;
@@ -655,7 +656,7 @@ static int cat_file(struct btrfs_fs_info *fs, const char *path)
 	int rc = buf ? 0 : 1;
 	for (u64 off = 0; buf && off < in.size;) {
 		u64 got;
-		if (btrfs_file_read(fs, fs->fs_root, ino, off, buf, 1 << 20, &got, 1)) {
+		if (btrfs_file_read(fs, root, ino, off, buf, 1 << 20, &got, 1)) {
 			fprintf(stderr, "btrfslab cat: %s: %s\n", path, fs->err.msg);
 			rc = 1;
 			break;

@@ -3,13 +3,64 @@
 #include <stdlib.h>
 #include <string.h>
 
+int xino_make(struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino, u64 *out)
+{
+	u64 idx = 0;
+	while (idx < fs->nroots && fs->roots[idx] != root)
+		idx++;
+	if (ino > XINO_MASK || idx >= fs->nroots)
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "inode %llu of tree %lld: numbers of 2^56 and above are not walked",
+				 (unsigned long long)ino, (long long)root->objectid);
+	*out = idx << XINO_SHIFT | ino;
+	return 0;
+}
+
+struct btrfs_root *xino_root(const struct btrfs_fs_info *fs, u64 x)
+{
+	u64 idx = x >> XINO_SHIFT;
+	return idx < fs->nroots ? fs->roots[idx] : fs->fs_root;
+}
+
+int xino_read_inode(struct btrfs_fs_info *fs, u64 x, struct btrfs_inode *in)
+{
+	int ret = btrfs_read_inode(fs, xino_root(fs, x), xino_ino(x), in);
+	if (!ret)
+		in->ino = x;
+	return ret;
+}
+
+struct list_ctx {
+	struct btrfs_fs_info *fs;
+	struct btrfs_root *root;
+	struct dir_list *l;
+};
+
 static int add_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 {
-	struct dir_list *l = ctx;
+	struct list_ctx *c = ctx;
+	struct dir_list *l = c->l;
 	if (array_room(&l->e, l->n, &l->cap, sizeof(*l->e), 16))
 		return BLAB_ENOMEM;
-	struct dir_ent *d = &l->e[l->n++];
-	d->ino = ino;
+	struct dir_ent *d = &l->e[l->n];
+	memset(d, 0, sizeof(*d));
+	if (type & BTRFS_FT_EMPTY_SUBVOL) {
+		d->subvol = ino;
+		d->empty = 1;
+		type = BTRFS_FT_DIR;
+	} else if (type & BTRFS_FT_SUBVOL) {
+		/* a subvolume: its root directory, in its own tree */
+		u64 dirid;
+		struct btrfs_root *r = btrfs_subvol_root(c->fs, ino, &dirid);
+		d->subvol = ino;
+		type = BTRFS_FT_DIR;
+		if (!r || xino_make(c->fs, r, dirid, &d->ino)) {
+			c->fs->err.code = 0;
+			d->ino = 0;
+		}
+	} else if (xino_make(c->fs, c->root, ino, &d->ino)) {
+		return c->fs->err.code;
+	}
+	l->n++;
 	d->type = type;
 	d->len = len > BTRFS_NAME_LEN ? BTRFS_NAME_LEN : len; /* the tree checker allows no more */
 	memcpy(d->name, name, d->len);
@@ -20,7 +71,8 @@ static int add_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 int dir_list_read(struct btrfs_fs_info *fs, u64 dir, struct dir_list *l)
 {
 	l->n = 0;
-	int ret = btrfs_readdir(fs, fs->fs_root, dir, add_entry, l);
+	struct list_ctx c = {fs, xino_root(fs, dir), l};
+	int ret = btrfs_readdir(fs, c.root, xino_ino(dir), add_entry, &c);
 	if (ret == BLAB_ENOMEM)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "reading directory %llu", (unsigned long long)dir);
 	return ret < 0 ? ret : 0;

@@ -7,8 +7,24 @@
 #include "../src/u64map.h"
 #include <stdio.h>
 
+/* A walk's inodes live in several trees once the image has subvolumes: an
+ * inode here is an "xino", the index of its tree in fs->roots above bit 56
+ * and the inode number below (an inode numbered 2^56 or more is refused, a
+ * bound no real filesystem meets). The top-level subvolume's inode ino is
+ * xino_make(fs, fs->fs_root, ino). */
+#define XINO_SHIFT 56
+#define XINO_MASK ((1ULL << XINO_SHIFT) - 1)
+/* 0, or EOVERFLOW with fs->err set. */
+int xino_make(struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino, u64 *out);
+struct btrfs_root *xino_root(const struct btrfs_fs_info *fs, u64 x);
+static inline u64 xino_ino(u64 x) { return x & XINO_MASK; }
+/* btrfs_read_inode of a walk's inode; in->ino is the xino. */
+int xino_read_inode(struct btrfs_fs_info *fs, u64 x, struct btrfs_inode *in);
+
 struct dir_ent {
-	u64 ino;
+	u64 ino;    /* an xino */
+	u64 subvol; /* nonzero: the entry names this subvolume (ino: its root directory, 0 when it has none) */
+	int empty;  /* the entry names a subvolume this tree does not hold: an empty directory (ino 0) */
 	u8 type;
 	u16 len;
 	char name[BTRFS_NAME_LEN + 1]; /* NUL-terminated copy; may hold NULs of its own */
@@ -19,7 +35,7 @@ struct dir_list {
 	size_t n, cap;
 };
 
-/* Reads every entry of directory dir. 0, or an error with fs->err set. */
+/* Reads every entry of directory dir (an xino). 0, or an error with fs->err set. */
 int dir_list_read(struct btrfs_fs_info *fs, u64 dir, struct dir_list *l);
 void dir_list_free(struct dir_list *l);
 

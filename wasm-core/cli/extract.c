@@ -98,7 +98,7 @@ static void set_meta(struct xctx *x, int fd, int dirfd, const char *name, const 
 {
 	int is_link = (in->mode & S_IFMT_) == S_IFLNK_;
 	struct xattr_ctx xc = {x, fd, is_link ? "symbolic link" : "special file"};
-	if (btrfs_listxattr(x->fs, x->fs->fs_root, in->ino, put_xattr, &xc) < 0)
+	if (btrfs_listxattr(x->fs, xino_root(x->fs, in->ino), xino_ino(in->ino), put_xattr, &xc) < 0)
 		FAIL(x, "%s", x->fs->err.msg);
 	if (geteuid() == 0) {
 		int r = fd >= 0 ? fchown(fd, in->uid, in->gid) : fchownat(dirfd, name, in->uid, in->gid, AT_SYMLINK_NOFOLLOW);
@@ -136,10 +136,10 @@ static int copy_data(struct xctx *x, int fd, const struct btrfs_inode *in)
 	struct btrfs_fs_info *fs = x->fs;
 	u64 off = 0, s, e;
 	int r;
-	while (off < in->size && (r = btrfs_file_next_data(fs, fs->fs_root, in->ino, off, in->size, &s, &e)) == 0) {
+	while (off < in->size && (r = btrfs_file_next_data(fs, xino_root(fs, in->ino), xino_ino(in->ino), off, in->size, &s, &e)) == 0) {
 		for (u64 p = s; p < e;) {
 			u64 got, n = e - p < BUF_SIZE ? e - p : BUF_SIZE;
-			if (btrfs_file_read(fs, fs->fs_root, in->ino, p, x->buf, n, &got, 1))
+			if (btrfs_file_read(fs, xino_root(fs, in->ino), xino_ino(in->ino), p, x->buf, n, &got, 1))
 				return FAIL(x, "%s", fs->err.msg), -1;
 			if (!got)
 				break;
@@ -244,7 +244,7 @@ static int make_symlink(struct xctx *x, int dirfd, const char *name, const struc
 	u64 got;
 	if (in->size == 0 || in->size >= sizeof(target))
 		return FAIL(x, "symbolic link target of %llu bytes (expect 1..4095)", (unsigned long long)in->size), -1;
-	if (btrfs_file_read_any(x->fs, x->fs->fs_root, in->ino, 0, (u8 *)target, in->size, &got))
+	if (btrfs_file_read_any(x->fs, xino_root(x->fs, in->ino), xino_ino(in->ino), 0, (u8 *)target, in->size, &got))
 		return FAIL(x, "%s", x->fs->err.msg), -1;
 	target[got] = 0;
 	if (memchr(target, 0, got))
@@ -264,7 +264,7 @@ static int make_node(struct xctx *x, int dirfd, const char *name, const struct b
 			return say(x, "device node not created (use --devices)"), 1;
 		dev = makedev((unsigned)(in->rdev >> 20), (unsigned)(in->rdev & 0xfffff));
 	} else if (fmt != S_IFIFO_ && fmt != S_IFSOCK_) {
-		return FAIL(x, "inode %llu has an unknown file type (mode %o)", (unsigned long long)in->ino, (unsigned)in->mode), -1;
+		return FAIL(x, "inode %llu has an unknown file type (mode %o)", (unsigned long long)xino_ino(in->ino), (unsigned)in->mode), -1;
 	}
 	if (mknodat(dirfd, name, (mode_t)(fmt | 0600), dev) < 0)
 		return FAIL(x, "%s", strerror(errno)), -1;
@@ -302,7 +302,7 @@ static int enter_dir(struct xctx *x, int dirfd, u64 parent, const struct dir_ent
 		struct path_buf first = {0};
 		int oom = path_append(&first, x->path.s, (u16)x->root_len, 0) || dir_seen_path(&x->dirs, e->ino, &first, 1);
 		FAIL(x, "corrupt: directory inode %llu is reached a second time, first as %s (a directory has one name)",
-		     (unsigned long long)e->ino, oom ? "?" : first.s);
+		     (unsigned long long)xino_ino(e->ino), oom ? "?" : first.s);
 		path_free(&first);
 		return 0;
 	}
@@ -338,8 +338,14 @@ static void make_entry(struct xctx *x, size_t level, const struct dir_ent *e)
 	}
 	struct btrfs_inode in;
 	if (!dir_name_safe(e->name, e->len))
-		FAIL(x, "refusing an unsafe name (inode %llu)", (unsigned long long)e->ino);
-	else if (btrfs_read_inode(x->fs, x->fs->fs_root, e->ino, &in))
+		FAIL(x, "refusing an unsafe name (inode %llu)", (unsigned long long)xino_ino(e->ino));
+	else if (e->empty) {
+		/* where another subvolume was when this one was snapshotted: empty */
+		if (mkdirat(dirfd, e->name, 0755) < 0)
+			FAIL(x, "%s", strerror(errno));
+	} else if (e->subvol && !e->ino)
+		FAIL(x, "subvolume %llu: its root item is missing", (unsigned long long)e->subvol);
+	else if (xino_read_inode(x->fs, e->ino, &in))
 		FAIL(x, "%s", x->fs->err.msg);
 	else if ((in.mode & S_IFMT_) == S_IFDIR_) {
 		if (enter_dir(x, dirfd, x->stack[level].ino, e, path_len, rel_len))
@@ -361,7 +367,7 @@ static void finish_dir(struct xctx *x)
 	struct frame *f = &x->stack[--x->depth];
 	struct btrfs_inode in;
 	if (!x->stop) {
-		if (btrfs_read_inode(x->fs, x->fs->fs_root, f->ino, &in))
+		if (xino_read_inode(x->fs, f->ino, &in))
 			FAIL(x, "%s", x->fs->err.msg);
 		else
 			set_meta(x, f->fd, -1, NULL, &in);
@@ -429,7 +435,9 @@ int extract_tree(struct btrfs_fs_info *fs, const char *target, const struct extr
 		fprintf(err, "btrfslab extract: out of memory\n");
 	else if ((x.rootfd = make_target(target, err)) >= 0) {
 		x.root_len = x.path.len;
-		if (dir_seen_add(&x.dirs, BTRFS_FIRST_FREE_OBJECTID, 0, "", 0) == 0 && push_dir(&x, dup(x.rootfd), BTRFS_FIRST_FREE_OBJECTID, x.path.len, 0) == 0) {
+		u64 top = 0;
+		xino_make(fs, fs->fs_root, BTRFS_FIRST_FREE_OBJECTID, &top);
+		if (dir_seen_add(&x.dirs, top, 0, "", 0) == 0 && push_dir(&x, dup(x.rootfd), top, x.path.len, 0) == 0) {
 			while (x.depth) {
 				struct frame *f = &x.stack[x.depth - 1];
 				if (x.stop || f->next >= f->list.n)

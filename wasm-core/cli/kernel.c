@@ -628,6 +628,7 @@ void kernel_view_free(struct kernel_view *v)
 
 struct core_walk {
 	struct btrfs_fs_info *fs;
+	struct btrfs_root *root; /* the tree of the directory being read (subvolumes have their own) */
 	struct listing *l;
 	char path[MAX_PATH];
 	size_t plen;
@@ -636,11 +637,14 @@ struct core_walk {
 
 static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type);
 
-static int core_dir(struct core_walk *w, u64 dir)
+static int core_dir(struct core_walk *w, struct btrfs_root *root, u64 dir)
 {
 	if (w->depth++ > MAX_DEPTH)
 		return lfail(w->l, "%s: deeper than %d directories", w->path, MAX_DEPTH);
-	int ret = btrfs_readdir(w->fs, w->fs->fs_root, dir, core_entry, w);
+	struct btrfs_root *was = w->root;
+	w->root = root;
+	int ret = btrfs_readdir(w->fs, root, dir, core_entry, w);
+	w->root = was;
 	w->depth--;
 	if (ret < 0 && !w->l->error[0])
 		lfail(w->l, "%s: %s", w->path, w->fs->err.msg);
@@ -650,7 +654,22 @@ static int core_dir(struct core_walk *w, u64 dir)
 static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 {
 	struct core_walk *w = ctx;
-	(void)type;
+	struct btrfs_root *root = w->root;
+	if (type & BTRFS_FT_EMPTY_SUBVOL) {
+		/* where another subvolume was when this one was snapshotted: the
+		 * kernel shows an empty directory */
+		if (w->l->n >= MAX_ENTRIES || w->plen + 1 + len >= MAX_PATH)
+			return lfail(w->l, "%s: too many paths or too long a path", w->path);
+		char p[MAX_PATH];
+		snprintf(p, sizeof(p), "%s%s%.*s", w->path, w->plen > 1 ? "/" : "", len, name);
+		struct stat st;
+		memset(&st, 0, sizeof(st));
+		st.st_mode = S_IFDIR | 0755;
+		st.st_nlink = 1;
+		return add_file(w->l, p, &st) ? (lfail(w->l, "out of memory"), 1) : 0;
+	}
+	if ((type & BTRFS_FT_SUBVOL) && !(root = btrfs_subvol_root(w->fs, ino, &ino)))
+		return lfail(w->l, "%s/%.*s: %s", w->path, len, name, w->fs->err.msg), 1;
 	if (w->l->n >= MAX_ENTRIES || w->plen + 1 + len >= MAX_PATH)
 		return lfail(w->l, "%s: too many paths or too long a path", w->path);
 	size_t was = w->plen, at = w->plen;
@@ -662,7 +681,7 @@ static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 	struct btrfs_inode in;
 	struct stat st;
 	memset(&st, 0, sizeof(st));
-	int ret = btrfs_read_inode(w->fs, w->fs->fs_root, ino, &in);
+	int ret = btrfs_read_inode(w->fs, root, ino, &in);
 	if (!ret) {
 		st.st_mode = in.mode;
 		st.st_nlink = in.nlink;
@@ -677,8 +696,8 @@ static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 		char *target = S_ISLNK(in.mode) ? malloc(in.size + 1) : NULL;
 		for (u64 off = 0; !ret && off < in.size;) {
 			u64 want = in.size - off < sizeof(buf) ? in.size - off : sizeof(buf), got = 0;
-			ret = S_ISREG(in.mode) ? btrfs_file_read(w->fs, w->fs->fs_root, ino, off, buf, want, &got, 1)
-					       : btrfs_file_read_any(w->fs, w->fs->fs_root, ino, off, buf, want, &got);
+			ret = S_ISREG(in.mode) ? btrfs_file_read(w->fs, root, ino, off, buf, want, &got, 1)
+					       : btrfs_file_read_any(w->fs, root, ino, off, buf, want, &got);
 			if (!ret && !got)
 				ret = BLAB_ECORRUPT;
 			if (!ret) {
@@ -696,7 +715,7 @@ static int core_entry(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 		}
 	}
 	if (!ret && S_ISDIR(in.mode))
-		ret = core_dir(w, ino);
+		ret = core_dir(w, root, ino);
 	w->plen = was;
 	w->path[was] = 0;
 	if (ret && !w->l->error[0])
@@ -719,7 +738,7 @@ int core_listing(struct btrfs_fs_info *fs, struct listing *l)
 	if (add_file(l, "/", &st))
 		return lfail(l, "out of memory");
 	struct core_walk w = {.fs = fs, .l = l, .path = "/", .plen = 1};
-	int ret = core_dir(&w, root);
+	int ret = core_dir(&w, fs->fs_root, root);
 	qsort(l->v, l->n, sizeof(*l->v), cmp_path);
 	return ret;
 }

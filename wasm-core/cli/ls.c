@@ -65,7 +65,7 @@ static void print_entry(struct ls *c, u64 ino, const char *shown, size_t len)
 		fputc('\n', c->out);
 		return;
 	}
-	if (btrfs_read_inode(c->fs, c->fs->fs_root, ino, &in)) {
+	if (xino_read_inode(c->fs, ino, &in)) {
 		say(c, shown, len, "%s", c->fs->err.msg);
 		return;
 	}
@@ -76,7 +76,7 @@ static void print_entry(struct ls *c, u64 ino, const char *shown, size_t len)
 	if ((in.mode & S_IFMT_) == S_IFLNK_) {
 		char target[4096];
 		u64 got;
-		if (!btrfs_file_read_any(c->fs, c->fs->fs_root, ino, 0, (u8 *)target, sizeof(target) - 1, &got)) {
+		if (!btrfs_file_read_any(c->fs, xino_root(c->fs, ino), xino_ino(ino), 0, (u8 *)target, sizeof(target) - 1, &got)) {
 			fputs(" -> ", c->out);
 			fwrite(target, 1, got, c->out);
 		}
@@ -98,7 +98,7 @@ static int first_visit(struct ls *c, u64 dir, const struct dir_ent *e)
 		return -1;
 	}
 	say(c, c->path.s, c->path.len, "corrupt: directory inode %llu is reached a second time, first as %s (a directory has one name)",
-	    (unsigned long long)e->ino, first.s);
+	    (unsigned long long)xino_ino(e->ino), first.s);
 	path_free(&first);
 	return 0;
 }
@@ -139,6 +139,27 @@ static void list_dir(struct ls *c, u64 dir)
 			continue;
 		}
 		const struct dir_ent *e = &f->list.e[f->next++];
+		if (e->empty) {
+			size_t len = c->path.len;
+			if ((c->flags & LS_RECURSIVE) && path_append(&c->path, e->name, e->len, 0))
+				goto oom;
+			if (c->flags & LS_LONG)
+				fputs("drwxr-xr-x 1 0 0 0 ", c->out);
+			fwrite(c->path.s + ((c->flags & LS_RECURSIVE) ? 0 : c->path.len), 1, (c->flags & LS_RECURSIVE) ? c->path.len : 0, c->out);
+			if (!(c->flags & LS_RECURSIVE))
+				fwrite(e->name, 1, e->len, c->out);
+			fputc('\n', c->out);
+			path_cut(&c->path, len);
+			continue;
+		}
+		if (e->subvol && !e->ino) {
+			size_t len = c->path.len;
+			if (path_append(&c->path, e->name, e->len, 0))
+				goto oom;
+			say(c, c->path.s, c->path.len, "subvolume %llu: its root item is missing", (unsigned long long)e->subvol);
+			path_cut(&c->path, len);
+			continue;
+		}
 		if (!(c->flags & LS_RECURSIVE)) {
 			print_entry(c, e->ino, e->name, e->len);
 			continue;
@@ -166,9 +187,10 @@ out:
 int ls_run(struct btrfs_fs_info *fs, const char *path, int flags, FILE *out, FILE *err)
 {
 	struct ls c = {.fs = fs, .flags = flags, .out = out, .err = err};
+	struct btrfs_root *root;
 	u64 ino;
 	struct btrfs_inode in;
-	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino) || btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
+	if (btrfs_lookup_path_subvol(fs, path, &root, &ino) || xino_make(fs, root, ino, &ino) || xino_read_inode(fs, ino, &in)) {
 		fprintf(err, "btrfslab ls: %s\n", fs->err.msg);
 		return 1;
 	}

@@ -296,6 +296,7 @@ const char *blab_metrics_json(int h)
 
 struct ls_json {
 	struct btrfs_fs_info *fs;
+	struct btrfs_root *root;
 	int first;
 };
 
@@ -303,7 +304,18 @@ static int ls_one(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 {
 	struct ls_json *l = ctx;
 	struct btrfs_inode in = {0};
-	btrfs_read_inode(l->fs, l->fs->fs_root, ino, &in);
+	struct btrfs_root *r = l->root;
+	if (type & BTRFS_FT_EMPTY_SUBVOL) { /* an empty directory in a snapshot, where a subvolume was */
+		type &= (u8)~BTRFS_FT_EMPTY_SUBVOL;
+		in = (struct btrfs_inode){.mode = S_IFDIR_ | 0755, .nlink = 1};
+		r = NULL;
+	} else if (type & BTRFS_FT_SUBVOL) { /* a subvolume: its root directory */
+		type &= (u8)~BTRFS_FT_SUBVOL;
+		r = btrfs_subvol_root(l->fs, ino, &ino);
+		l->fs->err.code = 0;
+	}
+	if (r)
+		btrfs_read_inode(l->fs, r, ino, &in);
 	sb_printf(&out, "%s{\"name\":", l->first ? "" : ",");
 	sb_json_string(&out, name, len);
 	sb_printf(&out, ",\"ino\":\"%llu\",\"type\":%u,\"mode\":%u,\"size\":\"%llu\",\"nlink\":%u}", (unsigned long long)ino,
@@ -315,18 +327,19 @@ static int ls_one(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 const char *blab_ls(int h, const char *path)
 {
 	struct btrfs_fs_info *fs = get(h);
+	struct btrfs_root *root;
 	u64 ino;
 	if (!fs)
 		return NULL;
-	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino)) {
+	if (btrfs_lookup_path_subvol(fs, path, &root, &ino)) {
 		last_err = fs->err;
 		return NULL;
 	}
 	out.len = 0;
 	out.oom = 0;
-	struct ls_json l = {fs, 1};
+	struct ls_json l = {fs, root, 1};
 	sb_printf(&out, "[");
-	if (btrfs_readdir(fs, fs->fs_root, ino, ls_one, &l) < 0) {
+	if (btrfs_readdir(fs, root, ino, ls_one, &l) < 0) {
 		last_err = fs->err;
 		return NULL;
 	}
@@ -337,11 +350,12 @@ const char *blab_ls(int h, const char *path)
 const u8 *blab_cat(int h, const char *path, u32 *len)
 {
 	struct btrfs_fs_info *fs = get(h);
+	struct btrfs_root *root;
 	u64 ino, got;
 	struct btrfs_inode in;
 	if (!fs)
 		return NULL;
-	if (btrfs_lookup_path(fs, fs->fs_root, path, &ino) || btrfs_read_inode(fs, fs->fs_root, ino, &in)) {
+	if (btrfs_lookup_path_subvol(fs, path, &root, &ino) || btrfs_read_inode(fs, root, ino, &in)) {
 		last_err = fs->err;
 		return NULL;
 	}
@@ -360,8 +374,8 @@ const u8 *blab_cat(int h, const char *path, u32 *len)
 		blab_fail(&last_err, BLAB_ENOMEM, "%s", path);
 		return NULL;
 	}
-	if (link ? btrfs_file_read_any(fs, fs->fs_root, ino, 0, cat_buf, in.size, &got)
-		 : btrfs_file_read(fs, fs->fs_root, ino, 0, cat_buf, in.size, &got, 1)) {
+	if (link ? btrfs_file_read_any(fs, root, ino, 0, cat_buf, in.size, &got)
+		 : btrfs_file_read(fs, root, ino, 0, cat_buf, in.size, &got, 1)) {
 		last_err = fs->err;
 		return NULL;
 	}

@@ -24,6 +24,8 @@ struct ic {
 	struct strbuf *out;
 	int *errors;
 	struct u64map *drefs; /* data extent bytenr -> references counted */
+	struct u64map *leaves; /* leaf bytenr -> the subvolume whose walk counts its file extents */
+	u64 leaf;              /* the leaf of the item being walked */
 	struct u64map entries; /* inode -> DIR_INDEX entries naming it, in this subvolume */
 	struct u64map name_counts; /* inode -> its names (INODE_REF/EXTREF entries) */
 	int flags;
@@ -185,7 +187,12 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 		if (!bytenr)
 			return; /* a hole */
 		c->ext_bytes += num;
-		u64 *n = u64map_put(c->drefs, bytenr);
+		/* a leaf that trees share holds one reference per file extent, for all
+		 * of them: counted by the first tree that reaches it */
+		u64 *by = u64map_get(c->leaves, c->leaf);
+		if (!by && (by = u64map_put(c->leaves, c->leaf)))
+			*by = c->root->objectid;
+		u64 *n = by && *by == c->root->objectid ? u64map_put(c->drefs, bytenr) : NULL;
 		if (n)
 			(*n)++;
 		if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_REG && !(c->have_item && (c->in.flags & 1 /* NODATASUM */))) {
@@ -228,6 +235,7 @@ static void walk_root(struct ic *c)
 			continue;
 		if (k->objectid != c->ino)
 			start_inode(c, k->objectid);
+		c->leaf = cur.leaf->start;
 		item(c, k, cur.data, cur.size);
 	}
 	finish_inode(c);
@@ -289,15 +297,16 @@ static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, stru
 int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
 	int errors = 0;
-	struct u64map drefs;
+	struct u64map drefs, leaves;
 	u64map_init(&drefs, sizeof(u64));
+	u64map_init(&leaves, sizeof(u64));
 	for (size_t i = 0; i < fs->nroots; i++) {
 		struct btrfs_root *r = fs->roots[i];
 		int subvol = r->objectid == BTRFS_FS_TREE_OBJECTID || r->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID ||
 			     (r->objectid >= BTRFS_FIRST_FREE_OBJECTID && r->objectid <= BTRFS_LAST_FREE_OBJECTID);
 		if (!subvol || !r->node || !r->in_root_tree)
 			continue;
-		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs, .flags = flags};
+		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs, .leaves = &leaves, .flags = flags};
 		u64map_init(&c.entries, sizeof(u64));
 		u64map_init(&c.name_counts, sizeof(u64));
 		walk_root(&c);
@@ -306,5 +315,6 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	}
 	check_data_refs(fs, &drefs, out, &errors);
 	u64map_free(&drefs);
+	u64map_free(&leaves);
 	return errors;
 }

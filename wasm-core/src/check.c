@@ -21,8 +21,18 @@ struct checker {
 	struct btrfs_fs_info *fs;
 	struct strbuf *out;
 	int errors;
-	struct u64map blocks; /* reachable tree block -> level + 1 (owner in high bits unused) */
-	struct u64map owners; /* reachable tree block -> owner tree */
+	struct u64map blocks; /* reachable tree block -> struct reached */
+};
+
+/* What the walk learned of a tree block. Trees may share blocks (snapshots):
+ * a block is read once, and its references counted as the distinct blocks
+ * that point at it (or the root item that does), which is what its extent
+ * item's refs count. */
+struct reached {
+	u64 level1;   /* level + 1 */
+	u64 owner;    /* its header's owner */
+	u64 roots;    /* the trees that reach it: bit i for fs->roots[i] */
+	u64 refs;     /* pointers to it from distinct blocks, and root items */
 };
 
 static void problem(struct checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -42,12 +52,52 @@ static void problem(struct checker *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+static u64 root_bit(const struct btrfs_fs_info *fs, u64 objectid)
+{
+	for (size_t i = 0; i < fs->nroots && i < 64; i++)
+		if (fs->roots[i]->objectid == objectid)
+			return 1ULL << i;
+	return 0;
+}
+
+/* Another tree reaches an already checked block: its subtree is marked as
+ * reached by that tree too (bit), each block once per tree. */
+static void mark_reached(struct checker *c, u64 bit, u64 bytenr, int depth)
+{
+	struct reached *r = u64map_get(&c->blocks, bytenr);
+	if (!r || (r->roots & bit) || depth > BTRFS_MAX_LEVEL)
+		return;
+	r->roots |= bit;
+	if (r->level1 <= 1)
+		return;
+	struct extent_buffer *eb = btrfs_read_tree_block(c->fs, bytenr, (int)r->level1 - 1, r->owner);
+	if (!eb)
+		return;
+	u32 nr = btrfs_nritems(eb);
+	for (u32 i = 0; i < nr; i++) {
+		mark_reached(c, bit, btrfs_node_blockptr(eb, (int)i), depth + 1);
+		if (!(eb = btrfs_find_eb(c->fs, bytenr)))
+			return;
+	}
+}
+
 static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, const struct btrfs_key *lo,
 		 const struct btrfs_key *hi, int depth)
 {
 	struct btrfs_fs_info *fs = c->fs;
-	if (u64map_get(&c->blocks, bytenr)) {
-		problem(c, "tree %lld: block %" PRIu64 " is referenced twice", (long long)owner, bytenr);
+	u64 bit = root_bit(fs, owner);
+	struct reached *seen = u64map_get(&c->blocks, bytenr);
+	if (seen) {
+		/* a pointer from another block (the caller's, read for the first
+		 * time), or another root: one more reference */
+		seen->refs++;
+		if (seen->level1 != (u64)level + 1)
+			problem(c, "tree %lld: block %" PRIu64 " is reached at level %d, elsewhere at level %d", (long long)owner, bytenr,
+				level, (int)seen->level1 - 1);
+		else if (seen->roots & bit)
+			problem(c, "tree %lld: block %" PRIu64 " is referenced twice", (long long)owner, bytenr);
+		else
+			mark_reached(c, bit, bytenr, depth);
 		return;
 	}
 	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, owner);
@@ -55,15 +105,14 @@ static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, c
 		problem(c, "tree %lld: %s", (long long)owner, fs->err.msg);
 		return;
 	}
-	u64 *l = u64map_put(&c->blocks, bytenr), *o = u64map_put(&c->owners, bytenr);
-	if (l)
-		*l = (u64)level + 1;
-	if (o)
-		*o = owner;
+	struct reached *r = u64map_put(&c->blocks, bytenr);
+	if (r)
+		*r = (struct reached){(u64)level + 1, btrfs_header_owner(eb->data), bit, 1};
 	if (gen && btrfs_header_generation(eb->data) != gen)
 		problem(c, "tree %lld: block %" PRIu64 " has generation %" PRIu64 ", its parent expects %" PRIu64, (long long)owner,
 			bytenr, btrfs_header_generation(eb->data), gen);
-	if (btrfs_header_owner(eb->data) != owner && owner != BTRFS_TREE_RELOC_OBJECTID)
+	if (btrfs_header_owner(eb->data) != owner && owner != BTRFS_TREE_RELOC_OBJECTID &&
+	    !(owner == BTRFS_FS_TREE_OBJECTID || (owner >= BTRFS_FIRST_FREE_OBJECTID && owner <= BTRFS_LAST_FREE_OBJECTID)))
 		problem(c, "tree %lld: block %" PRIu64 " says its owner is %lld", (long long)owner, bytenr,
 			(long long)btrfs_header_owner(eb->data));
 	if (btrfs_header_generation(eb->data) > btrfs_super_generation(fs->super) + (fs->trans_running ? 1 : 0))
@@ -104,9 +153,60 @@ static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, c
 	}
 }
 
+/* Whether the node at parent points at bytenr. */
+static int points_at(struct checker *c, u64 parent, u64 bytenr)
+{
+	struct reached *p = u64map_get(&c->blocks, parent);
+	if (!p || p->level1 < 2)
+		return 0;
+	struct extent_buffer *eb = btrfs_read_tree_block(c->fs, parent, (int)p->level1 - 1, p->owner);
+	if (!eb)
+		return 0;
+	for (u32 i = 0; i < btrfs_nritems(eb); i++)
+		if (btrfs_node_blockptr(eb, (int)i) == bytenr)
+			return 1;
+	return 0;
+}
+
+struct tree_refs {
+	struct checker *c;
+	u64 bytenr;
+	const struct reached *r;
+	u64 n;
+};
+
+/* One backref of a tree block: its tree must reach it, or its parent point at it. */
+static void tree_backref(struct tree_refs *t, u8 type, u64 offset)
+{
+	struct checker *c = t->c;
+	t->n++;
+	if (!t->r)
+		return;
+	if (type == BTRFS_TREE_BLOCK_REF_KEY) {
+		if (!(t->r->roots & root_bit(c->fs, offset)))
+			problem(c, "extent tree: tree block %" PRIu64 " has a backref of tree %lld, which does not reach it", t->bytenr,
+				(long long)offset);
+	} else if (type == BTRFS_SHARED_BLOCK_REF_KEY) {
+		if (!points_at(c, offset, t->bytenr))
+			problem(c, "extent tree: tree block %" PRIu64 " has a shared backref of block %" PRIu64 ", which does not point at it",
+				t->bytenr, offset);
+	} else {
+		problem(c, "extent tree: tree block %" PRIu64 " has a backref of type %u", t->bytenr, type);
+	}
+}
+
+static int keyed_tree_backref(void *ctx, const struct btrfs_key *k, const u8 *d, u32 sz)
+{
+	(void)d;
+	(void)sz;
+	tree_backref(ctx, k->type, k->offset);
+	return 0;
+}
+
 /* Every reachable tree block has exactly one METADATA_ITEM/EXTENT_ITEM
- * naming its tree, every tree extent item has a reachable block, and the
- * used bytes of each block group add up. */
+ * whose references are the blocks and trees that reach it, every tree
+ * extent item has a reachable block, and the used bytes of each block group
+ * add up. */
 static void check_extents(struct checker *c)
 {
 	struct btrfs_fs_info *fs = c->fs;
@@ -134,21 +234,40 @@ static void check_extents(struct checker *c)
 			if (sz < BTRFS_EXTENT_ITEM_SIZE) {
 				problem(c, "extent tree: item (%" PRIu64 " %u %" PRIu64 ") is %u bytes, too small", k.objectid, k.type, k.offset, sz);
 			} else if (btrfs_extent_flags(p) & BTRFS_EXTENT_FLAG_TREE_BLOCK) {
-				u64 *lv = u64map_get(&c->blocks, k.objectid);
+				struct reached *lv = u64map_get(&c->blocks, k.objectid);
+				u64 flags = btrfs_extent_flags(p), refs = btrfs_extent_refs(p);
 				if (!lv)
 					problem(c, "extent tree: tree block %" PRIu64 " is accounted but no tree reaches it", k.objectid);
-				else if (k.type == BTRFS_METADATA_ITEM_KEY && *lv - 1 != k.offset)
+				else if (k.type == BTRFS_METADATA_ITEM_KEY && lv->level1 - 1 != k.offset)
 					problem(c, "extent tree: tree block %" PRIu64 " is accounted at level %" PRIu64 " but is at level %" PRIu64,
-						k.objectid, k.offset, *lv - 1);
+						k.objectid, k.offset, lv->level1 - 1);
 				u8 *s = u64map_put(&seen, k.objectid);
 				if (s)
 					*s = 1;
+				/* copy what the walk learned: reading blocks below may grow the map */
+				struct reached r0 = lv ? *lv : (struct reached){0};
+				struct tree_refs t = {c, k.objectid, lv ? &r0 : NULL, 0};
 				u32 off = BTRFS_EXTENT_ITEM_SIZE + (k.type == BTRFS_EXTENT_ITEM_KEY ? BTRFS_TREE_BLOCK_INFO_SIZE : 0);
-				u64 *owner = u64map_get(&c->owners, k.objectid);
-				if (off + BTRFS_EXTENT_INLINE_REF_SIZE <= sz && p[off] == BTRFS_TREE_BLOCK_REF_KEY && owner &&
-				    btrfs_extent_inline_ref_offset(p + off) != *owner)
-					problem(c, "extent tree: tree block %" PRIu64 " is accounted to tree %lld but tree %lld reaches it",
-						k.objectid, (long long)btrfs_extent_inline_ref_offset(p + off), (long long)*owner);
+				while (off + BTRFS_EXTENT_INLINE_REF_SIZE <= sz) {
+					tree_backref(&t, p[off], btrfs_extent_inline_ref_offset(p + off));
+					off += BTRFS_EXTENT_INLINE_REF_SIZE;
+				}
+				if (off != sz)
+					problem(c, "extent tree: tree block %" PRIu64 ": %u bytes after its inline backrefs", k.objectid, sz - off);
+				btrfs_for_each_item(fs, fs->extent_root, k.objectid, BTRFS_TREE_BLOCK_REF_KEY, keyed_tree_backref, &t);
+				btrfs_for_each_item(fs, fs->extent_root, k.objectid, BTRFS_SHARED_BLOCK_REF_KEY, keyed_tree_backref, &t);
+				if (t.n != refs)
+					problem(c, "extent tree: tree block %" PRIu64 " counts %" PRIu64 " references but has %" PRIu64 " backrefs",
+						k.objectid, refs, t.n);
+				if (lv && refs != r0.refs)
+					problem(c, "extent tree: tree block %" PRIu64 " counts %" PRIu64 " references, but %" PRIu64
+						   " blocks or root items point at it",
+						k.objectid, refs, r0.refs);
+				if (lv && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) && !(r0.roots & root_bit(fs, r0.owner)))
+					problem(c, "extent tree: tree block %" PRIu64 " belongs to tree %lld, which does not reach it "
+						   "(and it has no FULL_BACKREF)",
+						k.objectid, (long long)r0.owner);
+				/* after tree_backref read other blocks, cursor data may have moved: it is not used again */
 			}
 		}
 	}
@@ -160,7 +279,7 @@ static void check_extents(struct checker *c)
 	while (u64map_next(&c->blocks, &i, &b, &v))
 		if (!u64map_get(&seen, b))
 			problem(c, "extent tree: tree block %" PRIu64 " (tree %lld) has no extent item", b,
-				(long long)*(u64 *)u64map_get(&c->owners, b));
+				(long long)((struct reached *)v)->owner);
 	for (size_t g = 0; used && g < fs->nbgs; g++)
 		if (used[g] != fs->bgs[g].used)
 			problem(c, "block group %" PRIu64 ": used is %" PRIu64 " but its extents add up to %" PRIu64, fs->bgs[g].start,
@@ -265,8 +384,7 @@ static void check_free_space_tree(struct checker *c)
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
 	struct checker c = {.fs = fs, .out = out};
-	u64map_init(&c.blocks, sizeof(u64));
-	u64map_init(&c.owners, sizeof(u64));
+	u64map_init(&c.blocks, sizeof(struct reached));
 	int trace = fs->trace.enabled;
 	fs->trace.enabled = 0;
 	walk(&c, BTRFS_ROOT_TREE_OBJECTID, fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0, NULL, NULL, 0);
@@ -281,7 +399,6 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	c.errors += btrfs_check_inodes(fs, out, flags);
 	fs->trace.enabled = trace;
 	u64map_free(&c.blocks);
-	u64map_free(&c.owners);
 	if (c.errors > 200)
 		sb_printf(out, "... and %d more errors\n", c.errors - 200);
 	return c.errors;

@@ -78,11 +78,48 @@ void btrfs_init_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb, u
 /* ---------------------------------------------------------------------- */
 /* Copy-on-write                                                          */
 
+int btrfs_root_shareable(const struct btrfs_root *root)
+{
+	return root->objectid == BTRFS_FS_TREE_OBJECTID ||
+	       (root->objectid >= BTRFS_FIRST_FREE_OBJECTID && root->objectid <= BTRFS_LAST_FREE_OBJECTID);
+}
+
+/* The references after root copied eb (refs references, extent flags
+ * flags) into n: who now refers to eb's children, and whether eb is freed.
+ * - Shared (refs > 1): root lets go of eb. If root owns it and its children
+ *   are referred to by tree (keyed), the keyed references now belong to n,
+ *   so eb's children get references by eb itself (full backrefs) for the
+ *   other trees, and eb is marked FULL_BACKREF. Otherwise n's children get
+ *   keyed references of root.
+ * - Not shared: eb is freed. If it was FULL_BACKREF, its children's
+ *   references by eb move to keyed references of root, from n. */
+static int update_ref_for_cow(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
+			      struct extent_buffer *n, u64 refs, u64 flags)
+{
+	int ret;
+	if (refs > 1) {
+		if (btrfs_header_owner(eb->data) == root->objectid && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)) {
+			if ((ret = btrfs_mod_refs_of(fs, root->objectid, eb, 1, +1)) ||
+			    (ret = btrfs_set_tree_block_flags(fs, eb->start, btrfs_level(eb), BTRFS_BLOCK_FLAG_FULL_BACKREF)))
+				return ret;
+		} else if ((ret = btrfs_mod_refs_of(fs, root->objectid, n, 0, +1))) {
+			return ret;
+		}
+		return btrfs_drop_tree_block_ref(fs, root, eb);
+	}
+	if (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) {
+		if ((ret = btrfs_mod_refs_of(fs, root->objectid, n, 0, +1)) || (ret = btrfs_mod_refs_of(fs, root->objectid, eb, 1, -1)))
+			return ret;
+	}
+	return btrfs_free_tree_block(fs, root, eb);
+}
+
 int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
 		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out)
 {
 	assert(fs->trans_running);
-	if (btrfs_header_generation(eb->data) == fs->generation && !(btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_WRITTEN)) {
+	if (btrfs_header_generation(eb->data) == fs->generation && !(btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_WRITTEN) &&
+	    !root->force_cow) {
 		/* Allocated in this transaction and not yet written: change in place
 		 * (a copy of its own if a checkpoint holds these bytes too). A log
 		 * block a log sync wrote is copied like a committed one: the
@@ -95,6 +132,15 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 		return 0;
 	}
 	int level = btrfs_level(eb);
+	/* a block older than the root's last snapshot may be in other trees
+	 * too: its references say (btrfs_block_can_be_shared) */
+	u64 refs = 1, flags = 0;
+	if (btrfs_root_shareable(root) && eb != root->node &&
+	    btrfs_header_generation(eb->data) <= btrfs_root_last_snapshot(root->item)) {
+		int ret = btrfs_lookup_extent_info(fs, eb->start, level, &refs, &flags);
+		if (ret)
+			return ret;
+	}
 	struct extent_buffer *n = btrfs_alloc_tree_block(fs, root->objectid, level);
 	if (!n)
 		return fs->err.code;
@@ -116,7 +162,7 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 	}
 	fs_trace(fs, (struct trace_event){.kind = TRACE_COW, .tree = root->objectid, .bytenr = eb->start, .a = n->start,
 					  .level = level, .b = fs->generation, .c = btrfs_header_generation(eb->data)});
-	int ret = btrfs_free_tree_block(fs, root, eb);
+	int ret = update_ref_for_cow(fs, root, eb, n, refs, flags);
 	if (ret)
 		return ret;
 	*out = n;

@@ -97,6 +97,9 @@ u32 btrfs_nodeptrs(const struct btrfs_fs_info *fs);
  * be changed in the running transaction: eb itself when it was allocated in
  * it, else a copy (parent's pointer, or the root, repointed; the old block
  * freed at commit). parent is NULL for the root block. */
+/* A subvolume's tree (FS_TREE or 256 and up): its blocks may be shared with
+ * snapshots. */
+int btrfs_root_shareable(const struct btrfs_root *root);
 int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
 		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out);
 /* Inserts an empty (zeroed) item; path then points at it. */

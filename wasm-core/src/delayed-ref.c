@@ -52,17 +52,13 @@ int btrfs_clone_delayed_refs(struct btrfs_fs_info *dst, const struct btrfs_fs_in
 	return ret;
 }
 
-int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
+/* The change to backref (root, objectid, offset, parent) of head h, added to. */
+static int mod_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h, struct data_ref ref)
 {
-	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
-	if (!h)
-		return fs->err.code;
-	h->is_data = 1;
-	h->num_bytes = num_bytes;
 	for (int i = 0; i < h->ndrefs; i++) {
 		struct data_ref *r = &h->drefs[i];
-		if (r->root == root && r->objectid == ino && r->offset == offset) {
-			r->count_mod += mod;
+		if (r->root == ref.root && r->objectid == ref.objectid && r->offset == ref.offset && r->parent == ref.parent) {
+			r->count_mod += ref.count_mod;
 			return 0;
 		}
 	}
@@ -70,10 +66,51 @@ int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 
 		int cap = h->capdrefs ? h->capdrefs * 2 : 2;
 		struct data_ref *n = realloc(h->drefs, (size_t)cap * sizeof(*n));
 		if (!n)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "data refs");
+			return blab_fail(&fs->err, BLAB_ENOMEM, "delayed refs");
 		h->drefs = n;
 		h->capdrefs = cap;
 	}
-	h->drefs[h->ndrefs++] = (struct data_ref){root, ino, offset, mod};
+	h->drefs[h->ndrefs++] = ref;
+	return 0;
+}
+
+int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
+{
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	h->is_data = 1;
+	h->num_bytes = num_bytes;
+	return mod_ref(fs, h, (struct data_ref){.root = root, .objectid = ino, .offset = offset, .count_mod = mod});
+}
+
+int btrfs_mod_shared_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 parent, int mod)
+{
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	h->is_data = 1;
+	h->num_bytes = num_bytes;
+	return mod_ref(fs, h, (struct data_ref){.parent = parent, .count_mod = mod});
+}
+
+int btrfs_mod_tree_ref(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 root, u64 parent, int mod)
+{
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	h->num_bytes = fs->nodesize;
+	h->level = level;
+	return mod_ref(fs, h, (struct data_ref){.root = parent ? 0 : root, .parent = parent, .count_mod = mod});
+}
+
+int btrfs_set_tree_block_flags(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 flags)
+{
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
+	if (!h)
+		return fs->err.code;
+	h->num_bytes = fs->nodesize;
+	h->level = level;
+	h->set_flags |= flags;
 	return 0;
 }

@@ -328,6 +328,7 @@ static int load_roots(struct btrfs_fs_info *fs)
 		memset(r->item, 0, sizeof(r->item));
 		memcpy(r->item, c.data, c.size < BTRFS_ROOT_ITEM_SIZE ? c.size : BTRFS_ROOT_ITEM_SIZE);
 		r->in_root_tree = 1;
+		r->item_offset = k->offset;
 		r->node = btrfs_read_tree_block(fs, btrfs_root_bytenr(r->item), btrfs_root_level(r->item), k->objectid);
 		if (!r->node)
 			return fs->err.code;

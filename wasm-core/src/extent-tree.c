@@ -204,10 +204,20 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 	h = btrfs_delayed_ref_head(fs, bytenr);
 	if (!h)
 		return fs->err.code;
-	*h = (struct delayed_ref_head){.bytenr = bytenr, .num_bytes = fs->nodesize, .ref_mod = -1, .level = btrfs_level(eb),
-				       .owner = root->objectid};
+	/* keeps the backref changes already queued for it (a parent's copy
+	 * this transaction): they must come to nothing with this last one */
+	h->num_bytes = fs->nodesize;
+	h->ref_mod = -1;
+	h->level = btrfs_level(eb);
+	h->owner = root->objectid;
 	int ret = pin(fs, bytenr, fs->nodesize);
 	return ret ? ret : queue_evict(fs, bytenr);
+}
+
+int btrfs_drop_tree_block_ref(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb)
+{
+	root->bytes_used -= fs->nodesize;
+	return btrfs_mod_tree_ref(fs, eb->start, btrfs_level(eb), root->objectid, 0, -1);
 }
 
 int btrfs_pin_log_block(struct btrfs_fs_info *fs, u64 start, u64 len)
@@ -276,133 +286,440 @@ static u64 data_ref_hash(u64 root, u64 ino, u64 offset)
 	return ((u64)high << 31) ^ (u64)low;
 }
 
-static int run_tree_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
+/* ---- backrefs: an extent item's references, read, changed and written ---- */
+
+/* One reference of an extent: TREE_BLOCK_REF (root), SHARED_BLOCK_REF
+ * (parent), EXTENT_DATA_REF (root, objectid, offset; count) or
+ * SHARED_DATA_REF (parent; count). */
+struct backref {
+	u8 type;
+	u64 root, objectid, offset, parent;
+	u32 count;
+	u64 order; /* within a type: the kernel keeps them in descending order of this */
+};
+
+struct backrefs {
+	struct backref *r;
+	int n, cap;
+};
+
+/* At most this many references to one extent: a bound on every walk over a
+ * hostile extent tree (the kernel's are bounded by the leaf; keyed ones are
+ * not, so ours is). */
+#define MAX_BACKREFS 65536
+
+static int backrefs_add(struct btrfs_fs_info *fs, struct backrefs *b, struct backref r, u64 bytenr)
 {
-	struct btrfs_key key = {h->bytenr, BTRFS_METADATA_ITEM_KEY, (u64)h->level};
-	if (h->ref_mod > 0) {
-		u8 item[BTRFS_EXTENT_ITEM_SIZE + BTRFS_EXTENT_INLINE_REF_SIZE] = {0};
-		btrfs_set_extent_refs(item, 1);
-		btrfs_set_extent_generation(item, h->generation);
-		btrfs_set_extent_flags(item, BTRFS_EXTENT_FLAG_TREE_BLOCK);
-		btrfs_set_extent_inline_ref_type(item + BTRFS_EXTENT_ITEM_SIZE, BTRFS_TREE_BLOCK_REF_KEY);
-		btrfs_set_extent_inline_ref_offset(item + BTRFS_EXTENT_ITEM_SIZE, h->owner);
-		return btrfs_insert_item(fs, fs->extent_root, &key, item, sizeof(item));
+	if (b->n == MAX_BACKREFS)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "extent %llu has more than %d backrefs", (unsigned long long)bytenr,
+				 MAX_BACKREFS);
+	if (b->n == b->cap) {
+		int cap = b->cap ? b->cap * 2 : 8;
+		struct backref *n = realloc(b->r, (size_t)cap * sizeof(*n));
+		if (!n)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "backrefs");
+		b->r = n;
+		b->cap = cap;
 	}
-	if (h->ref_mod < 0) {
-		int ret = btrfs_delete_item(fs, fs->extent_root, &key);
-		if (ret == BLAB_ENOENT) {
-			/* a non-skinny item (images without SKINNY_METADATA) */
-			key.type = BTRFS_EXTENT_ITEM_KEY;
-			key.offset = fs->nodesize;
-			ret = btrfs_delete_item(fs, fs->extent_root, &key);
+	b->r[b->n++] = r;
+	return 0;
+}
+
+static int same_ref(const struct backref *a, const struct backref *b)
+{
+	return a->type == b->type && a->root == b->root && a->objectid == b->objectid && a->offset == b->offset &&
+	       a->parent == b->parent;
+}
+
+/* The backref a delayed change is about, for a tree block or a data extent. */
+static struct backref ref_of(const struct data_ref *d, int is_data)
+{
+	if (is_data)
+		return d->parent ? (struct backref){.type = BTRFS_SHARED_DATA_REF_KEY, .parent = d->parent}
+				 : (struct backref){.type = BTRFS_EXTENT_DATA_REF_KEY, .root = d->root, .objectid = d->objectid, .offset = d->offset};
+	return d->parent ? (struct backref){.type = BTRFS_SHARED_BLOCK_REF_KEY, .parent = d->parent}
+			 : (struct backref){.type = BTRFS_TREE_BLOCK_REF_KEY, .root = d->root};
+}
+
+/* Inline references of an extent item (p, sz; refs start at off), checked. */
+static int parse_inline(struct btrfs_fs_info *fs, u64 bytenr, const u8 *p, u32 sz, u32 off, struct backrefs *b)
+{
+	while (off < sz) {
+		u8 type = p[off];
+		const u8 *d = p + off + 1;
+		u32 need = type == BTRFS_EXTENT_DATA_REF_KEY ? BTRFS_EXTENT_DATA_REF_SIZE
+			   : type == BTRFS_SHARED_DATA_REF_KEY ? 8 + BTRFS_SHARED_DATA_REF_SIZE
+			   : type == BTRFS_TREE_BLOCK_REF_KEY || type == BTRFS_SHARED_BLOCK_REF_KEY ? 8 : 0;
+		if (!need || off + 1 + need > sz)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "extent %llu: inline backref %s at byte %u of its item",
+					 (unsigned long long)bytenr, need ? "cut short" : "of an unknown type", off);
+		struct backref r = {.type = type, .count = 1};
+		if (type == BTRFS_EXTENT_DATA_REF_KEY) {
+			r.root = btrfs_extent_data_ref_root(d);
+			r.objectid = btrfs_extent_data_ref_objectid(d);
+			r.offset = btrfs_extent_data_ref_offset(d);
+			r.count = btrfs_extent_data_ref_count(d);
+		} else if (type == BTRFS_SHARED_DATA_REF_KEY) {
+			r.parent = get_le64(d);
+			r.count = btrfs_shared_data_ref_count(d + 8);
+		} else if (type == BTRFS_TREE_BLOCK_REF_KEY) {
+			r.root = get_le64(d);
+		} else {
+			r.parent = get_le64(d);
 		}
-		if (ret == BLAB_ENOENT)
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "extent tree has no item for freed tree block %llu",
-					 (unsigned long long)h->bytenr);
-		return ret;
+		int ret = backrefs_add(fs, b, r, bytenr);
+		if (ret)
+			return ret;
+		off += 1 + need;
 	}
 	return 0;
 }
 
-struct dref_entry {
-	u64 root, objectid, offset, hash;
-	u32 count;
+struct keyed_ctx {
+	struct btrfs_fs_info *fs;
+	struct backrefs *b;
+	u64 bytenr;
+	u8 type;
 };
 
-static int cmp_dref(const void *a, const void *b)
+static int keyed_ref(void *ctx, const struct btrfs_key *k, const u8 *d, u32 sz)
 {
-	const struct dref_entry *x = a, *y = b;
-	return x->hash > y->hash ? -1 : x->hash < y->hash ? 1 : 0; /* descending hash, as the kernel keeps them */
+	struct keyed_ctx *c = ctx;
+	struct backref r = {.type = k->type, .count = 1};
+	if (k->type == BTRFS_TREE_BLOCK_REF_KEY) {
+		r.root = k->offset;
+	} else if (k->type == BTRFS_SHARED_BLOCK_REF_KEY) {
+		r.parent = k->offset;
+	} else if (k->type == BTRFS_EXTENT_DATA_REF_KEY) {
+		if (sz < BTRFS_EXTENT_DATA_REF_SIZE)
+			return blab_fail(&c->fs->err, BLAB_ECORRUPT, "extent %llu: keyed data backref of %u bytes",
+					 (unsigned long long)c->bytenr, sz);
+		r.root = btrfs_extent_data_ref_root(d);
+		r.objectid = btrfs_extent_data_ref_objectid(d);
+		r.offset = btrfs_extent_data_ref_offset(d);
+		r.count = btrfs_extent_data_ref_count(d);
+	} else {
+		if (sz < BTRFS_SHARED_DATA_REF_SIZE)
+			return blab_fail(&c->fs->err, BLAB_ECORRUPT, "extent %llu: keyed shared data backref of %u bytes",
+					 (unsigned long long)c->bytenr, sz);
+		r.parent = k->offset;
+		r.count = btrfs_shared_data_ref_count(d);
+	}
+	return backrefs_add(c->fs, c->b, r, c->bytenr);
+}
+
+/* Keyed backrefs of bytenr (items of their own after its extent item). */
+static int parse_keyed(struct btrfs_fs_info *fs, u64 bytenr, int is_data, struct backrefs *b)
+{
+	static const u8 tree_types[] = {BTRFS_TREE_BLOCK_REF_KEY, BTRFS_SHARED_BLOCK_REF_KEY};
+	static const u8 data_types[] = {BTRFS_EXTENT_DATA_REF_KEY, BTRFS_SHARED_DATA_REF_KEY};
+	const u8 *types = is_data ? data_types : tree_types;
+	struct keyed_ctx c = {fs, b, bytenr, 0};
+	for (int i = 0; i < 2; i++) {
+		int ret = btrfs_for_each_item(fs, fs->extent_root, bytenr, types[i], keyed_ref, &c);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int cmp_backref(const void *a, const void *b)
+{
+	const struct backref *x = a, *y = b;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return x->order > y->order ? -1 : x->order < y->order ? 1 : 0; /* descending, as the kernel keeps them */
+}
+
+static u32 inline_size(const struct backref *r)
+{
+	return 1 + (r->type == BTRFS_EXTENT_DATA_REF_KEY ? BTRFS_EXTENT_DATA_REF_SIZE
+		    : r->type == BTRFS_SHARED_DATA_REF_KEY ? 8 + BTRFS_SHARED_DATA_REF_SIZE
+							      : 8);
+}
+
+/* Writes the extent item at key (its head: refs, generation, flags, and for
+ * a non-skinny tree block its tree_block_info) with the references in b:
+ * inline while the item stays within the kernel's bound (a sixteenth of a
+ * leaf), the rest as keyed items. */
+static int write_extent_item(struct btrfs_fs_info *fs, const struct btrfs_key *key, u64 gen, u64 flags, const u8 *info,
+			     struct backrefs *b)
+{
+	u64 refs = 0;
+	for (int i = 0; i < b->n; i++) {
+		struct backref *r = &b->r[i];
+		refs += r->count;
+		r->order = r->type == BTRFS_EXTENT_DATA_REF_KEY ? data_ref_hash(r->root, r->objectid, r->offset)
+			   : r->type == BTRFS_TREE_BLOCK_REF_KEY ? r->root
+								 : r->parent;
+	}
+	qsort(b->r, (size_t)b->n, sizeof(*b->r), cmp_backref);
+	u32 max = (fs->nodesize - BTRFS_HEADER_SIZE) / 16 - BTRFS_ITEM_SIZE;
+	u32 head = BTRFS_EXTENT_ITEM_SIZE + (info ? BTRFS_TREE_BLOCK_INFO_SIZE : 0), size = head;
+	int ninline = 0;
+	while (ninline < b->n && size + inline_size(&b->r[ninline]) <= max)
+		size += inline_size(&b->r[ninline++]);
+	if (ninline == 0 && b->n)
+		size += inline_size(&b->r[ninline++]); /* at least one, whatever the bound */
+	u8 *item = calloc(1, size);
+	if (!item)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "extent item");
+	btrfs_set_extent_refs(item, refs);
+	btrfs_set_extent_generation(item, gen);
+	btrfs_set_extent_flags(item, flags);
+	if (info)
+		memcpy(item + BTRFS_EXTENT_ITEM_SIZE, info, BTRFS_TREE_BLOCK_INFO_SIZE);
+	u32 off = head;
+	for (int i = 0; i < ninline; i++) {
+		const struct backref *r = &b->r[i];
+		u8 *d = item + off + 1;
+		item[off] = r->type;
+		if (r->type == BTRFS_EXTENT_DATA_REF_KEY) {
+			btrfs_set_extent_data_ref_root(d, r->root);
+			btrfs_set_extent_data_ref_objectid(d, r->objectid);
+			btrfs_set_extent_data_ref_offset(d, r->offset);
+			btrfs_set_extent_data_ref_count(d, r->count);
+		} else if (r->type == BTRFS_SHARED_DATA_REF_KEY) {
+			put_le64(d, r->parent);
+			btrfs_set_shared_data_ref_count(d + 8, r->count);
+		} else {
+			put_le64(d, r->type == BTRFS_TREE_BLOCK_REF_KEY ? r->root : r->parent);
+		}
+		off += inline_size(r);
+	}
+	int ret = btrfs_insert_item(fs, fs->extent_root, key, item, size);
+	free(item);
+	for (int i = ninline; i < b->n && !ret; i++) {
+		const struct backref *r = &b->r[i];
+		struct btrfs_key k = {key->objectid, r->type, r->type == BTRFS_EXTENT_DATA_REF_KEY ? r->order
+							      : r->type == BTRFS_TREE_BLOCK_REF_KEY ? r->root
+												    : r->parent};
+		u8 d[BTRFS_EXTENT_DATA_REF_SIZE];
+		u32 dl = 0;
+		if (r->type == BTRFS_EXTENT_DATA_REF_KEY) {
+			btrfs_set_extent_data_ref_root(d, r->root);
+			btrfs_set_extent_data_ref_objectid(d, r->objectid);
+			btrfs_set_extent_data_ref_offset(d, r->offset);
+			btrfs_set_extent_data_ref_count(d, r->count);
+			dl = BTRFS_EXTENT_DATA_REF_SIZE;
+		} else if (r->type == BTRFS_SHARED_DATA_REF_KEY) {
+			btrfs_set_shared_data_ref_count(d, r->count);
+			dl = BTRFS_SHARED_DATA_REF_SIZE;
+		}
+		ret = btrfs_insert_item(fs, fs->extent_root, &k, d, dl);
+		if (ret == BLAB_EEXIST)
+			ret = blab_fail(&fs->err, BLAB_ENOTSUP, "extent %llu: two keyed backrefs share the key (%llu %u %llu)",
+					(unsigned long long)key->objectid, (unsigned long long)k.objectid, k.type,
+					(unsigned long long)k.offset);
+	}
+	return ret;
+}
+
+/* Applies head h's changes to the references in b (data or tree). */
+static int apply_mods(struct btrfs_fs_info *fs, struct delayed_ref_head *h, struct backrefs *b)
+{
+	for (int i = 0; i < h->ndrefs; i++) {
+		const struct data_ref *d = &h->drefs[i];
+		if (!d->count_mod)
+			continue;
+		struct backref want = ref_of(d, h->is_data);
+		int j = 0;
+		while (j < b->n && !same_ref(&b->r[j], &want))
+			j++;
+		if (j == b->n) {
+			int ret = backrefs_add(fs, b, want, h->bytenr);
+			if (ret)
+				return ret;
+			b->r[j].count = 0;
+		}
+		long long c = (long long)b->r[j].count + d->count_mod;
+		if (c < 0 || (!h->is_data && c > 1))
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "%s %llu: %s a %s backref (%s %llu) it %s",
+					 h->is_data ? "data extent" : "tree block", (unsigned long long)h->bytenr,
+					 c < 0 ? "dropping" : "adding", want.parent ? "shared" : "keyed", want.parent ? "parent" : "root",
+					 (unsigned long long)(want.parent ? want.parent : want.root), c < 0 ? "does not have" : "already has");
+		b->r[j].count = (u32)c;
+	}
+	int live = 0;
+	for (int i = 0; i < b->n; i++)
+		if (b->r[i].count)
+			b->r[live++] = b->r[i];
+	b->n = live;
+	return 0;
+}
+
+static int run_tree_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
+{
+	struct btrfs_key key = {h->bytenr, BTRFS_METADATA_ITEM_KEY, (u64)h->level};
+	struct backrefs b = {0};
+	u64 gen = h->generation, flags = BTRFS_EXTENT_FLAG_TREE_BLOCK;
+	u8 info[BTRFS_TREE_BLOCK_INFO_SIZE], *infop = NULL;
+	int ret = 0, existed = 0;
+	if (h->new_extent && h->ref_mod > 0) {
+		ret = backrefs_add(fs, &b, (struct backref){.type = BTRFS_TREE_BLOCK_REF_KEY, .root = h->owner, .count = 1}, h->bytenr);
+	} else if (!h->new_extent) {
+		u8 *p;
+		u32 sz;
+		ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
+		if (ret == BLAB_ENOENT) {
+			/* a non-skinny item (images without SKINNY_METADATA) */
+			key = (struct btrfs_key){h->bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize};
+			ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
+			if (!ret && sz >= BTRFS_EXTENT_ITEM_SIZE + BTRFS_TREE_BLOCK_INFO_SIZE) {
+				memcpy(info, p + BTRFS_EXTENT_ITEM_SIZE, sizeof(info));
+				infop = info;
+			}
+		}
+		if (ret == BLAB_ENOENT)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "extent tree has no item for tree block %llu",
+					 (unsigned long long)h->bytenr);
+		if (ret)
+			return ret;
+		if (sz < BTRFS_EXTENT_ITEM_SIZE + (infop ? BTRFS_TREE_BLOCK_INFO_SIZE : 0u))
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu: extent item of %u bytes", (unsigned long long)h->bytenr, sz);
+		existed = 1;
+		gen = btrfs_extent_generation(p);
+		flags = btrfs_extent_flags(p);
+		ret = parse_inline(fs, h->bytenr, p, sz, BTRFS_EXTENT_ITEM_SIZE + (infop ? BTRFS_TREE_BLOCK_INFO_SIZE : 0u), &b);
+		if (!ret)
+			ret = parse_keyed(fs, h->bytenr, 0, &b);
+	}
+	if (!ret)
+		ret = apply_mods(fs, h, &b);
+	if (!ret && existed) {
+		ret = btrfs_delete_item(fs, fs->extent_root, &key);
+		if (!ret)
+			ret = btrfs_del_items_of(fs, fs->extent_root, h->bytenr, BTRFS_TREE_BLOCK_REF_KEY, BTRFS_SHARED_BLOCK_REF_KEY);
+	}
+	if (!ret && h->ref_mod < 0) {
+		/* freed by its last tree (pinned when it was): no reference is left */
+		if (b.n > 1)
+			ret = blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu freed while %d trees or blocks still refer to it",
+					(unsigned long long)h->bytenr, b.n - 1);
+	} else if (!ret && b.n == 0 && existed) {
+		/* its last reference dropped by a change of its parents */
+		ret = pin(fs, h->bytenr, fs->nodesize);
+		if (!ret)
+			ret = queue_evict(fs, h->bytenr);
+	} else if (!ret && b.n) {
+		ret = write_extent_item(fs, &key, gen, flags | h->set_flags, infop, &b);
+	}
+	free(b.r);
+	return ret;
 }
 
 static int run_data_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 {
 	struct btrfs_key key = {h->bytenr, BTRFS_EXTENT_ITEM_KEY, h->num_bytes};
-	struct dref_entry refs[64];
-	int n = 0;
+	struct backrefs b = {0};
 	u64 gen = h->generation;
-	int existed = 0;
+	int existed = 0, ret = 0;
 	if (!h->new_extent) {
 		u8 *p;
 		u32 sz;
-		int ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
+		ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
 		if (ret == 0) {
 			existed = 1;
+			if (sz < BTRFS_EXTENT_ITEM_SIZE)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "data extent %llu: extent item of %u bytes",
+						 (unsigned long long)h->bytenr, sz);
 			gen = btrfs_extent_generation(p);
-			u32 off = BTRFS_EXTENT_ITEM_SIZE;
-			while (off < sz && n < 64) {
-				u8 type = p[off];
-				if (type == BTRFS_EXTENT_DATA_REF_KEY && off + 1 + BTRFS_EXTENT_DATA_REF_SIZE <= sz) {
-					const u8 *d = p + off + 1;
-					refs[n++] = (struct dref_entry){btrfs_extent_data_ref_root(d), btrfs_extent_data_ref_objectid(d),
-									btrfs_extent_data_ref_offset(d), 0,
-									btrfs_extent_data_ref_count(d)};
-					off += 1 + BTRFS_EXTENT_DATA_REF_SIZE;
-				} else {
-					return blab_fail(&fs->err, BLAB_ENOTSUP,
-							 "data extent %llu has a shared or keyed backref (type %u): not supported yet",
-							 (unsigned long long)h->bytenr, type);
-				}
-			}
-		} else if (ret != BLAB_ENOENT) {
+			ret = parse_inline(fs, h->bytenr, p, sz, BTRFS_EXTENT_ITEM_SIZE, &b);
+			if (!ret)
+				ret = parse_keyed(fs, h->bytenr, 1, &b);
+		} else if (ret == BLAB_ENOENT) {
+			ret = 0;
+		}
+	}
+	if (!ret)
+		ret = apply_mods(fs, h, &b);
+	if (!ret && existed) {
+		ret = btrfs_delete_item(fs, fs->extent_root, &key);
+		if (!ret)
+			ret = btrfs_del_items_of(fs, fs->extent_root, h->bytenr, BTRFS_EXTENT_DATA_REF_KEY, BTRFS_SHARED_DATA_REF_KEY);
+	}
+	if (!ret && b.n == 0) {
+		ret = btrfs_del_csums(fs, h->bytenr, h->num_bytes);
+		if (!ret)
+			ret = h->new_extent ? btrfs_free_reserved(fs, h->bytenr, h->num_bytes)
+					    : existed ? pin(fs, h->bytenr, h->num_bytes) : 0;
+	} else if (!ret) {
+		ret = write_extent_item(fs, &key, gen, BTRFS_EXTENT_FLAG_DATA, NULL, &b);
+	}
+	free(b.r);
+	return ret;
+}
+
+int btrfs_lookup_extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags)
+{
+	struct delayed_ref_head *h = u64map_get(&fs->delayed_refs, bytenr);
+	long long n = 0;
+	*flags = 0;
+	if (h && h->new_extent) {
+		n = h->ref_mod > 0;
+	} else {
+		struct btrfs_key key = {bytenr, BTRFS_METADATA_ITEM_KEY, (u64)level};
+		u8 *p;
+		u32 sz;
+		int ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
+		if (ret == BLAB_ENOENT) {
+			key = (struct btrfs_key){bytenr, BTRFS_EXTENT_ITEM_KEY, fs->nodesize};
+			ret = btrfs_lookup_item(fs, fs->extent_root, &key, &p, &sz, 0);
+		}
+		if (ret == BLAB_ENOENT)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu (level %d) has no extent item",
+					 (unsigned long long)bytenr, level);
+		if (ret)
 			return ret;
+		if (sz < BTRFS_EXTENT_ITEM_SIZE)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu: extent item of %u bytes", (unsigned long long)bytenr, sz);
+		n = (long long)btrfs_extent_refs(p);
+		*flags = btrfs_extent_flags(p);
+	}
+	if (h) {
+		for (int i = 0; i < h->ndrefs; i++)
+			n += h->drefs[i].count_mod;
+		*flags |= h->set_flags;
+		if (h->ref_mod < 0 && !h->new_extent)
+			n--;
+	}
+	if (n <= 0)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu is in a tree but has %lld references",
+				 (unsigned long long)bytenr, n);
+	*refs = (u64)n;
+	return 0;
+}
+
+/* Each reference a block holds (its children's pointers, or its file
+ * extents' disk extents) gains (mod +1) or loses (-1) a backref: keyed by
+ * root, or, with full, by this block (btrfs_inc_ref / btrfs_dec_ref). */
+int btrfs_mod_refs_of(struct btrfs_fs_info *fs, u64 root, struct extent_buffer *eb, int full, int mod)
+{
+	u32 nr = btrfs_nritems(eb);
+	int level = btrfs_level(eb);
+	u64 parent = full ? eb->start : 0;
+	for (u32 i = 0; i < nr; i++) {
+		int ret = 0;
+		if (level) {
+			ret = btrfs_mod_tree_ref(fs, btrfs_node_blockptr(eb, (int)i), level - 1, root, parent, mod);
+		} else {
+			struct btrfs_key k;
+			btrfs_item_key(eb, (int)i, &k);
+			if (k.type != BTRFS_EXTENT_DATA_KEY)
+				continue;
+			const u8 *fi = btrfs_item_ptr(eb, (int)i);
+			if (btrfs_item_size_nr(eb, (int)i) < BTRFS_FILE_EXTENT_SIZE || btrfs_file_extent_type(fi) == BTRFS_FILE_EXTENT_INLINE)
+				continue;
+			u64 bytenr = btrfs_file_extent_disk_bytenr(fi), len = btrfs_file_extent_disk_num_bytes(fi);
+			if (!bytenr)
+				continue;
+			ret = full ? btrfs_mod_shared_data_ref(fs, bytenr, len, parent, mod)
+				   : btrfs_mod_data_ref(fs, bytenr, len, root, k.objectid, k.offset - btrfs_file_extent_offset(fi), mod);
 		}
-	}
-	for (int i = 0; i < h->ndrefs; i++) {
-		struct data_ref *d = &h->drefs[i];
-		int j = 0;
-		while (j < n && !(refs[j].root == d->root && refs[j].objectid == d->objectid && refs[j].offset == d->offset))
-			j++;
-		if (j == n) {
-			if (n == 64)
-				return blab_fail(&fs->err, BLAB_ENOTSUP, "data extent %llu has too many backrefs", (unsigned long long)h->bytenr);
-			refs[n++] = (struct dref_entry){d->root, d->objectid, d->offset, 0, 0};
-		}
-		long long c = (long long)refs[j].count + d->count_mod;
-		if (c < 0)
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "data extent %llu: dropping a reference it does not have",
-					 (unsigned long long)h->bytenr);
-		refs[j].count = (u32)c;
-	}
-	u64 total = 0;
-	int live = 0;
-	for (int i = 0; i < n; i++) {
-		total += refs[i].count;
-		if (refs[i].count)
-			refs[live++] = refs[i];
-	}
-	n = live;
-	if (existed) {
-		int ret = btrfs_delete_item(fs, fs->extent_root, &key);
 		if (ret)
 			return ret;
 	}
-	if (total == 0) {
-		int ret = btrfs_del_csums(fs, h->bytenr, h->num_bytes);
-		if (ret)
-			return ret;
-		if (h->new_extent)
-			return btrfs_free_reserved(fs, h->bytenr, h->num_bytes);
-		return existed ? pin(fs, h->bytenr, h->num_bytes) : 0;
-	}
-	for (int i = 0; i < n; i++)
-		refs[i].hash = data_ref_hash(refs[i].root, refs[i].objectid, refs[i].offset);
-	qsort(refs, (size_t)n, sizeof(refs[0]), cmp_dref);
-	u32 size = BTRFS_EXTENT_ITEM_SIZE + (u32)n * (1 + BTRFS_EXTENT_DATA_REF_SIZE);
-	u8 item[BTRFS_EXTENT_ITEM_SIZE + 64 * (1 + BTRFS_EXTENT_DATA_REF_SIZE)];
-	memset(item, 0, size);
-	btrfs_set_extent_refs(item, total);
-	btrfs_set_extent_generation(item, gen);
-	btrfs_set_extent_flags(item, BTRFS_EXTENT_FLAG_DATA);
-	for (int i = 0; i < n; i++) {
-		u8 *r = item + BTRFS_EXTENT_ITEM_SIZE + i * (1 + BTRFS_EXTENT_DATA_REF_SIZE);
-		r[0] = BTRFS_EXTENT_DATA_REF_KEY;
-		btrfs_set_extent_data_ref_root(r + 1, refs[i].root);
-		btrfs_set_extent_data_ref_objectid(r + 1, refs[i].objectid);
-		btrfs_set_extent_data_ref_offset(r + 1, refs[i].offset);
-		btrfs_set_extent_data_ref_count(r + 1, refs[i].count);
-	}
-	return btrfs_insert_item(fs, fs->extent_root, &key, item, size);
+	return 0;
 }
 
 static int cmp_head(const void *a, const void *b)

@@ -16,6 +16,16 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
  * transaction, else pinned until commit. */
 struct btrfs_root;
 int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb);
+/* Root stops using a tree block other trees still use (a snapshot's): its
+ * keyed backref is dropped; the block stays. */
+int btrfs_drop_tree_block_ref(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb);
+/* The references to a tree block (extent item and queued changes) and its
+ * extent flags (BTRFS_BLOCK_FLAG_FULL_BACKREF): btrfs_lookup_extent_info. */
+int btrfs_lookup_extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags);
+/* Every reference eb holds (children, or file extents' data) gains (mod +1)
+ * or loses (-1) a backref: keyed by root, or with full by eb itself
+ * (btrfs_inc_ref / btrfs_dec_ref). */
+int btrfs_mod_refs_of(struct btrfs_fs_info *fs, u64 root, struct extent_buffer *eb, int full, int mod);
 /* Reserves len bytes (sector aligned) of data space; with may_alloc_chunk a
  * new data chunk is made when no block group has room. ENOSPC otherwise. */
 int btrfs_reserve_data(struct btrfs_fs_info *fs, u64 len, u64 *bytenr, int may_alloc_chunk);

@@ -54,6 +54,11 @@ struct btrfs_root {
 	struct extent_buffer *node;
 	u8 item[BTRFS_ROOT_ITEM_SIZE]; /* the ROOT_ITEM as it is in the root tree */
 	int in_root_tree;              /* has a ROOT_ITEM (root and chunk trees do not) */
+	u64 item_offset;               /* its ROOT_ITEM's key offset (a snapshot's: the transid that made it) */
+	int item_dirty;                /* the item changed beyond the node (last_snapshot): written at commit */
+	int force_cow;                 /* snapshotted in the running transaction: even its blocks of this
+					* transaction are shared now, so they are copied, not changed in place
+					* (the kernel's BTRFS_ROOT_FORCE_COW); cleared at commit */
 	u64 bytes_used;                /* tree blocks owned, for the root item */
 	u64 highest_objectid;          /* subvolumes: highest inode number in use (0: not read yet) */
 	struct u64map dir_index;       /* directory inode -> next DIR_INDEX offset */

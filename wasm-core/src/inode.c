@@ -1,11 +1,13 @@
 #include "delalloc.h"
 #include "ordered-data.h"
 #include "inode.h"
+#include "ctree.h"
 #include "crc32c.h"
 #include "dir-item.h"
 #include "extent-tree.h"
 #include "file-item.h"
 #include "tree-log.h"
+#include "root-tree.h"
 #include <stdlib.h>
 
 u8 btrfs_mode_to_ftype(u32 mode)
@@ -216,6 +218,78 @@ int btrfs_lookup_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const c
 	return 0;
 }
 
+struct btrfs_root *btrfs_subvol_root(struct btrfs_fs_info *fs, u64 subvol, u64 *dirid)
+{
+	struct btrfs_root *r = btrfs_get_root(fs, subvol);
+	if (!r || !r->in_root_tree || !r->node || !btrfs_root_shareable(r)) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "a directory entry names subvolume %llu, which has no root item",
+			  (unsigned long long)subvol);
+		return NULL;
+	}
+	*dirid = btrfs_root_dirid(r->item);
+	return r;
+}
+
+int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, u64 *ino)
+{
+	struct btrfs_root *r = fs->fs_root;
+	u64 cur = BTRFS_FIRST_FREE_OBJECTID;
+	const char *p = path;
+	if (*p != '/')
+		return blab_fail(&fs->err, BLAB_EINVAL, "%s: paths must start with /", path);
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		int d;
+		int ret = is_dir(fs, r, cur, &d);
+		if (ret)
+			return ret;
+		if (!d)
+			return blab_fail(&fs->err, BLAB_ENOTDIR, "%.*s: not a directory", (int)(p - path - 1), path);
+		if (e - p > BTRFS_NAME_LEN)
+			return blab_fail(&fs->err, BLAB_ENAMETOOLONG, "%.*s: name longer than %d bytes", (int)(e - path), path, BTRFS_NAME_LEN);
+		if ((e - p == 1 && p[0] == '.') || (e - p == 2 && p[0] == '.' && p[1] == '.')) {
+			if (e - p == 2)
+				return blab_fail(&fs->err, BLAB_EINVAL, "%s: '..' is not supported in paths", path);
+			p = e;
+			continue;
+		}
+		struct dir_entry de;
+		u32 off;
+		ret = btrfs_lookup_dir_entry(fs, r, cur, BTRFS_DIR_ITEM_KEY, p, (u16)(e - p), &de, &off);
+		if (ret == BLAB_ENOENT)
+			return blab_fail(&fs->err, BLAB_ENOENT, "%.*s: no such file or directory", (int)(e - path), path);
+		if (ret)
+			return ret;
+		if (de.location.type == BTRFS_ROOT_ITEM_KEY) {
+			/* a subvolume: on into its tree, at its root directory; one
+			 * this tree does not hold (a copy in a snapshot) is empty */
+			int held = btrfs_root_ref_matches(fs, r->objectid, de.location.objectid, cur, p, (u16)(e - p));
+			if (held < 0)
+				return held;
+			if (!held)
+				return blab_fail(&fs->err, *e ? BLAB_ENOENT : BLAB_EISDIR,
+						 "%.*s: an empty directory where another subvolume was when this one was made", (int)(e - path), path);
+			if (!(r = btrfs_subvol_root(fs, de.location.objectid, &cur)))
+				return fs->err.code;
+		} else if (de.location.type == BTRFS_INODE_ITEM_KEY) {
+			cur = de.location.objectid;
+		} else {
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "%.*s: its directory entry points at key type %u", (int)(e - path), path,
+					 de.location.type);
+		}
+		p = e;
+	}
+	*root = r;
+	*ino = cur;
+	return 0;
+}
+
 /* Splits path into its parent directory's inode and the last name. */
 static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
 			  u16 *len)
@@ -348,11 +422,37 @@ static int check_new_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 {
 	if (len == 0 || len > BTRFS_NAME_LEN || memchr(name, '/', len) || memchr(name, 0, len))
 		return blab_fail(&fs->err, BLAB_EINVAL, "'%.*s' is not a valid name", len, name);
-	u64 ino;
-	int ret = btrfs_lookup_name(fs, root, dir, name, len, &ino, NULL);
+	struct dir_entry e;
+	u32 off;
+	int ret = btrfs_lookup_dir_entry(fs, root, dir, BTRFS_DIR_ITEM_KEY, name, len, &e, &off);
 	if (ret == 0)
 		return blab_fail(&fs->err, BLAB_EEXIST, "%.*s: file exists", len, name);
 	return ret == BLAB_ENOENT ? 0 : ret;
+}
+
+int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 *dir,
+			   const char **name, u16 *len, u64 *index)
+{
+	int ret = resolve_parent(fs, root, path, dir, name, len);
+	if (ret || (ret = check_new_name(fs, root, *dir, *name, *len)) || (ret = next_dir_index(fs, root, *dir, index)))
+		return ret;
+	struct dir_entry e = {.location = {subvol, BTRFS_ROOT_ITEM_KEY, (u64)-1}, .transid = fs->generation, .type = BTRFS_FT_DIR,
+			      .name = *name, .name_len = *len};
+	u8 buf[BTRFS_DIR_ITEM_SIZE + BTRFS_NAME_LEN];
+	btrfs_fill_dir_entry(buf, &e);
+	u32 esz = btrfs_dir_entry_size(&e);
+	struct btrfs_key key = {*dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(*name, *len)};
+	if ((ret = btrfs_add_name_entry(fs, root, &key, buf, esz)))
+		return ret;
+	key = (struct btrfs_key){*dir, BTRFS_DIR_INDEX_KEY, *index};
+	if ((ret = btrfs_insert_item(fs, root, &key, buf, esz)))
+		return ret;
+	struct btrfs_inode d;
+	if ((ret = btrfs_read_inode(fs, root, *dir, &d)))
+		return ret;
+	d.size += 2 * (u64)*len;
+	btrfs_inode_touch(fs, &d, 1);
+	return btrfs_update_inode(fs, root, &d);
 }
 
 static int new_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct inode_attrs *a, u64 size, u64 nbytes,
@@ -653,6 +753,7 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 
 struct list_ctx {
 	struct btrfs_fs_info *fs;
+	struct btrfs_root *root;
 	readdir_fn dir_fn;
 	void *ctx;
 };
@@ -664,11 +765,21 @@ static int one_dir_index(void *ctx, const struct btrfs_key *k, const u8 *p, u32 
 	if (!btrfs_parse_dir_entry(p, size, &e))
 		return blab_fail(&l->fs->err, BLAB_ECORRUPT, "corrupt DIR_INDEX (%llu %llu)", (unsigned long long)k->objectid,
 				 (unsigned long long)k->offset);
+	if (e.location.type == BTRFS_ROOT_ITEM_KEY) {
+		int held = btrfs_root_ref_matches(l->fs, l->root->objectid, e.location.objectid, k->objectid, e.name, e.name_len);
+		if (held < 0)
+			return held;
+		return l->dir_fn(l->ctx, e.name, e.name_len, e.location.objectid,
+				 (u8)(e.type | (held ? BTRFS_FT_SUBVOL : BTRFS_FT_EMPTY_SUBVOL)));
+	}
+	if (e.location.type != BTRFS_INODE_ITEM_KEY)
+		return blab_fail(&l->fs->err, BLAB_ECORRUPT, "DIR_INDEX (%llu %llu) points at key type %u", (unsigned long long)k->objectid,
+				 (unsigned long long)k->offset, e.location.type);
 	return l->dir_fn(l->ctx, e.name, e.name_len, e.location.objectid, e.type);
 }
 
 int btrfs_readdir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, readdir_fn fn, void *ctx)
 {
-	struct list_ctx l = {.fs = fs, .dir_fn = fn, .ctx = ctx};
+	struct list_ctx l = {.fs = fs, .root = root, .dir_fn = fn, .ctx = ctx};
 	return btrfs_for_each_item(fs, root, dir, BTRFS_DIR_INDEX_KEY, one_dir_index, &l);
 }

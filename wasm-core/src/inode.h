@@ -71,6 +71,26 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 			 u16 len, u64 index);
 int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len);
 int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino);
+/* A new name at path (in root) for the subvolume subvol: its DIR_ITEM and
+ * DIR_INDEX point at (subvol ROOT_ITEM -1), with no INODE_REF (the root
+ * tree's ROOT_REF names it instead); the directory's size and times. The
+ * directory, name and index used come back. */
+int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 *dir,
+			   const char **name, u16 *len, u64 *index);
+/* Paths that cross into subvolumes: a directory entry whose location is a
+ * ROOT_ITEM names another subvolume's tree, entered at its root directory.
+ * btrfs_lookup_path_subvol walks path from the top-level subvolume across
+ * them: the tree and inode it names. btrfs_subvol_root is subvolume
+ * subvol's tree and its root directory (NULL, ECORRUPT, when it has none). */
+int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, u64 *ino);
+struct btrfs_root *btrfs_subvol_root(struct btrfs_fs_info *fs, u64 subvol, u64 *dirid);
+/* readdir's type of an entry that names a subvolume (its ino is then the
+ * subvolume's id): BTRFS_FT_DIR with this bit. */
+#define BTRFS_FT_SUBVOL 0x80
+/* ... and of an entry naming a subvolume this tree does not hold (copied
+ * into a snapshot): an empty directory, as the kernel shows it (0755, one
+ * link, size 0). */
+#define BTRFS_FT_EMPTY_SUBVOL 0x40
 /* Calls fn for each entry of directory dir in index order; fn returns
  * nonzero to stop (that value is returned). */
 typedef int (*readdir_fn)(void *ctx, const char *name, u16 len, u64 ino, u8 type);

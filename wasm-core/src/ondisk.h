@@ -433,6 +433,14 @@ ONDISK_FIELD(root_rtransid, 319, 64)
 #define BTRFS_ROOT_OTIME_OFF 339
 #define BTRFS_ROOT_STIME_OFF 351
 #define BTRFS_ROOT_RTIME_OFF 363
+#define BTRFS_TIMESPEC_SIZE 12
+#define BTRFS_ROOT_SUBVOL_RDONLY (1ULL << 0)
+
+/* ---- root ref / root backref: dirid u64, sequence u64, name_len u16, name ---- */
+#define BTRFS_ROOT_REF_SIZE 18
+ONDISK_FIELD(root_ref_dirid, 0, 64)
+ONDISK_FIELD(root_ref_sequence, 8, 64)
+ONDISK_FIELD(root_ref_name_len, 16, 16)
 
 /* ---- dev item ---- */
 #define BTRFS_DEV_ITEM_SIZE 98

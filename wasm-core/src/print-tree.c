@@ -374,6 +374,18 @@ static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, 
 		}
 		/* progs prints "index ... name: x" on one line */
 		return 0;
+	case BTRFS_ROOT_REF_KEY:
+	case BTRFS_ROOT_BACKREF_KEY: {
+		if (sz < BTRFS_ROOT_REF_SIZE)
+			return -1;
+		u16 nl = btrfs_root_ref_name_len(p);
+		if (nl > sz - BTRFS_ROOT_REF_SIZE)
+			nl = (u16)(sz - BTRFS_ROOT_REF_SIZE);
+		sb_printf(out, "\t\troot %s key dirid %" PRIu64 " sequence %" PRIu64, k->type == BTRFS_ROOT_REF_KEY ? "ref" : "backref",
+			  btrfs_root_ref_dirid(p), btrfs_root_ref_sequence(p));
+		print_name(out, " name ", p + BTRFS_ROOT_REF_SIZE, nl);
+		return 0;
+	}
 	case BTRFS_DIR_ITEM_KEY:
 	case BTRFS_DIR_INDEX_KEY:
 	case BTRFS_XATTR_ITEM_KEY:

@@ -1,6 +1,7 @@
 #include "delalloc.h"
 #include "ordered-data.h"
 #include "scenario.h"
+#include "root-tree.h"
 #include "untar.h"
 #include "space-info.h"
 #include "tree-checker.h"
@@ -1351,9 +1352,24 @@ static int run_line(struct scenario_run *r, struct line *l)
 		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino)) ||
 		    (ret = btrfs_setxattr(fs, fs->fs_root, ino, l->argv[2], (const u8 *)l->argv[3], (u16)vl)))
 			return fail_core(r, ret);
+	} else if (!strcmp(c, "snapshot")) {
+		/* btrfs subvolume snapshot [-r]: the source's delalloc written and its
+		 * ordered extents done, the snapshot made in the transaction that
+		 * commits it (the kernel's create_pending_snapshot) */
+		u64 id;
+		if ((ret = want_args(r, l, 2, 3, "snapshot SRC DST [ro]")))
+			return ret;
+		if (l->argc == 4 && strcmp(l->argv[3], "ro"))
+			return fail(r, BLAB_EPARSE, "'%s': the third argument of snapshot is ro (a read-only snapshot), or nothing", l->argv[3]);
+		if (strcmp(l->argv[1], "/"))
+			return fail(r, BLAB_ENOTSUP, "snapshot %s: only / (the top-level subvolume) can be the source so far", l->argv[1]);
+		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_create_snapshot(fs, fs->fs_root, l->argv[2], l->argc == 4, &id)) ||
+		    (ret = btrfs_commit_transaction(fs)))
+			return fail_core(r, ret);
+		r->res.commits++;
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr fsync commit sync crash set sleep schedule thread fio bonnie untar)");
+					    "unlink rmdir setxattr snapshot fsync commit sync crash set sleep schedule thread fio bonnie untar)");
 	}
 	return ret;
 }

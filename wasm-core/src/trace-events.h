@@ -59,6 +59,8 @@ enum btrfs_lock_mode {
 	EV(COW, "cow", "A tree block is copied before it changes (the original, of generation fromGeneration, stays on disk until the commit).", \
 	   F(tree, U64, tree) F(from, U64, bytenr) F(to, U64, a) F(level, INT, level) F(generation, U64, b)       \
 	   F(fromGeneration, U64, c))                                                                                \
+	EV(SNAPSHOT, "snapshot", "A snapshot: a new tree whose root is a copy of the source's, so that both point at the same blocks.", \
+	   F(tree, U64, tree) F(root, U64, bytenr) F(level, INT, level) F(source, U64, a) F(generation, U64, b))    \
 	EV(SEARCH, "search", "A search descends through one block, choosing a slot.",                               \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(slot, INT, slot) F(key, KEY, key)      \
 	   F(found, BOOL, a))                                                                                        \

@@ -73,14 +73,16 @@ static int update_root_items(struct btrfs_fs_info *fs)
 		if (!r->in_root_tree || !r->node)
 			continue;
 		u8 *it = r->item;
-		if (btrfs_root_bytenr(it) == r->node->start && btrfs_root_generation(it) == btrfs_header_generation(r->node->data))
+		if (!r->item_dirty && btrfs_root_bytenr(it) == r->node->start &&
+		    btrfs_root_generation(it) == btrfs_header_generation(r->node->data))
 			continue;
+		r->item_dirty = 0;
 		btrfs_set_root_bytenr(it, r->node->start);
 		btrfs_set_root_level(it, (u8)btrfs_level(r->node));
 		btrfs_set_root_generation(it, btrfs_header_generation(r->node->data));
 		btrfs_set_root_generation_v2(it, btrfs_header_generation(r->node->data));
 		btrfs_set_root_bytes_used(it, r->bytes_used);
-		struct btrfs_key key = {r->objectid, BTRFS_ROOT_ITEM_KEY, 0};
+		struct btrfs_key key = {r->objectid, BTRFS_ROOT_ITEM_KEY, r->item_offset};
 		u8 *p;
 		u32 sz;
 		int ret = btrfs_lookup_item(fs, fs->tree_root, &key, &p, &sz, 1);
@@ -124,7 +126,7 @@ static int needs_another_pass(struct btrfs_fs_info *fs)
 			return 1;
 	for (size_t i = 0; i < fs->nroots; i++) {
 		struct btrfs_root *r = fs->roots[i];
-		if (r->in_root_tree && r->node && (btrfs_root_bytenr(r->item) != r->node->start ||
+		if (r->in_root_tree && r->node && (r->item_dirty || btrfs_root_bytenr(r->item) != r->node->start ||
 						   btrfs_root_generation(r->item) != btrfs_header_generation(r->node->data)))
 			return 1;
 	}
@@ -189,6 +191,8 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 		return ret;
 	btrfs_unpin_extents(fs);
 	btrfs_space_commit(fs);
+	for (size_t i = 0; i < fs->nroots; i++)
+		fs->roots[i]->force_cow = 0;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_COMMIT, .a = fs->generation, .b = fs->tree_root->node->start});
 	fs->trans_running = 0;
 	return 0;

@@ -42,6 +42,7 @@ export const TRACE_SCHEMA = {
   block_alloc: { doc: 'A tree block is allocated (level < 0: a data extent, generation holding its length).', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['generation', 'u64']] },
   block_free: { doc: 'A tree block is freed (reusable after the commit).', fields: [['tree', 'u64'], ['bytenr', 'u64']] },
   cow: { doc: 'A tree block is copied before it changes (the original, of generation fromGeneration, stays on disk until the commit).', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64'], ['fromGeneration', 'u64']] },
+  snapshot: { doc: 'A snapshot: a new tree whose root is a copy of the source\'s, so that both point at the same blocks.', fields: [['tree', 'u64'], ['root', 'u64'], ['level', 'int'], ['source', 'u64'], ['generation', 'u64']] },
   search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
   item_insert: { doc: 'An item is inserted into a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']] },
   item_delete: { doc: 'An item is deleted from a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key']] },
@@ -97,6 +98,7 @@ export type TraceEvent =
   | { seq: number; kind: 'block_alloc'; tree: bigint; bytenr: bigint; level: number; generation: bigint }
   | { seq: number; kind: 'block_free'; tree: bigint; bytenr: bigint }
   | { seq: number; kind: 'cow'; tree: bigint; from: bigint; to: bigint; level: number; generation: bigint; fromGeneration: bigint }
+  | { seq: number; kind: 'snapshot'; tree: bigint; root: bigint; level: number; source: bigint; generation: bigint }
   | { seq: number; kind: 'search'; tree: bigint; bytenr: bigint; level: number; slot: number; key: Key; found: boolean }
   | { seq: number; kind: 'item_insert'; tree: bigint; bytenr: bigint; slot: number; key: Key; size: number }
   | { seq: number; kind: 'item_delete'; tree: bigint; bytenr: bigint; slot: number; key: Key }

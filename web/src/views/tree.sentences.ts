@@ -11,6 +11,7 @@ export const treeSentences = {
     : `New ${what(e.level)} ${e.bytenr} allocated for the ${treeName(e.tree)}`,
   block_free: (e) => `Block ${e.bytenr} of the ${treeName(e.tree)} freed (reusable after the commit)`,
   cow: (e) => `COW ${what(e.level)} ${e.from} → ${e.to} in the ${treeName(e.tree)}, generation ${e.generation}`,
+  snapshot: (e) => `Snapshot of the ${treeName(e.source)}: tree ${e.tree}'s root ${what(e.level)} ${e.root} is a copy of its root, pointing at the same blocks (each gains a reference)`,
   search: (e) => `Search the ${treeName(e.tree)}: ${what(e.level)} ${e.bytenr}, slot ${e.slot}${e.level === 0 ? (e.found ? ' (found)' : ' (not found: insert here)') : ''}`,
   item_insert: (e) => `Insert item (${keyText(e.key)}) into leaf ${e.bytenr} of the ${treeName(e.tree)} at slot ${e.slot}, ${e.size} bytes`,
   item_delete: (e) => `Delete item (${keyText(e.key)}) from leaf ${e.bytenr} of the ${treeName(e.tree)}`,

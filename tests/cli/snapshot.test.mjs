@@ -1,0 +1,114 @@
+// `snapshot / DST [ro]` in scenarios: a new subvolume whose root is a copy
+// of /'s, sharing every block; then / changes, copying shared blocks as the
+// kernel does (full backrefs when the owner lets go, keyed ones for the
+// other tree). Our check counts every backref of every block against the
+// blocks and trees that point at it; ls, cat and extract cross into
+// snapshots; dump-tree prints the root items, root refs and backrefs; bad
+// lines are clear errors. (The kernel's side: tests/kernel/snapshot.test.mjs.)
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/build/btrfslab', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'btrfslab-snapshot-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const BEFORE = ['mkfs nodesize=4K size=256M', 'mkdir /d', 'create /d/f{1..150}', 'write /d/f1 0 5000', 'write /d/f2 0 5000 2',
+  'write /d/f3 0 70000 3', 'setxattr /d/f3 user.k v', 'link /d/f1 /d/f1-link', 'commit'];
+const AFTER = ['write /d/f1 5000 10', 'unlink /d/f2', 'truncate /d/f3 100', 'create /d/late', 'write /d/late 0 3000 9',
+  'rename /d/f4 /f4-moved', 'commit'];
+
+function run(lines, name) {
+  const script = join(dir, `${name}.txt`), img = join(dir, `${name}.img`);
+  writeFileSync(script, lines.join('\n') + '\n');
+  const r = spawnSync(CLI, ['run', script, '--image', img], { encoding: 'utf8' });
+  return { ...r, img, script };
+}
+const ls = (img, path = '/') => execFileSync(CLI, ['ls', '-R', img, path], { encoding: 'utf8' }).trim().split('\n');
+const cat = (img, path) => execFileSync(CLI, ['cat', img, path]);
+
+describe('snapshot', () => {
+  test('the snapshot holds / as it was; / changes after; our check counts every backref; ls and cat cross into it', () => {
+    const before = run(BEFORE, 'before');
+    assert.equal(before.status, 0, before.stderr);
+    const r = run([...BEFORE, 'snapshot / /snap ro', ...AFTER], 'snap');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(execFileSync(CLI, ['check', '--check-data-csum', r.img], { encoding: 'utf8' }), /0 errors found/);
+    // the snapshot: every path and file of / before it, nothing of after
+    const want = ls(before.img).map((p) => `/snap${p}`);
+    const got = ls(r.img).filter((p) => p.startsWith('/snap/'));
+    assert.deepEqual(got, want);
+    for (const f of ['/d/f1', '/d/f2', '/d/f3', '/d/f1-link', '/d/f4'])
+      assert.ok(cat(r.img, `/snap${f}`).equals(cat(before.img, f)), f);
+    // / after: the changes, and the snapshot's name
+    const top = ls(r.img).filter((p) => !p.startsWith('/snap/'));
+    assert.ok(top.includes('/snap') && top.includes('/d/late') && top.includes('/f4-moved'));
+    assert.ok(!top.includes('/d/f2') && !top.includes('/d/f4'));
+    assert.equal(cat(r.img, '/d/f1').length, 5010);
+    assert.equal(cat(r.img, '/d/f3').length, 100);
+    // extract too: the snapshot is a directory of its own with the old contents
+    const out = join(dir, 'extracted');
+    execFileSync(CLI, ['extract', r.img, out]);
+    assert.equal(readFileSync(join(out, 'snap/d/f3')).length, 70000);
+    assert.ok(!readdirSync(join(out, 'd')).includes('f2'));
+  });
+
+  test('dump-tree: the snapshot\'s root item and refs, shared blocks and their backrefs', () => {
+    const r = run([...BEFORE, 'snapshot / /snap ro', ...AFTER], 'dump');
+    const root = execFileSync(CLI, ['dump-tree', '-t', 'root', r.img], { encoding: 'utf8' });
+    const gen = root.match(/key \(256 ROOT_ITEM (\d+)\)/);
+    assert.ok(gen, 'the snapshot\'s root item, its key offset the transaction that made it');
+    assert.match(root, new RegExp(`key \\(256 ROOT_ITEM ${gen[1]}\\)[^]*?last_snapshot ${gen[1]} flags 0x1\\(RDONLY\\) refs 1`));
+    assert.match(root, /key \(FS_TREE ROOT_REF 256\)[^]*?root ref key dirid 256 sequence \d+ name snap/);
+    assert.match(root, /key \(256 ROOT_BACKREF 5\)[^]*?root backref key dirid 256 sequence \d+ name snap/);
+    assert.match(root, new RegExp(`key \\(FS_TREE ROOT_ITEM 0\\)[^]*?last_snapshot ${gen[1]}`));
+    const extent = execFileSync(CLI, ['dump-tree', '-t', 'extent', r.img], { encoding: 'utf8' });
+    // blocks / let go of: FULL_BACKREF, their data referenced by the leaf; blocks both still use: two keyed refs
+    assert.match(extent, /flags TREE_BLOCK\|FULL_BACKREF/);
+    assert.match(extent, /shared data backref parent \d+ count 1/);
+    assert.match(extent, /refs 2 gen \d+ flags TREE_BLOCK\n\t\ttree block skinny level 0\n\t\ttree block backref root 256\n\t\ttree block backref root FS_TREE/);
+    const uuid = execFileSync(CLI, ['dump-tree', '-t', 'uuid', r.img], { encoding: 'utf8' });
+    assert.match(uuid, /subvol_id 256/);
+  });
+
+  test('the same script gives the same image; the trace names the snapshot', () => {
+    const a = run([...BEFORE, 'snapshot / /s1', ...AFTER], 'same-a');
+    const b = run([...BEFORE, 'snapshot / /s1', ...AFTER], 'same-b');
+    assert.ok(readFileSync(a.img).equals(readFileSync(b.img)));
+    const trace = execFileSync(CLI, ['run', a.script, '--trace', '-'], { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    const s = trace.find((e) => e.kind === 'snapshot');
+    assert.equal(s.tree, '256');
+    assert.equal(s.source, '5');
+  });
+
+  test('two snapshots: the later one holds the earlier as an empty directory, as the kernel shows it', () => {
+    const r = run(['mkfs nodesize=4K size=256M', 'mkdir /d', 'create /d/a', 'snapshot / /s0 ro', 'write /d/a 0 10', 'snapshot / /s1',
+      'create /d/b'], 'two');
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(ls(r.img), ['/d', '/d/a', '/d/b', '/s0', '/s0/d', '/s0/d/a', '/s1', '/s1/d', '/s1/d/a', '/s1/s0']);
+    assert.match(execFileSync(CLI, ['ls', '-l', r.img, '/s1'], { encoding: 'utf8' }), /^drwxr-xr-x 1 0 0 0 s0$/m);
+    assert.match(execFileSync(CLI, ['check', r.img], { encoding: 'utf8' }), /0 errors found/);
+  });
+
+  test('bad lines: clear errors naming the line', () => {
+    const cases = [
+      [['snapshot /d /x'], /:4: .*snapshot \/d: only \/ \(the top-level subvolume\) can be the source so far/],
+      [['snapshot / /d'], /:4: .*\/?d: file exists/],
+      [['snapshot / /x rw'], /:4: .*'rw': the third argument of snapshot is ro/],
+      [['snapshot /'], /:4: .*snapshot SRC DST \[ro\]/],
+      [['snapshot / /nodir/x'], /:4: .*\/nodir: no such file or directory/],
+      [['snapshot / /s', 'write /s/d/x 0 10'], /:5: .*s is a subvolume: not supported yet/],
+      [['thread A', 'snapshot / /s', 'end'], /:5: .*'snapshot' cannot run inside a thread/],
+    ];
+    for (const [extra, want] of cases) {
+      const r = run(['mkfs nodesize=4K size=256M', 'mkdir /d', 'create /d/x', ...extra], 'bad');
+      assert.notEqual(r.status, 0, extra.join('; '));
+      assert.match(r.stderr, want, extra.join('; '));
+      assert.doesNotMatch(r.stderr, /Assertion|Sanitizer|core dumped/);
+    }
+  });
+});

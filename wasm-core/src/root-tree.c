@@ -1,0 +1,141 @@
+#include "root-tree.h"
+#include "ctree.h"
+#include "disk-io.h"
+#include "extent-tree.h"
+#include "inode.h"
+#include "uuid-tree.h"
+
+int btrfs_find_free_root_objectid(struct btrfs_fs_info *fs, u64 *out)
+{
+	u64 hi = BTRFS_FIRST_FREE_OBJECTID - 1;
+	struct btrfs_key key = {BTRFS_LAST_FREE_OBJECTID, 0, 0}, k;
+	int ret = btrfs_prev_key(fs, fs->tree_root, &key, &k);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && k.objectid > hi)
+		hi = k.objectid;
+	for (size_t i = 0; i < fs->nroots; i++) /* made in this transaction, items not yet written */
+		if (fs->roots[i]->objectid > hi && fs->roots[i]->objectid < BTRFS_LAST_FREE_OBJECTID)
+			hi = fs->roots[i]->objectid;
+	if (hi + 1 >= BTRFS_LAST_FREE_OBJECTID)
+		return blab_fail(&fs->err, BLAB_ENOSPC, "no subvolume ids left");
+	*out = hi + 1;
+	return 0;
+}
+
+int btrfs_add_root_ref(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 dirid, u64 index, const char *name, u16 len)
+{
+	u8 ref[BTRFS_ROOT_REF_SIZE + BTRFS_NAME_LEN];
+	btrfs_set_root_ref_dirid(ref, dirid);
+	btrfs_set_root_ref_sequence(ref, index);
+	btrfs_set_root_ref_name_len(ref, len);
+	memcpy(ref + BTRFS_ROOT_REF_SIZE, name, len);
+	struct btrfs_key key = {parent, BTRFS_ROOT_REF_KEY, child};
+	int ret = btrfs_insert_item(fs, fs->tree_root, &key, ref, BTRFS_ROOT_REF_SIZE + len);
+	if (ret)
+		return ret;
+	key = (struct btrfs_key){child, BTRFS_ROOT_BACKREF_KEY, parent};
+	return btrfs_insert_item(fs, fs->tree_root, &key, ref, BTRFS_ROOT_REF_SIZE + len);
+}
+
+int btrfs_root_ref_matches(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 dirid, const char *name, u16 len)
+{
+	struct btrfs_key key = {parent, BTRFS_ROOT_REF_KEY, child};
+	u8 *p;
+	u32 sz;
+	int ret = btrfs_lookup_item(fs, fs->tree_root, &key, &p, &sz, 0);
+	if (ret == BLAB_ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	return sz >= BTRFS_ROOT_REF_SIZE && btrfs_root_ref_dirid(p) == dirid && btrfs_root_ref_name_len(p) == len &&
+	       sz >= BTRFS_ROOT_REF_SIZE + (u32)len && !memcmp(p + BTRFS_ROOT_REF_SIZE, name, len);
+}
+
+static u64 splitmix64(u64 *s)
+{
+	u64 z = (*s += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+/* A version 4 UUID drawn from the filesystem's own (seeded) identity, the
+ * subvolume and the transaction: the same script gives the same image. */
+static void subvol_uuid(const struct btrfs_fs_info *fs, u64 id, u8 out[BTRFS_UUID_SIZE])
+{
+	u64 s = get_le64(fs->fsid) ^ get_le64(fs->fsid + 8) ^ (id * 0x100000001B3ULL) ^ (fs->generation << 20);
+	put_le64(out, splitmix64(&s));
+	put_le64(out + 8, splitmix64(&s));
+	out[6] = (u8)((out[6] & 0x0f) | 0x40);
+	out[8] = (u8)((out[8] & 0x3f) | 0x80);
+}
+
+int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, const char *path, int readonly, u64 *id)
+{
+	if (!btrfs_root_shareable(src) || !src->node || !src->in_root_tree)
+		return blab_fail(&fs->err, BLAB_EINVAL, "tree %llu is not a subvolume", (unsigned long long)src->objectid);
+	u64 objectid;
+	int ret = btrfs_find_free_root_objectid(fs, &objectid);
+	if (ret)
+		return ret;
+	/* the source's node, made this transaction's, is what both roots point through */
+	struct extent_buffer *node = src->node;
+	if ((ret = btrfs_cow_block(fs, src, node, NULL, 0, &node)))
+		return ret;
+	int level = btrfs_level(node);
+	struct extent_buffer *copy = btrfs_alloc_tree_block(fs, objectid, level);
+	if (!copy)
+		return fs->err.code;
+	memcpy(copy->data, node->data, fs->nodesize);
+	btrfs_set_header_bytenr(copy->data, copy->start);
+	btrfs_set_header_generation(copy->data, fs->generation);
+	btrfs_set_header_owner(copy->data, objectid);
+	btrfs_set_header_flags(copy->data, BTRFS_MIXED_BACKREF_REV << BTRFS_BACKREF_REV_SHIFT);
+	copy->dirty = 1;
+	if ((ret = btrfs_mod_refs_of(fs, objectid, copy, 0, +1)))
+		return ret;
+	/* the source may now share every block it has */
+	btrfs_set_root_last_snapshot(src->item, fs->generation);
+	src->item_dirty = 1;
+	src->force_cow = 1;
+
+	struct btrfs_root *r = btrfs_add_root(fs, objectid);
+	if (!r)
+		return fs->err.code;
+	memcpy(r->item, src->item, sizeof(r->item));
+	r->node = copy;
+	r->in_root_tree = 1;
+	r->item_offset = fs->generation;
+	r->item_dirty = 1;
+	r->bytes_used = src->bytes_used;
+	u8 *it = r->item;
+	btrfs_set_root_refs(it, 1);
+	btrfs_set_root_flags(it, readonly ? BTRFS_ROOT_SUBVOL_RDONLY : 0);
+	btrfs_set_root_last_snapshot(it, fs->generation);
+	btrfs_set_root_drop_level(it, 0);
+	memset(it + BTRFS_ROOT_DROP_PROGRESS_OFF, 0, BTRFS_DISK_KEY_SIZE);
+	memcpy(it + BTRFS_ROOT_PARENT_UUID_OFF, src->item + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_SIZE);
+	subvol_uuid(fs, objectid, it + BTRFS_ROOT_UUID_OFF);
+	memset(it + BTRFS_ROOT_RECEIVED_UUID_OFF, 0, BTRFS_UUID_SIZE);
+	btrfs_set_root_otransid(it, fs->generation);
+	btrfs_set_root_stransid(it, 0);
+	btrfs_set_root_rtransid(it, 0);
+	btrfs_set_timespec_sec(it + BTRFS_ROOT_OTIME_OFF, fs->now);
+	btrfs_set_timespec_nsec(it + BTRFS_ROOT_OTIME_OFF, 0);
+	memset(it + BTRFS_ROOT_STIME_OFF, 0, 2 * BTRFS_TIMESPEC_SIZE); /* stime, rtime */
+
+	/* its name in the top-level subvolume, after the copy: the snapshot
+	 * does not hold its own entry */
+	u64 dir, index;
+	const char *name;
+	u16 len;
+	if ((ret = btrfs_add_subvol_entry(fs, fs->fs_root, path, objectid, &dir, &name, &len, &index)) ||
+	    (ret = btrfs_add_root_ref(fs, fs->fs_root->objectid, objectid, dir, index, name, len)) ||
+	    (ret = btrfs_uuid_tree_add(fs, it + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, objectid)))
+		return ret;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_SNAPSHOT, .tree = objectid, .bytenr = copy->start, .level = level,
+					  .a = src->objectid, .b = fs->generation});
+	*id = objectid;
+	return 0;
+}

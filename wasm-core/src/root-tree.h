@@ -1,0 +1,34 @@
+/* root-tree.h — subvolumes in the root tree: their ROOT_ITEMs, the
+ * ROOT_REF / ROOT_BACKREF pair that names each one in its parent, and the
+ * making of a snapshot (the kernel's create_pending_snapshot, run in the
+ * transaction that commits it).
+ *
+ * A snapshot of root S is a new root whose node is a copy of S's node: both
+ * point at the same children, so each child gains a reference (keyed by the
+ * new root). Nothing else is copied. S's last_snapshot becomes this
+ * transaction: a block of S at or below that generation may be shared, and
+ * copying it later asks the extent tree how many refer to it
+ * (update_ref_for_cow in ctree.c). */
+#ifndef BTRFSLAB_ROOT_TREE_H
+#define BTRFSLAB_ROOT_TREE_H
+#include "fs.h"
+
+/* The next free subvolume id: one above the highest in the root tree (256
+ * at least), as the kernel's free objectid of the root tree. */
+int btrfs_find_free_root_objectid(struct btrfs_fs_info *fs, u64 *out);
+
+/* ROOT_REF (parent ROOT_REF child) and ROOT_BACKREF (child ROOT_BACKREF
+ * parent): the directory dirid in parent, the entry's index, its name. */
+int btrfs_add_root_ref(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 dirid, u64 index, const char *name, u16 len);
+
+/* 1 when parent's ROOT_REF to child names it as (dirid, name): its
+ * directory entry leads into child. 0 when not: an entry copied into a
+ * snapshot names a subvolume that is not the snapshot's, and is an empty
+ * directory there (the kernel shows one). Or an error. */
+int btrfs_root_ref_matches(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 dirid, const char *name, u16 len);
+
+/* A snapshot of src named path (a new name in the top-level subvolume), in
+ * the running transaction; the caller commits it. readonly sets the root's
+ * RDONLY flag. The new root's id in *id. */
+int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, const char *path, int readonly, u64 *id);
+#endif
