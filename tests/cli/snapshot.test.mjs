@@ -94,14 +94,50 @@ describe('snapshot', () => {
     assert.match(execFileSync(CLI, ['check', r.img], { encoding: 'utf8' }), /0 errors found/);
   });
 
+  test('subvolumes, writable snapshots and snapshots of subvolumes: each changes on its own; clones share extents', () => {
+    const r = run(['mkfs nodesize=4K size=256M', 'mkdir /d', 'create /d/f{1..120}', 'write /d/f1 0 90000 1', 'commit',
+      'subvol create /sv', 'mkdir /sv/x', 'create /sv/x/a', 'write /sv/x/a 0 20000 5',
+      'snapshot / /rw', 'snapshot /sv /d/sv-ro ro',
+      'write /rw/d/f1 0 100 9', 'unlink /rw/d/f3', 'rename /rw/d/f4 /rw/f4', 'write /sv/x/a 0 10 11', 'fsync /sv/x/a',
+      'clone /d/f1 /d/f1-clone', 'clone /d/f1 /sv/x/from-top', 'write /d/f1-clone 0 5 2', 'commit'], 'subvols');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(execFileSync(CLI, ['check', '--check-data-csum', r.img], { encoding: 'utf8' }), /0 errors found/);
+    const all = ls(r.img);
+    for (const p of ['/sv/x/a', '/rw/d/f1', '/rw/f4', '/rw/sv', '/d/sv-ro/x/a', '/d/f1-clone', '/sv/x/from-top']) assert.ok(all.includes(p), p);
+    assert.ok(!all.includes('/rw/d/f3') && all.includes('/d/f3'));
+    assert.ok(!all.some((p) => p.startsWith('/rw/sv/')), 'a snapshot holds a subvolume of its source as an empty directory');
+    const f1 = cat(r.img, '/d/f1');
+    assert.equal(f1.length, 90000);
+    assert.ok(cat(r.img, '/sv/x/from-top').equals(f1));
+    assert.ok(cat(r.img, '/d/f1-clone').subarray(5).equals(f1.subarray(5)));
+    assert.ok(!cat(r.img, '/rw/d/f1').subarray(0, 100).equals(f1.subarray(0, 100)));
+    assert.ok(cat(r.img, '/d/sv-ro/x/a').subarray(10).equals(cat(r.img, '/sv/x/a').subarray(10)));
+    // the clone and the snapshot share f1's extent: its references, keyed by tree, inode and offset
+    const extent = execFileSync(CLI, ['dump-tree', '-t', 'extent', r.img], { encoding: 'utf8' });
+    assert.match(extent, /extent data backref root 25\d objectid 25\d offset 0 count 1/);
+    const root = execFileSync(CLI, ['dump-tree', '-t', 'root', r.img], { encoding: 'utf8' });
+    assert.match(root, /key \(256 ROOT_ITEM 0\)/, 'a new subvolume\'s root item is keyed 0');
+    assert.match(root, /root ref key dirid 2\d\d sequence \d+ name sv-ro/, 'named in the directory of its parent subvolume');
+    // the fsync in a subvolume committed (the model logs only the top level)
+    const m = JSON.parse(execFileSync(CLI, ['run', r.script, '--metrics', '-'], { encoding: 'utf8' }));
+    assert.equal(m.fsyncs[0].result, 'full commit: not the top-level subvolume (the model logs it only)');
+  });
+
   test('bad lines: clear errors naming the line', () => {
     const cases = [
-      [['snapshot /d /x'], /:4: .*snapshot \/d: only \/ \(the top-level subvolume\) can be the source so far/],
+      [['snapshot /d /x'], /:4: .*snapshot \/d: not a subvolume/],
       [['snapshot / /d'], /:4: .*\/?d: file exists/],
       [['snapshot / /x rw'], /:4: .*'rw': the third argument of snapshot is ro/],
       [['snapshot /'], /:4: .*snapshot SRC DST \[ro\]/],
       [['snapshot / /nodir/x'], /:4: .*\/nodir: no such file or directory/],
-      [['snapshot / /s', 'write /s/d/x 0 10'], /:5: .*s is a subvolume: not supported yet/],
+      [['snapshot / /s ro', 'write /s/d/x 0 10'], /:5: .*\/s\/d\/x: in read-only subvolume 256 \(EROFS\)/],
+      [['snapshot / /s ro', 'create /s/d/y'], /:5: .*\/s\/d\/y: in read-only subvolume 256 \(EROFS\)/],
+      [['subvol create /v', 'rename /d/x /v/x'], /:5: .*\/d\/x and \/v\/x are in different subvolumes \(EXDEV\)/],
+      [['subvol delete /v'], /:4: .*subvol create PATH/],
+      [['clone /d /y'], /:4: .*inode 257 is not a regular file/],
+      [['link /d/x /d/x2', 'clone /d/x /d/x2'], /:5: .*a file cannot be cloned onto itself/],
+      [['snapshot / /s ro', 'clone /d/x /s/d/x'], /:5: .*\/s\/d\/x: in read-only subvolume 256 \(EROFS\)/],
+      [['clone /d/missing /d/y'], /:4: .*\/d\/missing: no such file or directory/],
       [['thread A', 'snapshot / /s', 'end'], /:5: .*'snapshot' cannot run inside a thread/],
     ];
     for (const [extra, want] of cases) {

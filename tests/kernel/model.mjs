@@ -114,14 +114,23 @@ export class FsModel {
       }
       case 'setxattr': this.lookup(a[0]).xattrs.set(a[1], a[2]); break;
       case 'snapshot': {
-        // `snapshot / DST [ro]`: a copy of the tree as it is now, a subvolume of its own;
+        // `snapshot SRC DST [ro]`: a copy of subvolume SRC as it is now, a subvolume of its own;
         // subvolumes inside it are empty directories there, and it does not hold its own name
-        const copy = copyTree(this.root);
+        const copy = copyTree(this.lookup(a[0]));
         copy.subvol = true;
         const { dir, name } = this.parentOf(a[1]);
         dir.entries.set(name, copy);
         break;
       }
+      case 'clone': {
+        // FICLONE: DST (made when absent) holds SRC's bytes; its own name, links and xattrs stay
+        const src = this.lookup(a[0]);
+        let dst = this.lookup(a[1]);
+        if (!dst) { const { dir, name } = this.parentOf(a[1]); dst = newInode('file'); dir.entries.set(name, dst); }
+        dst.data = Buffer.from(src.data);
+        break;
+      }
+      case 'subvol': { const { dir, name } = this.parentOf(a[1]); dir.entries.set(name, newInode('dir', { entries: new Map(), subvol: true })); break; }
       case 'commit': break;
       default: throw new Error(`model: unknown command ${op}`);
     }
@@ -146,7 +155,7 @@ export class FsModel {
 function copyTree(root) {
   const seen = new Map();
   const copy = (n, top) => {
-    if (!top && n.subvol) return newInode('dir', { entries: new Map() });
+    if (!top && n.subvol) return newInode('dir', { entries: new Map(), placeholder: true });
     if (seen.has(n)) return seen.get(n);
     const c = { ...n, data: Buffer.from(n.data), xattrs: new Map(n.xattrs) };
     delete c.subvol;
@@ -195,7 +204,7 @@ export function snapshotMount(mnt, getXattrs) {
  * A random valid script: returns { text, cmds, model } where model is the
  * expected final state. Every command is valid when it runs.
  */
-export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0 } = {}) {
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0 } = {}) {
   const r = rng(seed);
   const model = new FsModel();
   const cmds = [];
@@ -203,10 +212,20 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   let counter = 0;
   const fresh = () => `n${counter++}${r.chance(0.2) ? '_' + 'x'.repeat(r.int(60)) : ''}`;
   const join2 = (d, n) => (d === '/' ? `/${n}` : `${d}/${n}`);
-  // read-only snapshots (`snapshots`: the chance of one a step) are never changed: no command names a path in them
-  const isSnap = (p) => /^\/snap\d+(\/|$)/.test(p);
+  // subvolumes: `subvols` is the chance of a new one a step, `snapshots` of a snapshot of one
+  // (half of them read-only when there are subvolumes). A read-only snapshot is never changed
+  // (no command names a path in it); subvolume roots and the empty directories snapshots hold
+  // where a subvolume was are never renamed or removed; links and renames stay within one
+  // subvolume (EXDEV).
+  const writable = ['/'];
+  const frozen = [];
+  const special = new Set();
   let nsnaps = 0;
-  const allPaths = () => Object.keys(model.snapshot()).filter((p) => !isSnap(p));
+  const under = (p, d) => d === '/' || p === d || p.startsWith(d + '/');
+  const svOf = (p) => writable.filter((d) => under(p, d)).sort((x, y) => y.length - x.length)[0];
+  const inFrozen = (p) => frozen.some((f) => under(p, f));
+  const holdsSpecial = (p) => [...special].some((x) => x === p || x.startsWith(p + '/'));
+  const allPaths = () => Object.keys(model.snapshot()).filter((p) => !inFrozen(p));
   const files = () => allPaths().filter((p) => model.lookup(p).type === 'file');
   const push = (cmd) => { model.apply(cmd); cmds.push(cmd); };
   // bulk groups: /bulkN/f_1..f_M made and removed with brace ranges; kept out
@@ -215,7 +234,37 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   const isBulk = (p) => p.startsWith('/bulk');
   for (let i = 0; i < ops; i++) {
     if (snapshots && r.chance(snapshots)) {
-      push(['snapshot', '/', `/snap${nsnaps++}`, 'ro']);
+      const src = r.pick(writable), dst = join2(subvols ? r.pick(dirs) : '/', `snap${nsnaps++}`);
+      const ro = !subvols || r.chance(0.5);
+      push(['snapshot', src, dst, ...(ro ? ['ro'] : [])]);
+      special.add(dst);
+      if (ro) frozen.push(dst);
+      else {
+        writable.push(dst);
+        dirs.push(dst);
+        for (const [p, d] of Object.entries(model.snapshot())) {
+          if (!p.startsWith(dst + '/') || d.type !== 'dir') continue;
+          if (model.lookup(p).placeholder) special.add(p);
+          else dirs.push(p);
+        }
+      }
+      continue;
+    }
+    if (clones && r.chance(clones)) {
+      // a reflink, within a subvolume or across: onto another file, or a new one
+      const fl = files().filter((p) => !isBulk(p));
+      if (fl.length) {
+        const src = r.pick(fl), others = fl.filter((p) => model.lookup(p) !== model.lookup(src)); // not onto itself (a hard link: EINVAL)
+        push(['clone', src, others.length && r.chance(0.4) ? r.pick(others) : join2(r.pick(dirs), fresh())]);
+      }
+      continue;
+    }
+    if (subvols && r.chance(subvols)) {
+      const d = join2(r.pick(dirs), `sv${nsnaps++}`);
+      push(['subvol', 'create', d]);
+      special.add(d);
+      writable.push(d);
+      dirs.push(d);
       continue;
     }
     const k = r.int(100);
@@ -258,34 +307,36 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
       const size = model.lookup(f).data.length;
       push(['truncate', f, r.chance(0.6) ? r.int(size + 1) : size + r.int(50_000)]);
     } else if (k < 68) {
-      push(['link', r.pick(fl), join2(r.pick(dirs), fresh())]);
+      const f = r.pick(fl);
+      push(['link', f, join2(r.pick(dirs.filter((d) => svOf(d) === svOf(f))), fresh())]);
     } else if (k < 76) {
       const f = r.pick(fl);
       push(['unlink', f]);
     } else if (k < 84) {
       // rename a file or a directory, sometimes over an existing file
-      const paths = allPaths().filter((p) => !isBulk(p));
+      const paths = allPaths().filter((p) => !isBulk(p) && !holdsSpecial(p));
       if (!paths.length) continue;
       const src = r.pick(paths);
       const node = model.lookup(src);
+      const same = fl.filter((f) => svOf(f) === svOf(src));
       let dst;
-      if (node.type !== 'dir' && r.chance(0.3) && fl.length > 1) {
-        dst = r.pick(fl);
+      if (node.type !== 'dir' && r.chance(0.3) && same.length > 1) {
+        dst = r.pick(same);
       } else {
-        const candidates = dirs.filter((d) => d !== src && !d.startsWith(src + '/'));
+        const candidates = dirs.filter((d) => d !== src && !d.startsWith(src + '/') && svOf(d) === svOf(src));
         dst = join2(r.pick(candidates), fresh());
       }
       push(['rename', src, dst]);
       if (node.type === 'dir') renameDirs(dirs, src, dst);
     } else if (k < 88) {
-      const empty = dirs.filter((d) => d !== '/' && model.lookup(d).entries.size === 0);
+      const empty = dirs.filter((d) => d !== '/' && !special.has(d) && model.lookup(d).entries.size === 0);
       if (empty.length) {
         const d = r.pick(empty);
         push(['rmdir', d]);
         dirs.splice(dirs.indexOf(d), 1);
       }
     } else if (k < 93) {
-      const targets = allPaths().filter((p) => model.lookup(p).type !== 'symlink' && !isBulk(p));
+      const targets = allPaths().filter((p) => model.lookup(p).type !== 'symlink' && !isBulk(p) && !special.has(p));
       const p = targets.length ? r.pick(targets) : '/';
       push(['setxattr', p, `user.k${r.int(4)}`, `v${r.int(100000)}`]);
     } else if (k < 96) {

@@ -1,7 +1,10 @@
-// Snapshots and the blocks trees share. Seeded random scenarios that take
-// read-only snapshots of / between writes, overwrites, truncates, renames,
-// links and deletes (4K nodes: deep trees whose leaves and nodes end up
-// shared, FULL_BACKREF, and referenced through shared parents; 16K): every
+// Subvolumes, snapshots, reflinks and the blocks trees share. Seeded random
+// scenarios that create subvolumes and take snapshots of them (read-only, and
+// writable ones that are then changed too, inside snapshots of snapshots),
+// clone files (within a subvolume and across) between writes, overwrites,
+// truncates, renames, links and deletes (4K nodes: deep
+// trees whose leaves and nodes end up shared, FULL_BACKREF, and referenced
+// through shared parents, COWed from either side; 16K): every
 // image passes `btrfs check --check-data-csum` (which counts every backref:
 // keyed and shared, tree blocks and data) and our own check, the kernel's
 // read-only mount equals the model (each snapshot holds the tree as it was
@@ -30,8 +33,8 @@ const PLAN = [
 ];
 
 async function checkScenario(seed, nodesize, ops) {
-  const { text, model } = randomScenario(seed, { ops, nodesize, snapshots: 0.05, commitEvery: 10 });
-  const snaps = (text.match(/^snapshot /gm) ?? []).length;
+  const { text, model } = randomScenario(seed, { ops, nodesize, snapshots: 0.05, subvols: 0.03, clones: 0.05, commitEvery: 10 });
+  const snaps = (text.match(/^(snapshot|subvol) /gm) ?? []).length;
   const script = join(dir, `s${seed}-${nodesize}.txt`);
   const img = join(dir, `s${seed}-${nodesize}.img`);
   writeFileSync(script, text);

@@ -113,10 +113,10 @@ static int collect_name(void *ctx, const char *name, u16 len, u64 ino, u8 type)
 }
 
 /* A directory's names, sorted, each followed by '\n', in *out (malloc'd). */
-static int dir_names(struct btrfs_fs_info *fs, u64 dir, char **out, size_t *len)
+static int dir_names(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, char **out, size_t *len)
 {
 	struct names ns = {0};
-	int ret = btrfs_readdir(fs, fs->fs_root, dir, collect_name, &ns);
+	int ret = btrfs_readdir(fs, root, dir, collect_name, &ns);
 	if (ns.oom)
 		ret = BLAB_ENOMEM;
 	size_t total = 0;
@@ -145,14 +145,14 @@ static int dir_names(struct btrfs_fs_info *fs, u64 dir, char **out, size_t *len)
 }
 
 /* crc32c of a file's contents (symlinks: their target), checksums verified for regular files. */
-static int file_crc(struct btrfs_fs_info *fs, u64 ino, u64 size, int verify, u32 *crc)
+static int file_crc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 size, int verify, u32 *crc)
 {
 	static u8 buf[1 << 16];
 	u32 c = ~0u;
 	for (u64 off = 0; off < size;) {
 		u64 want = size - off < sizeof(buf) ? size - off : sizeof(buf), got = 0;
-		int ret = verify ? btrfs_file_read(fs, fs->fs_root, ino, off, buf, want, &got, 1)
-				 : btrfs_file_read_any(fs, fs->fs_root, ino, off, buf, want, &got);
+		int ret = verify ? btrfs_file_read(fs, root, ino, off, buf, want, &got, 1)
+				 : btrfs_file_read_any(fs, root, ino, off, buf, want, &got);
 		if (ret)
 			return ret;
 		if (got != want) /* clipped: the inode's size and its extents disagree */
@@ -169,19 +169,20 @@ static int promise_of(struct btrfs_fs_info *fs, const char *path, int line, stru
 {
 	memset(p, 0, sizeof(*p));
 	struct btrfs_inode in;
-	int ret = btrfs_lookup_path(fs, fs->fs_root, path, &p->ino);
-	if (ret == BLAB_ENOENT || ret == BLAB_ENOTDIR)
+	struct btrfs_root *root;
+	int ret = btrfs_lookup_path_subvol(fs, path, &root, &p->ino);
+	if (ret == BLAB_ENOENT || ret == BLAB_ENOTDIR || ret == BLAB_EISDIR)
 		return 1;
-	if (ret || (ret = btrfs_read_inode(fs, fs->fs_root, p->ino, &in)))
+	if (ret || (ret = btrfs_read_inode(fs, root, p->ino, &in)))
 		return ret;
 	p->line = line;
 	u32 type = in.mode & S_IFMT_;
 	if (type == S_IFDIR_) {
 		p->is_dir = 1;
-		ret = dir_names(fs, p->ino, &p->names, &p->names_len);
+		ret = dir_names(fs, root, p->ino, &p->names, &p->names_len);
 	} else if (type == S_IFREG_ || type == S_IFLNK_) {
 		p->size = in.size;
-		ret = file_crc(fs, p->ino, in.size, type == S_IFREG_, &p->crc);
+		ret = file_crc(fs, root, p->ino, in.size, type == S_IFREG_, &p->crc);
 	} else {
 		return 1;
 	}
@@ -348,7 +349,7 @@ static int check_by_ino(struct walk *w, const struct crash_point *at, struct btr
 		return add_broken(w, at, p, "inode %llu, fsynced by a thread at line %d with %llu bytes, has %llu",
 				  (unsigned long long)p->ino, p->line, (unsigned long long)p->size, (unsigned long long)in.size);
 	u32 crc;
-	if ((ret = file_crc(fs, p->ino, p->size, 1, &crc)))
+	if ((ret = file_crc(fs, fs->fs_root, p->ino, p->size, 1, &crc)))
 		return add_broken(w, at, p, "inode %llu, fsynced by a thread at line %d: its data cannot be read: %s",
 				  (unsigned long long)p->ino, p->line, fs->err.msg);
 	if (crc != p->crc)
@@ -362,13 +363,14 @@ static int check_promise(struct walk *w, const struct crash_point *at, struct bt
 	if (p->by_ino)
 		return check_by_ino(w, at, fs, p);
 	u64 ino;
-	int ret = btrfs_lookup_path(fs, fs->fs_root, p->path, &ino);
+	struct btrfs_root *root;
+	int ret = btrfs_lookup_path_subvol(fs, p->path, &root, &ino);
 	if (ret == BLAB_ENOENT || ret == BLAB_ENOTDIR)
 		return add_broken(w, at, p, "%s, fsynced at line %d and left alone since, is gone", p->path, p->line);
 	if (ret)
 		return add_broken(w, at, p, "%s: cannot be looked up: %s", p->path, fs->err.msg);
 	struct btrfs_inode in;
-	if ((ret = btrfs_read_inode(fs, fs->fs_root, ino, &in)))
+	if ((ret = btrfs_read_inode(fs, root, ino, &in)))
 		return add_broken(w, at, p, "%s: its inode cannot be read: %s", p->path, fs->err.msg);
 	int is_dir = (in.mode & S_IFMT_) == S_IFDIR_;
 	if (is_dir != p->is_dir)
@@ -377,7 +379,7 @@ static int check_promise(struct walk *w, const struct crash_point *at, struct bt
 	if (is_dir) {
 		char *names = NULL, miss[256];
 		size_t len;
-		if ((ret = dir_names(fs, ino, &names, &len)))
+		if ((ret = dir_names(fs, root, ino, &names, &len)))
 			return add_broken(w, at, p, "%s: its names cannot be read: %s", p->path, fs->err.msg);
 		int bad = 0;
 		if (first_missing(p->names, names, miss, sizeof(miss)))
@@ -392,7 +394,7 @@ static int check_promise(struct walk *w, const struct crash_point *at, struct bt
 		return add_broken(w, at, p, "%s, fsynced at line %d with %llu bytes, has %llu", p->path, p->line,
 				  (unsigned long long)p->size, (unsigned long long)in.size);
 	u32 crc;
-	if ((ret = file_crc(fs, ino, in.size, (in.mode & S_IFMT_) == S_IFREG_, &crc)))
+	if ((ret = file_crc(fs, root, ino, in.size, (in.mode & S_IFMT_) == S_IFREG_, &crc)))
 		return add_broken(w, at, p, "%s, fsynced at line %d: its data cannot be read: %s", p->path, p->line, fs->err.msg);
 	if (crc != p->crc)
 		return add_broken(w, at, p, "%s, fsynced at line %d: its contents differ (crc32c %08x, was %08x)", p->path, p->line,
@@ -548,7 +550,7 @@ static int thread_event(struct walk *w, struct btrfs_fs_info *fs, const struct t
 		int ret = btrfs_read_inode(fs, fs->fs_root, ino, &in);
 		if (!ret && (in.mode & S_IFMT_) == S_IFREG_) {
 			p.size = btrfs_inode_isize(fs, ino, in.size);
-			ret = file_crc(fs, ino, p.size, 0, &p.crc);
+			ret = file_crc(fs, fs->fs_root, ino, p.size, 0, &p.crc);
 			if (!ret && !(p.path = path_of_ino(fs, ino)))
 				ret = 1; /* a file with no name left: nothing to promise */
 		} else if (!ret) {

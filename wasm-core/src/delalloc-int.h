@@ -17,6 +17,7 @@ struct btrfs_range {
 /* What the kernel's in-memory btrfs_inode holds of a file's data. */
 struct btrfs_inode_cache {
 	u64 ino;
+	u64 key;                   /* btrfs_ikey: what fs->data->inodes and its ordered extents know it by */
 	u64 isize;                 /* i_size: what writes made it */
 	struct u64map pages;       /* page index -> struct btrfs_page */
 	struct btrfs_range *dirty; /* delalloc ranges, sorted, apart */

@@ -152,23 +152,42 @@ int btrfs_delalloc_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *
 	return 0;
 }
 
+u64 btrfs_ikey(const struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino)
+{
+	if (ino >> 56)
+		return 0;
+	if (root == fs->fs_root)
+		return ino;
+	for (size_t i = 0; i < fs->nroots; i++)
+		if (fs->roots[i] == root)
+			return (u64)(i + 1) << 56 | ino;
+	return 0;
+}
+
+struct btrfs_root *btrfs_ikey_root(const struct btrfs_fs_info *fs, u64 key)
+{
+	u64 slot = key >> 56;
+	return slot && slot <= fs->nroots ? fs->roots[slot - 1] : fs->fs_root;
+}
+
 struct btrfs_inode_cache *btrfs_inode_cache_get(const struct btrfs_fs_info *fs, u64 ino)
 {
 	struct btrfs_inode_cache **p = fs->data ? u64map_get(&fs->data->inodes, ino) : NULL;
 	return p ? *p : NULL;
 }
 
-static struct btrfs_inode_cache *cache_make(struct btrfs_fs_info *fs, u64 ino, u64 isize)
+static struct btrfs_inode_cache *cache_make(struct btrfs_fs_info *fs, u64 key, u64 ino, u64 isize)
 {
-	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino), **slot;
+	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, key), **slot;
 	if (ic)
 		return ic;
 	if (!(ic = calloc(1, sizeof(*ic))))
 		return NULL;
 	ic->ino = ino;
+	ic->key = key;
 	ic->isize = isize;
 	u64map_init(&ic->pages, sizeof(struct btrfs_page));
-	if (!(slot = u64map_put(&fs->data->inodes, ino))) {
+	if (!(slot = u64map_put(&fs->data->inodes, key))) {
 		cache_free(ic);
 		return NULL;
 	}
@@ -352,7 +371,7 @@ static int mark_dirty(struct btrfs_fs_info *fs, struct btrfs_inode_cache *ic, u6
 	fs->data->dirty_bytes += added;
 	/* btrfs_check_data_free_space and btrfs_delalloc_reserve_metadata */
 	btrfs_space_reserve(fs, SPACE_DATA, added);
-	btrfs_delalloc_space_sync(fs, ic->ino);
+	btrfs_delalloc_space_sync(fs, ic->key);
 	return 0;
 }
 
@@ -371,7 +390,10 @@ int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 				 (unsigned long long)off, (unsigned long long)len);
 	if (!len)
 		return 0;
-	struct btrfs_inode_cache *ic = cache_make(fs, ino, in.size);
+	u64 key = btrfs_ikey(fs, root, ino);
+	if (!key)
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "inode %llu: numbers of 2^56 and above have no page cache", (unsigned long long)ino);
+	struct btrfs_inode_cache *ic = cache_make(fs, key, ino, in.size);
 	if (!ic)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "page cache");
 	u64 ss = fs->sectorsize, end = off + len;
@@ -465,6 +487,7 @@ static int make_ordered(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 	oe->id = d->next_id++;
 	oe->root = root->objectid;
 	oe->ino = ic->ino;
+	oe->ikey = ic->key;
 	oe->file_offset = s;
 	oe->num_bytes = len;
 	oe->disk_bytenr = bytenr;
@@ -515,7 +538,7 @@ static int write_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 		return ret;
 	if ((ret = btrfs_read_tree_range(fs, root, ic->ino, in.size, 0, buf, size)))
 		return ret;
-	btrfs_read_cached(fs, ic->ino, 0, buf, size);
+	btrfs_read_cached(fs, ic->key, 0, buf, size);
 	if ((ret = btrfs_write_inline(fs, root, ic->ino, buf, size)))
 		return ret;
 	note_modified(ic, 0, round_up(size, ss) ? round_up(size, ss) : ss);
@@ -527,7 +550,7 @@ static int write_inline(struct btrfs_fs_info *fs, struct btrfs_root *root, struc
 int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end,
 			 struct btrfs_ordered_extent ***oes, size_t *n)
 {
-	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);
+	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, btrfs_ikey(fs, root, ino));
 	if (!ic || !ic->ndirty)
 		return 0;
 	u64 ss = fs->sectorsize;
@@ -547,7 +570,7 @@ int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 			continue;
 		}
 		if (s == 0 && ic->isize <= btrfs_max_inline(fs) && e >= round_up(ic->isize, ss) && ic->ndirty == 1 &&
-		    !btrfs_ordered_count(fs, ino)) {
+		    !btrfs_ordered_count(fs, ic->key)) {
 			/* the whole file is one small dirty range */
 			if ((ret = write_inline(fs, root, ic)))
 				return ret;
@@ -580,14 +603,14 @@ int btrfs_start_delalloc(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 			i++;
 	}
 	/* an inline extent needs no reservation any more; ordered extents keep theirs */
-	btrfs_delalloc_space_sync(fs, ino);
+	btrfs_delalloc_space_sync(fs, ic->key);
 	return 0;
 }
 
 int btrfs_writeback_and_wait(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 start, u64 end)
 {
 	int ret = btrfs_start_delalloc(fs, root, ino, start, end, NULL, NULL);
-	return ret ? ret : btrfs_wait_ordered(fs, ino);
+	return ret ? ret : btrfs_wait_ordered(fs, btrfs_ikey(fs, root, ino));
 }
 
 struct dirty_entry {
@@ -612,7 +635,7 @@ size_t btrfs_dirty_inodes(const struct btrfs_fs_info *fs, u64 *out, size_t max)
 	while (u64map_next(&d->inodes, &i, &k, &v)) {
 		const struct btrfs_inode_cache *ic = *(struct btrfs_inode_cache **)v;
 		if (ic->ndirty)
-			e[n++] = (struct dirty_entry){ic->dirtied_seq, ic->ino};
+			e[n++] = (struct dirty_entry){ic->dirtied_seq, ic->key};
 	}
 	qsort(e, n, sizeof(*e), cmp_dirty);
 	if (n > max)
@@ -638,7 +661,7 @@ int btrfs_sync_data(struct btrfs_fs_info *fs)
 	size_t n;
 	int ret = btrfs_dirty_inodes_all(fs, &inos, &n);
 	for (size_t i = 0; !ret && i < n; i++)
-		ret = btrfs_start_delalloc(fs, fs->fs_root, inos[i], 0, (u64)-1, NULL, NULL);
+		ret = btrfs_start_delalloc(fs, btrfs_ikey_root(fs, inos[i]), btrfs_ikey_ino(inos[i]), 0, (u64)-1, NULL, NULL);
 	free(inos);
 	return ret ? ret : btrfs_wait_ordered(fs, 0);
 }

@@ -35,6 +35,17 @@ void btrfs_delalloc_free(struct btrfs_fs_info *fs);
 /* dst's page cache and ordered extents become a copy of src's (btrfs_fs_clone). */
 int btrfs_delalloc_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src);
 
+/* The page cache's key of inode ino of root: for the top-level subvolume
+ * the inode number itself, for another subvolume its tree's slot in
+ * fs->roots (plus one) above bit 56 and the number below. The functions
+ * here and in ordered-data.h that take a bare "ino" take this key
+ * (btrfs_ikey(fs, fs->fs_root, ino) == ino), and btrfs_dirty_inodes gives
+ * keys. Inode numbers from 2^56 up have no key (0). */
+u64 btrfs_ikey(const struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino);
+/* The tree and inode number of a key. */
+struct btrfs_root *btrfs_ikey_root(const struct btrfs_fs_info *fs, u64 key);
+static inline u64 btrfs_ikey_ino(u64 key) { return key & ((1ULL << 56) - 1); }
+
 /* write(2) of a regular file: into the page cache. */
 int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len);
 /* The file's size as a reader sees it (the in-memory i_size), given the

@@ -97,7 +97,7 @@ int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	int ret = btrfs_read_inode(fs, root, ino, &in);
 	if (ret)
 		return ret;
-	u64 size = btrfs_inode_isize(fs, ino, in.size);
+	u64 size = btrfs_inode_isize(fs, btrfs_ikey(fs, root, ino), in.size);
 	if (off >= size) {
 		*got = 0;
 		return 0;
@@ -107,7 +107,7 @@ int btrfs_file_read(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	*got = len;
 	if ((ret = read_range(fs, root, ino, in.size, off, buf, len, verify)))
 		return ret;
-	btrfs_read_cached(fs, ino, off, buf, len); /* what the page cache holds is newer */
+	btrfs_read_cached(fs, btrfs_ikey(fs, root, ino), off, buf, len); /* what the page cache holds is newer */
 	return 0;
 }
 
@@ -117,11 +117,11 @@ int btrfs_file_read_any(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	int ret = btrfs_read_inode(fs, root, ino, &in);
 	if (ret)
 		return ret;
-	u64 size = btrfs_inode_isize(fs, ino, in.size);
+	u64 size = btrfs_inode_isize(fs, btrfs_ikey(fs, root, ino), in.size);
 	*got = off >= size ? 0 : (len < size - off ? len : size - off);
 	int ret2 = *got ? read_range(fs, root, ino, in.size, off, buf, *got, 0) : 0;
 	if (!ret2 && *got)
-		btrfs_read_cached(fs, ino, off, buf, *got);
+		btrfs_read_cached(fs, btrfs_ikey(fs, root, ino), off, buf, *got);
 	return ret2;
 }
 
@@ -362,7 +362,7 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	touch_data(fs, &in);
 	if ((ret = btrfs_update_inode(fs, root, &in)))
 		return ret;
-	btrfs_delalloc_evict(fs, ino); /* written back: the size is the item's again */
+	btrfs_delalloc_evict(fs, btrfs_ikey(fs, root, ino)); /* written back: the size is the item's again */
 	return 0;
 }
 
@@ -377,8 +377,12 @@ int btrfs_sync_file(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, 
 	/* without time, writeback and every ordered extent complete first */
 	if (!ret)
 		ret = btrfs_writeback_and_wait(fs, root, ino, 0, (u64)-1);
-	if (!ret)
+	if (!ret && root != fs->fs_root) {
+		st->fallback = BTRFS_LOG_FULL_COMMIT_SUBVOL;
+		fs_trace(fs, (struct trace_event){.kind = TRACE_FSYNC, .tree = root->objectid, .a = ino, .b = st->fallback});
+	} else if (!ret) {
 		ret = btrfs_log_dentry_safe(fs, root, ino, st);
+	}
 	if (ret || st->fallback == BTRFS_LOG_LOGGED || st->fallback == BTRFS_LOG_NOTHING)
 		return ret;
 	/* the log cannot make this durable: a full commit does */

@@ -290,6 +290,49 @@ int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct 
 	return 0;
 }
 
+int btrfs_split_subvol_path(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, size_t *rel)
+{
+	struct btrfs_root *r = fs->fs_root;
+	u64 cur = BTRFS_FIRST_FREE_OBJECTID;
+	size_t at = 0, n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	*root = r;
+	*rel = 0;
+	if (path[0] != '/')
+		return 0; /* the operation says what is wrong */
+	for (;;) {
+		while (at < n && path[at] == '/')
+			at++;
+		size_t e = at;
+		while (e < n && path[e] != '/')
+			e++;
+		if (e >= n || e - at > BTRFS_NAME_LEN)
+			return 0; /* the last name: it is the operation's */
+		struct dir_entry de;
+		u32 off;
+		int ret = btrfs_lookup_dir_entry(fs, r, cur, BTRFS_DIR_ITEM_KEY, path + at, (u16)(e - at), &de, &off);
+		if (ret == BLAB_ENOENT)
+			return 0;
+		if (ret)
+			return ret;
+		if (de.location.type == BTRFS_ROOT_ITEM_KEY) {
+			int held = btrfs_root_ref_matches(fs, r->objectid, de.location.objectid, cur, path + at, (u16)(e - at));
+			if (held < 0)
+				return held;
+			if (!held || !(r = btrfs_subvol_root(fs, de.location.objectid, &cur))) {
+				fs->err.code = 0;
+				return 0; /* an empty directory: nothing can be made in it; the operation says so */
+			}
+			*root = r;
+			*rel = e;
+		} else {
+			cur = de.location.objectid;
+		}
+		at = e;
+	}
+}
+
 /* Splits path into its parent directory's inode and the last name. */
 static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
 			  u16 *len)
@@ -430,13 +473,13 @@ static int check_new_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 	return ret == BLAB_ENOENT ? 0 : ret;
 }
 
-int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 *dir,
-			   const char **name, u16 *len, u64 *index)
+int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 loc_offset,
+			   u64 *dir, const char **name, u16 *len, u64 *index)
 {
 	int ret = resolve_parent(fs, root, path, dir, name, len);
 	if (ret || (ret = check_new_name(fs, root, *dir, *name, *len)) || (ret = next_dir_index(fs, root, *dir, index)))
 		return ret;
-	struct dir_entry e = {.location = {subvol, BTRFS_ROOT_ITEM_KEY, (u64)-1}, .transid = fs->generation, .type = BTRFS_FT_DIR,
+	struct dir_entry e = {.location = {subvol, BTRFS_ROOT_ITEM_KEY, loc_offset}, .transid = fs->generation, .type = BTRFS_FT_DIR,
 			      .name = *name, .name_len = *len};
 	u8 buf[BTRFS_DIR_ITEM_SIZE + BTRFS_NAME_LEN];
 	btrfs_fill_dir_entry(buf, &e);
@@ -548,10 +591,10 @@ int btrfs_link_at(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u6
 int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino)
 {
 	/* in-flight ordered extents complete first; dirty pages are dropped */
-	int ret = btrfs_wait_ordered(fs, ino);
+	int ret = btrfs_wait_ordered(fs, btrfs_ikey(fs, root, ino));
 	if (ret)
 		return ret;
-	btrfs_delalloc_evict(fs, ino);
+	btrfs_delalloc_evict(fs, btrfs_ikey(fs, root, ino));
 	ret = btrfs_drop_file_extents(fs, root, ino, 0, (u64)-1, NULL);
 	if (ret)
 		return ret;

@@ -72,11 +72,12 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len);
 int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino);
 /* A new name at path (in root) for the subvolume subvol: its DIR_ITEM and
- * DIR_INDEX point at (subvol ROOT_ITEM -1), with no INODE_REF (the root
+ * DIR_INDEX point at (subvol ROOT_ITEM loc_offset: -1 for a snapshot, 0 for
+ * a new subvolume, as the kernel writes them), with no INODE_REF (the root
  * tree's ROOT_REF names it instead); the directory's size and times. The
  * directory, name and index used come back. */
-int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 *dir,
-			   const char **name, u16 *len, u64 *index);
+int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 loc_offset,
+			   u64 *dir, const char **name, u16 *len, u64 *index);
 /* Paths that cross into subvolumes: a directory entry whose location is a
  * ROOT_ITEM names another subvolume's tree, entered at its root directory.
  * btrfs_lookup_path_subvol walks path from the top-level subvolume across
@@ -84,6 +85,12 @@ int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, co
  * subvol's tree and its root directory (NULL, ECORRUPT, when it has none). */
 int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, u64 *ino);
 struct btrfs_root *btrfs_subvol_root(struct btrfs_fs_info *fs, u64 subvol, u64 *dirid);
+/* The subvolume whose tree holds the parent of path's last name, and where
+ * in path the rest begins (path + *rel is a path in that tree, "" meaning
+ * its root: e.g. /snap/d/f in a snapshot at /snap is (snap, "/d/f")); the
+ * top level and 0 when no subvolume is crossed. A walk that fails stops
+ * there: the operation on the rest says what is wrong. 0 or an error. */
+int btrfs_split_subvol_path(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, size_t *rel);
 /* readdir's type of an entry that names a subvolume (its ino is then the
  * subvolume's id): BTRFS_FT_DIR with this bit. */
 #define BTRFS_FT_SUBVOL 0x80

@@ -23,7 +23,7 @@ size_t btrfs_ordered_of(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 
 	size_t n = 0;
 	for (size_t i = 0; i < d->noes; i++) {
 		struct btrfs_ordered_extent *oe = d->oes[i];
-		if (oe->ino == ino && oe->file_offset < end && oe->file_offset + oe->num_bytes > start) {
+		if (oe->ikey == ino && oe->file_offset < end && oe->file_offset + oe->num_bytes > start) {
 			if (n < max)
 				out[n] = oe;
 			n++;
@@ -37,7 +37,7 @@ int btrfs_ordered_io_pending(const struct btrfs_fs_info *fs, u64 ino, u64 start,
 	const struct btrfs_data_state *d = fs->data;
 	for (size_t i = 0; i < d->noes; i++) {
 		const struct btrfs_ordered_extent *oe = d->oes[i];
-		if (oe->ino == ino && oe->file_offset < end && oe->file_offset + oe->num_bytes > start &&
+		if (oe->ikey == ino && oe->file_offset < end && oe->file_offset + oe->num_bytes > start &&
 		    !(oe->flags & BTRFS_ORDERED_IO_DONE))
 			return 1;
 	}
@@ -54,7 +54,7 @@ u64 btrfs_ordered_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 *count)
 	const struct btrfs_data_state *d = fs->data;
 	u64 bytes = 0, n = 0;
 	for (size_t i = 0; d && i < d->noes; i++)
-		if (!ino || d->oes[i]->ino == ino) {
+		if (!ino || d->oes[i]->ikey == ino) {
 			bytes += d->oes[i]->num_bytes;
 			n++;
 		}
@@ -77,7 +77,7 @@ int btrfs_ordered_io_done(struct btrfs_fs_info *fs, struct btrfs_ordered_extent 
 	if (oe->flags & BTRFS_ORDERED_IO_DONE)
 		return 0;
 	int ret = 0;
-	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ino);
+	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ikey);
 	u64 ss = fs->sectorsize, chunk = 1ULL << 20;
 	/* the pages gathered a MiB at a time: the device takes whole pages of its own */
 	u8 *buf = malloc(oe->num_bytes < chunk ? oe->num_bytes : chunk);
@@ -140,7 +140,7 @@ int btrfs_finish_ordered_io(struct btrfs_fs_info *fs, struct btrfs_ordered_exten
 		return ret;
 	in.nbytes = in.nbytes - dropped + oe->num_bytes;
 	/* disk_i_size: up to the end of what completed, never past i_size */
-	u64 isize = btrfs_inode_isize(fs, oe->ino, in.size), want = e < isize ? e : isize;
+	u64 isize = btrfs_inode_isize(fs, oe->ikey, in.size), want = e < isize ? e : isize;
 	if (want > in.size)
 		in.size = want;
 	in.transid = fs->generation;
@@ -152,10 +152,10 @@ int btrfs_finish_ordered_io(struct btrfs_fs_info *fs, struct btrfs_ordered_exten
 	fs->data->st.finished++;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_ORDERED_FINISH, .tree = oe->root, .bytenr = oe->disk_bytenr,
 					  .a = oe->ino, .b = s, .c = oe->num_bytes, .slot = (int)oe->id});
-	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ino);
+	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, oe->ikey);
 	if (ic)
 		btrfs_pages_set_state(fs, ic, s, e, BTRFS_PAGE_UPTODATE, 0);
-	u64 ino = oe->ino;
+	u64 ino = oe->ikey;
 	btrfs_space_data_done(fs, oe->num_bytes);
 	remove_oe(fs, oe);
 	btrfs_delalloc_space_sync(fs, ino); /* its extent's metadata reservation released */
@@ -168,7 +168,7 @@ int btrfs_wait_ordered(struct btrfs_fs_info *fs, u64 ino)
 	int ret = 0;
 	for (size_t i = 0; i < d->noes && !ret;) {
 		struct btrfs_ordered_extent *oe = d->oes[i];
-		if (ino && oe->ino != ino) {
+		if (ino && oe->ikey != ino) {
 			i++;
 			continue;
 		}

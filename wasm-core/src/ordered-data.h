@@ -34,6 +34,7 @@ enum btrfs_ordered_flags {
 struct btrfs_ordered_extent {
 	u64 id;                  /* creation order, from 1 */
 	u64 root, ino;
+	u64 ikey;                /* the page cache's key of the inode (btrfs_ikey) */
 	u64 file_offset, num_bytes;
 	u64 disk_bytenr;         /* num_bytes on disk too: no compression */
 	u64 trans;               /* the transaction that created it */

@@ -71,7 +71,8 @@ static void subvol_uuid(const struct btrfs_fs_info *fs, u64 id, u8 out[BTRFS_UUI
 	out[8] = (u8)((out[8] & 0x3f) | 0x80);
 }
 
-int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, const char *path, int readonly, u64 *id)
+int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, struct btrfs_root *dst, const char *path, int readonly,
+			  u64 *id)
 {
 	if (!btrfs_root_shareable(src) || !src->node || !src->in_root_tree)
 		return blab_fail(&fs->err, BLAB_EINVAL, "tree %llu is not a subvolume", (unsigned long long)src->objectid);
@@ -125,17 +126,74 @@ int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, cons
 	btrfs_set_timespec_nsec(it + BTRFS_ROOT_OTIME_OFF, 0);
 	memset(it + BTRFS_ROOT_STIME_OFF, 0, 2 * BTRFS_TIMESPEC_SIZE); /* stime, rtime */
 
-	/* its name in the top-level subvolume, after the copy: the snapshot
-	 * does not hold its own entry */
+	/* its name, after the copy: a snapshot does not hold its own entry */
 	u64 dir, index;
 	const char *name;
 	u16 len;
-	if ((ret = btrfs_add_subvol_entry(fs, fs->fs_root, path, objectid, &dir, &name, &len, &index)) ||
-	    (ret = btrfs_add_root_ref(fs, fs->fs_root->objectid, objectid, dir, index, name, len)) ||
+	if ((ret = btrfs_add_subvol_entry(fs, dst, path, objectid, (u64)-1, &dir, &name, &len, &index)) ||
+	    (ret = btrfs_add_root_ref(fs, dst->objectid, objectid, dir, index, name, len)) ||
 	    (ret = btrfs_uuid_tree_add(fs, it + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, objectid)))
 		return ret;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_SNAPSHOT, .tree = objectid, .bytenr = copy->start, .level = level,
 					  .a = src->objectid, .b = fs->generation});
+	*id = objectid;
+	return 0;
+}
+
+int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const char *path, u64 *id)
+{
+	u64 objectid;
+	int ret = btrfs_find_free_root_objectid(fs, &objectid);
+	if (ret)
+		return ret;
+	struct extent_buffer *leaf = btrfs_alloc_tree_block(fs, objectid, 0);
+	if (!leaf)
+		return fs->err.code;
+	struct btrfs_root *r = btrfs_add_root(fs, objectid);
+	if (!r)
+		return fs->err.code;
+	r->node = leaf;
+	r->in_root_tree = 1;
+	r->item_dirty = 1;
+	r->bytes_used = fs->nodesize;
+	r->highest_objectid = BTRFS_FIRST_FREE_OBJECTID;
+	/* its root directory: as a new directory, with ".." naming itself */
+	u8 inode[BTRFS_INODE_ITEM_SIZE] = {0};
+	btrfs_set_inode_generation(inode, fs->generation);
+	btrfs_set_inode_transid(inode, fs->generation);
+	btrfs_set_inode_nlink(inode, 1);
+	btrfs_set_inode_mode(inode, S_IFDIR_ | 0755);
+	btrfs_set_inode_sequence(inode, 1);
+	static const int times[] = {BTRFS_INODE_ATIME_OFF, BTRFS_INODE_CTIME_OFF, BTRFS_INODE_MTIME_OFF, BTRFS_INODE_OTIME_OFF};
+	for (int i = 0; i < 4; i++)
+		btrfs_set_timespec_sec(inode + times[i], fs->now);
+	struct btrfs_key key = {BTRFS_FIRST_FREE_OBJECTID, BTRFS_INODE_ITEM_KEY, 0};
+	if ((ret = btrfs_insert_item(fs, r, &key, inode, sizeof(inode))))
+		return ret;
+	u8 ref[BTRFS_INODE_REF_SIZE + 2];
+	btrfs_set_inode_ref_index(ref, 0);
+	btrfs_set_inode_ref_name_len(ref, 2);
+	memcpy(ref + BTRFS_INODE_REF_SIZE, "..", 2);
+	key = (struct btrfs_key){BTRFS_FIRST_FREE_OBJECTID, BTRFS_INODE_REF_KEY, BTRFS_FIRST_FREE_OBJECTID};
+	if ((ret = btrfs_insert_item(fs, r, &key, ref, sizeof(ref))))
+		return ret;
+	u8 *it = r->item;
+	memset(it, 0, sizeof(r->item));
+	memcpy(it, inode, BTRFS_INODE_ITEM_SIZE); /* the root item's own inode: as a directory's */
+	btrfs_set_root_dirid(it, BTRFS_FIRST_FREE_OBJECTID);
+	btrfs_set_root_refs(it, 1);
+	btrfs_set_root_ctransid(it, fs->generation);
+	btrfs_set_root_otransid(it, fs->generation);
+	btrfs_set_timespec_sec(it + BTRFS_ROOT_CTIME_OFF, fs->now);
+	btrfs_set_timespec_sec(it + BTRFS_ROOT_OTIME_OFF, fs->now);
+	subvol_uuid(fs, objectid, it + BTRFS_ROOT_UUID_OFF);
+	u64 dir, index;
+	const char *name;
+	u16 len;
+	if ((ret = btrfs_add_subvol_entry(fs, dst, path, objectid, 0, &dir, &name, &len, &index)) ||
+	    (ret = btrfs_add_root_ref(fs, dst->objectid, objectid, dir, index, name, len)) ||
+	    (ret = btrfs_uuid_tree_add(fs, it + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, objectid)))
+		return ret;
 	*id = objectid;
 	return 0;
 }

@@ -27,8 +27,13 @@ int btrfs_add_root_ref(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 diri
  * directory there (the kernel shows one). Or an error. */
 int btrfs_root_ref_matches(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 dirid, const char *name, u16 len);
 
-/* A snapshot of src named path (a new name in the top-level subvolume), in
- * the running transaction; the caller commits it. readonly sets the root's
+/* A snapshot of src named path (a new name in subvolume dst), in the
+ * running transaction; the caller commits it. readonly sets the root's
  * RDONLY flag. The new root's id in *id. */
-int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, const char *path, int readonly, u64 *id);
+int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, struct btrfs_root *dst, const char *path, int readonly,
+			  u64 *id);
+/* A new, empty subvolume named path in subvolume dst (btrfs subvolume
+ * create): a tree of one leaf holding its root directory, its ROOT_ITEM,
+ * ROOT_REF and ROOT_BACKREF, UUID, and the entry. The new root's id in *id. */
+int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const char *path, u64 *id);
 #endif

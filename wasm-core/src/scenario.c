@@ -2,6 +2,7 @@
 #include "ordered-data.h"
 #include "scenario.h"
 #include "root-tree.h"
+#include "reflink.h"
 #include "untar.h"
 #include "space-info.h"
 #include "tree-checker.h"
@@ -270,32 +271,75 @@ static int brace_start(struct scenario_run *r, const char *path, int (*fn)(struc
 	return brace_next(r);
 }
 
+/* A change to root: refused in a read-only subvolume (EROFS in the kernel). */
+static int writable(struct scenario_run *r, const struct btrfs_root *root, const char *path)
+{
+	if (btrfs_root_flags(root->item) & BTRFS_ROOT_SUBVOL_RDONLY)
+		return fail(r, BLAB_EINVAL, "%s: in read-only subvolume %llu (EROFS)", path, (unsigned long long)root->objectid);
+	return 0;
+}
+
+/* The subvolume whose tree holds path's last name (writable), and the path inside it. */
+static int sv_path(struct scenario_run *r, const char *path, struct btrfs_root **root, const char **inside)
+{
+	size_t rel;
+	int ret = btrfs_split_subvol_path(r->fs, path, root, &rel);
+	if (ret)
+		return fail_core(r, ret);
+	*inside = rel ? path + rel : path;
+	return writable(r, *root, path);
+}
+
+/* The inode path names, in a subvolume that may be changed. */
+static int sv_inode(struct scenario_run *r, const char *path, struct btrfs_root **root, u64 *ino)
+{
+	int ret = btrfs_lookup_path_subvol(r->fs, path, root, ino);
+	return ret ? fail_core(r, ret) : writable(r, *root, path);
+}
+
+/* Two paths for link or rename: in one subvolume (across is EXDEV in the kernel). */
+static int sv_pair(struct scenario_run *r, const char *a, const char *b, struct btrfs_root **root, const char **ia, const char **ib)
+{
+	struct btrfs_root *rb;
+	int ret = sv_path(r, a, root, ia);
+	if (ret || (ret = sv_path(r, b, &rb, ib)))
+		return ret;
+	if (rb != *root)
+		return fail(r, BLAB_EINVAL, "%s and %s are in different subvolumes (EXDEV)", a, b);
+	return 0;
+}
+
 static int do_create(struct scenario_run *r, const char *path)
 {
 	struct inode_attrs a = {.mode = S_IFREG_ | 0644};
+	struct btrfs_root *root;
+	const char *in;
 	u64 ino;
 	int ret = count_op(r);
-	if (ret)
+	if (ret || (ret = sv_path(r, path, &root, &in)))
 		return ret;
-	ret = btrfs_create(r->fs, r->fs->fs_root, path, &a, &ino);
+	ret = btrfs_create(r->fs, root, in, &a, &ino);
 	return ret ? fail_core(r, ret) : 0;
 }
 
 static int do_unlink(struct scenario_run *r, const char *path)
 {
+	struct btrfs_root *root;
+	const char *in;
 	int ret = count_op(r);
-	if (ret)
+	if (ret || (ret = sv_path(r, path, &root, &in)))
 		return ret;
-	ret = btrfs_unlink(r->fs, r->fs->fs_root, path);
+	ret = btrfs_unlink(r->fs, root, in);
 	return ret ? fail_core(r, ret) : 0;
 }
 
 static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, u64 seed)
 {
 	u64 ino;
-	int ret = btrfs_lookup_path(r->fs, r->fs->fs_root, path, &ino);
+	struct btrfs_root *root;
+	int ret = sv_inode(r, path, &root, &ino);
 	if (ret)
-		return fail_core(r, ret);
+		return ret;
 	if (len > r->max_bytes - r->bytes)
 		return fail(r, BLAB_EINVAL, "the script writes more than %llu bytes, the limit of a run", (unsigned long long)r->max_bytes);
 	r->bytes += len;
@@ -303,7 +347,7 @@ static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, 
 	if (!buf)
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
 	scenario_data_fill(seed, off, buf, len);
-	ret = btrfs_buffered_write(r->fs, r->fs->fs_root, ino, off, buf, len);
+	ret = btrfs_buffered_write(r->fs, root, ino, off, buf, len);
 	free(buf);
 	return ret ? fail_core(r, ret) : 0;
 }
@@ -1278,9 +1322,10 @@ static int run_line(struct scenario_run *r, struct line *l)
 		return ret;
 	if (!strcmp(c, "fsync")) {
 		u64 ino;
+		struct btrfs_root *root;
 		if ((ret = want_args(r, l, 1, 1, "fsync PATH")))
 			return ret;
-		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino)))
+		if ((ret = btrfs_lookup_path_subvol(fs, l->argv[1], &root, &ino)))
 			return fail_core(r, ret);
 		struct scenario_result *res = &r->res;
 		if (res->nfsyncs == res->capfsyncs) {
@@ -1295,7 +1340,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 		f->line = r->lineno;
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if ((ret = btrfs_sync_file(fs, fs->fs_root, ino, &f->st)))
+		if ((ret = btrfs_sync_file(fs, root, ino, &f->st)))
 			return fail_core(r, ret);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		f->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -1306,7 +1351,11 @@ static int run_line(struct scenario_run *r, struct line *l)
 	if (!strcmp(c, "mkdir")) {
 		struct inode_attrs at = {.mode = S_IFDIR_ | 0755};
 		u64 ino;
-		if (!(ret = want_args(r, l, 1, 1, "mkdir PATH")) && (ret = btrfs_create(fs, fs->fs_root, l->argv[1], &at, &ino)))
+		struct btrfs_root *root;
+		const char *in;
+		if ((ret = want_args(r, l, 1, 1, "mkdir PATH")) || (ret = sv_path(r, l->argv[1], &root, &in)))
+			return ret;
+		if ((ret = btrfs_create(fs, root, in, &at, &ino)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "create")) {
 		r->res.ops--;
@@ -1317,7 +1366,11 @@ static int run_line(struct scenario_run *r, struct line *l)
 		if (!(ret = want_args(r, l, 1, 1, "unlink PATH")))
 			ret = brace_start(r, l->argv[1], do_unlink);
 	} else if (!strcmp(c, "symlink")) {
-		if (!(ret = want_args(r, l, 2, 2, "symlink TARGET PATH")) && (ret = btrfs_symlink(fs, fs->fs_root, l->argv[1], l->argv[2])))
+		struct btrfs_root *root;
+		const char *in;
+		if ((ret = want_args(r, l, 2, 2, "symlink TARGET PATH")) || (ret = sv_path(r, l->argv[2], &root, &in)))
+			return ret;
+		if ((ret = btrfs_symlink(fs, root, l->argv[1], in)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "write")) {
 		if ((ret = want_args(r, l, 3, 4, "write PATH OFFSET LENGTH [SEED]")) || (ret = parse_num(r, "offset", l->argv[2], &a)) ||
@@ -1329,18 +1382,32 @@ static int run_line(struct scenario_run *r, struct line *l)
 		ret = do_write(r, l->argv[1], a, b, seed);
 	} else if (!strcmp(c, "truncate")) {
 		u64 ino;
-		if ((ret = want_args(r, l, 2, 2, "truncate PATH SIZE")) || (ret = parse_num(r, "size", l->argv[2], &a)))
+		struct btrfs_root *root;
+		if ((ret = want_args(r, l, 2, 2, "truncate PATH SIZE")) || (ret = parse_num(r, "size", l->argv[2], &a)) ||
+		    (ret = sv_inode(r, l->argv[1], &root, &ino)))
 			return ret;
-		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino)) || (ret = btrfs_file_truncate(fs, fs->fs_root, ino, a)))
+		if ((ret = btrfs_file_truncate(fs, root, ino, a)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "link")) {
-		if (!(ret = want_args(r, l, 2, 2, "link EXISTING NEW")) && (ret = btrfs_link(fs, fs->fs_root, l->argv[1], l->argv[2])))
+		struct btrfs_root *root;
+		const char *ia, *ib;
+		if ((ret = want_args(r, l, 2, 2, "link EXISTING NEW")) || (ret = sv_pair(r, l->argv[1], l->argv[2], &root, &ia, &ib)))
+			return ret;
+		if ((ret = btrfs_link(fs, root, ia, ib)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "rename")) {
-		if (!(ret = want_args(r, l, 2, 2, "rename OLD NEW")) && (ret = btrfs_rename(fs, fs->fs_root, l->argv[1], l->argv[2])))
+		struct btrfs_root *root;
+		const char *ia, *ib;
+		if ((ret = want_args(r, l, 2, 2, "rename OLD NEW")) || (ret = sv_pair(r, l->argv[1], l->argv[2], &root, &ia, &ib)))
+			return ret;
+		if ((ret = btrfs_rename(fs, root, ia, ib)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "rmdir")) {
-		if (!(ret = want_args(r, l, 1, 1, "rmdir PATH")) && (ret = btrfs_rmdir(fs, fs->fs_root, l->argv[1])))
+		struct btrfs_root *root;
+		const char *in;
+		if ((ret = want_args(r, l, 1, 1, "rmdir PATH")) || (ret = sv_path(r, l->argv[1], &root, &in)))
+			return ret;
+		if ((ret = btrfs_rmdir(fs, root, in)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "setxattr")) {
 		u64 ino;
@@ -1349,27 +1416,69 @@ static int run_line(struct scenario_run *r, struct line *l)
 		size_t vl = strlen(l->argv[3]);
 		if (vl > 65535)
 			return fail(r, BLAB_EINVAL, "xattr value longer than 65535 bytes");
-		if ((ret = btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &ino)) ||
-		    (ret = btrfs_setxattr(fs, fs->fs_root, ino, l->argv[2], (const u8 *)l->argv[3], (u16)vl)))
+		struct btrfs_root *root;
+		if ((ret = sv_inode(r, l->argv[1], &root, &ino)))
+			return ret;
+		if ((ret = btrfs_setxattr(fs, root, ino, l->argv[2], (const u8 *)l->argv[3], (u16)vl)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "snapshot")) {
 		/* btrfs subvolume snapshot [-r]: the source's delalloc written and its
 		 * ordered extents done, the snapshot made in the transaction that
 		 * commits it (the kernel's create_pending_snapshot) */
-		u64 id;
+		u64 id, ino;
+		struct btrfs_root *src, *dst;
+		const char *in;
 		if ((ret = want_args(r, l, 2, 3, "snapshot SRC DST [ro]")))
 			return ret;
 		if (l->argc == 4 && strcmp(l->argv[3], "ro"))
 			return fail(r, BLAB_EPARSE, "'%s': the third argument of snapshot is ro (a read-only snapshot), or nothing", l->argv[3]);
-		if (strcmp(l->argv[1], "/"))
-			return fail(r, BLAB_ENOTSUP, "snapshot %s: only / (the top-level subvolume) can be the source so far", l->argv[1]);
-		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_create_snapshot(fs, fs->fs_root, l->argv[2], l->argc == 4, &id)) ||
+		if ((ret = btrfs_lookup_path_subvol(fs, l->argv[1], &src, &ino)))
+			return fail_core(r, ret);
+		if (ino != btrfs_root_dirid(src->item))
+			return fail(r, BLAB_EINVAL, "snapshot %s: not a subvolume (the top level is /)", l->argv[1]);
+		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
+			return ret;
+		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_create_snapshot(fs, src, dst, in, l->argc == 4, &id)) ||
 		    (ret = btrfs_commit_transaction(fs)))
 			return fail_core(r, ret);
 		r->res.commits++;
+	} else if (!strcmp(c, "clone")) {
+		/* FICLONE (cp --reflink): DST, made when absent, shares SRC's extents */
+		struct btrfs_root *sroot, *droot;
+		u64 sino, dino;
+		if ((ret = want_args(r, l, 2, 2, "clone SRC DST")))
+			return ret;
+		if ((ret = btrfs_lookup_path_subvol(fs, l->argv[1], &sroot, &sino)))
+			return fail_core(r, ret);
+		ret = btrfs_lookup_path_subvol(fs, l->argv[2], &droot, &dino);
+		if (ret == BLAB_ENOENT) {
+			struct inode_attrs at = {.mode = S_IFREG_ | 0644};
+			const char *in;
+			fs->err.code = 0;
+			if ((ret = sv_path(r, l->argv[2], &droot, &in)))
+				return ret;
+			ret = btrfs_create(fs, droot, in, &at, &dino);
+		} else if (!ret && (ret = writable(r, droot, l->argv[2]))) {
+			return ret;
+		}
+		if (ret || (ret = btrfs_clone_file(fs, sroot, sino, droot, dino)))
+			return fail_core(r, ret);
+	} else if (!strcmp(c, "subvol")) {
+		/* btrfs subvolume create PATH */
+		u64 id;
+		struct btrfs_root *dst;
+		const char *in;
+		if ((ret = want_args(r, l, 2, 2, "subvol create PATH")))
+			return ret;
+		if (strcmp(l->argv[1], "create"))
+			return fail(r, BLAB_EPARSE, "'subvol %s': subvol create PATH (subvolume delete is not modelled yet)", l->argv[1]);
+		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
+			return ret;
+		if ((ret = btrfs_create_subvol(fs, dst, in, &id)))
+			return fail_core(r, ret);
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr snapshot fsync commit sync crash set sleep schedule thread fio bonnie untar)");
+					    "unlink rmdir setxattr clone snapshot subvol fsync commit sync crash set sleep schedule thread fio bonnie untar)");
 	}
 	return ret;
 }
@@ -1768,7 +1877,8 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		  btrfs_dir_logging(fs) == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");
 	static const char *const why[] = {"logged", "full commit: new chunk", "full commit: directory lost a name to a rename",
 					  "full commit: file renamed or unlinked", "nothing to log",
-					  "full commit: a new hard link", "full commit: a logged name was removed"};
+					  "full commit: a new hard link", "full commit: a logged name was removed",
+					  "full commit: not the top-level subvolume (the model logs it only)"};
 	for (int i = 0; i < r->nfsyncs; i++) {
 		const struct btrfs_log_stats *st = &r->fsyncs[i].st;
 		sb_printf(&out, "%s{\"line\":%d,\"ms\":%.3f,\"ino\":%" PRIu64 ",\"result\":\"%s\",\"items\":{", i ? "," : "",

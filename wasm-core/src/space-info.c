@@ -197,7 +197,7 @@ int btrfs_space_check(const struct btrfs_fs_info *fs, char *msg, size_t n)
 		void *v;
 		while (u64map_next(&fs->data->inodes, &i, &k, &v)) {
 			const struct btrfs_inode_cache *ic = *(struct btrfs_inode_cache **)v;
-			u64 on, ob = btrfs_ordered_bytes(fs, ic->ino, &on);
+			u64 on, ob = btrfs_ordered_bytes(fs, ic->key, &on);
 			u64 need = btrfs_space_inode_rsv_size(fs, ic->dirty_bytes, ob, on);
 			if (ic->meta_rsv != need)
 				PROBLEM("inode %llu holds %llu bytes of metadata reservation, its extents need %llu", (unsigned long long)ic->ino,

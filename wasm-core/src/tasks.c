@@ -813,7 +813,7 @@ static int start_writeback(struct timed *tm, struct thread_ctx *c, u64 ino)
 	size_t n;
 	int ret = btrfs_dirty_inodes_all(tm->fs, &inos, &n);
 	for (size_t i = 0; !ret && i < n; i++)
-		ret = btrfs_start_delalloc(tm->fs, tm->fs->fs_root, inos[i], 0, (u64)-1, &c->oes, &c->noes);
+		ret = btrfs_start_delalloc(tm->fs, btrfs_ikey_root(tm->fs, inos[i]), btrfs_ikey_ino(inos[i]), 0, (u64)-1, &c->oes, &c->noes);
 	free(inos);
 	return ret;
 }
@@ -1359,7 +1359,7 @@ static int flusher_step(struct sched *s, struct sched_task *t)
 			}
 			tm->flusher_busy = 1;
 			w->noes = 0;
-			if ((ret = btrfs_start_delalloc(fs, fs->fs_root, ino, 0, (u64)-1, &w->oes, &w->noes)))
+			if ((ret = btrfs_start_delalloc(fs, btrfs_ikey_root(fs, ino), btrfs_ikey_ino(ino), 0, (u64)-1, &w->oes, &w->noes)))
 				return ret;
 			w->pc = 1;
 			sched_cpu(s, t, writeback_cost(tm, w->oes, w->noes, fs->sectorsize), WORK_WRITEBACK);
@@ -1504,7 +1504,7 @@ static int shrink_delalloc_step(struct timed *tm, struct sched_task *t, struct w
 				/* a range started is written to its end (writepage_delalloc raises
 				 * nr_to_write): 8192 pages at most, or the whole range under 16384 */
 				u64 end = by_inodes || full || before < 16384ULL * fs->sectorsize ? (u64)-1 : 8192ULL * fs->sectorsize;
-				if ((ret = btrfs_start_delalloc(fs, fs->fs_root, inos[i], 0, end, &w->oes, &w->noes))) {
+				if ((ret = btrfs_start_delalloc(fs, btrfs_ikey_root(fs, inos[i]), btrfs_ikey_ino(inos[i]), 0, end, &w->oes, &w->noes))) {
 					free(inos);
 					return ret;
 				}

@@ -25,6 +25,7 @@ static const char *const fsync_result[] = {
 	[BTRFS_LOG_NOTHING] = "nothing to log",
 	[BTRFS_LOG_FULL_COMMIT_NEW_LINK] = "full commit: a new hard link",
 	[BTRFS_LOG_FULL_COMMIT_LOGGED_NAME_GONE] = "full commit: a logged name was removed",
+	[BTRFS_LOG_FULL_COMMIT_SUBVOL] = "full commit: not the top-level subvolume (the model logs it only)",
 };
 static const char *const replay_pass[] = {
 	[BTRFS_REPLAY_PASS_PIN] = "pin",

@@ -34,6 +34,7 @@ enum btrfs_log_fallback {
 	BTRFS_LOG_NOTHING = 4,                   /* nothing changed since the last commit */
 	BTRFS_LOG_FULL_COMMIT_NEW_LINK = 5,      /* a file of several links got a new one in this transaction */
 	BTRFS_LOG_FULL_COMMIT_LOGGED_NAME_GONE = 6, /* a directory lost a name whose inode the log holds */
+	BTRFS_LOG_FULL_COMMIT_SUBVOL = 7,        /* in a subvolume other than the top level: the model logs only the top level */
 };
 
 /* What one fsync did, for --metrics and the lessons. */

@@ -7,7 +7,7 @@ export type Key = [bigint, number, bigint];
 
 /** The enum tables: values cross as these names ("#N" for an index past the table). */
 export const TRACE_ENUMS = {
-  fsync_result: ['logged', 'full commit: new chunk', 'full commit: directory lost a name to a rename', 'full commit: file renamed or unlinked', 'nothing to log', 'full commit: a new hard link', 'full commit: a logged name was removed'],
+  fsync_result: ['logged', 'full commit: new chunk', 'full commit: directory lost a name to a rename', 'full commit: file renamed or unlinked', 'nothing to log', 'full commit: a new hard link', 'full commit: a logged name was removed', 'full commit: not the top-level subvolume (the model logs it only)'],
   replay_pass: ['pin', 'inodes', 'dir index', 'all', 'fixup'],
   replay_action: ['pin block', 'pin data', 'inode new', 'inode overwrite', 'inode keep', 'xattr delete', 'dir delete', 'truncate', 'unlink conflict', 'link present', 'link later', 'link no inode', 'link add', 'unlink old ref', 'xattr set', 'extent present', 'hole', 'extent', 'csum', 'counts', 'evict'],
   lock_mode: ['read', 'write'],
