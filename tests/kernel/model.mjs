@@ -131,7 +131,7 @@ export class FsModel {
         break;
       }
       case 'subvol': { const { dir, name } = this.parentOf(a[1]); dir.entries.set(name, newInode('dir', { entries: new Map(), subvol: true })); break; }
-      case 'commit': break;
+      case 'commit': case 'quota': case 'qgroup': break; // no change to any file
       default: throw new Error(`model: unknown command ${op}`);
     }
   }
@@ -204,7 +204,7 @@ export function snapshotMount(mnt, getXattrs) {
  * A random valid script: returns { text, cmds, model } where model is the
  * expected final state. Every command is valid when it runs.
  */
-export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0 } = {}) {
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false } = {}) {
   const r = rng(seed);
   const model = new FsModel();
   const cmds = [];
@@ -221,6 +221,11 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   const frozen = [];
   const special = new Set();
   let nsnaps = 0;
+  // quota: enabled at a random step; groups 1/N made and subvolumes (their ids: 256 on, in the
+  // order made) assigned to them, which leaves the numbers inconsistent until a rescan
+  const quotaAt = quota ? r.int(Math.max(1, ops >> 1)) : -1;
+  let quotaOn = false, nextId = 256, groups1 = 0, assigned = false, related = false;
+  const ids = [5];
   const under = (p, d) => d === '/' || p === d || p.startsWith(d + '/');
   const svOf = (p) => writable.filter((d) => under(p, d)).sort((x, y) => y.length - x.length)[0];
   const inFrozen = (p) => frozen.some((f) => under(p, f));
@@ -233,8 +238,26 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   const groups = [];
   const isBulk = (p) => p.startsWith('/bulk');
   for (let i = 0; i < ops; i++) {
+    if (i === quotaAt) {
+      push(['quota', 'enable']);
+      quotaOn = true;
+    }
+    if (quotaOn && r.chance(0.03)) {
+      if (!groups1 || r.chance(0.4)) push(['qgroup', 'create', `1/${++groups1}`]);
+      else {
+        push(['qgroup', 'assign', `0/${r.pick(ids)}`, `1/${1 + r.int(groups1)}`]);
+        assigned = related = true;
+      }
+      continue;
+    }
+    if (quotaOn && assigned && r.chance(0.05)) {
+      push(['quota', 'rescan']);
+      assigned = false;
+      continue;
+    }
     if (snapshots && r.chance(snapshots)) {
       const src = r.pick(writable), dst = join2(subvols ? r.pick(dirs) : '/', `snap${nsnaps++}`);
+      ids.push(nextId++);
       const ro = !subvols || r.chance(0.5);
       push(['snapshot', src, dst, ...(ro ? ['ro'] : [])]);
       special.add(dst);
@@ -262,6 +285,7 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
     if (subvols && r.chance(subvols)) {
       const d = join2(r.pick(dirs), `sv${nsnaps++}`);
       push(['subvol', 'create', d]);
+      ids.push(nextId++);
       special.add(d);
       writable.push(d);
       dirs.push(d);
@@ -346,6 +370,8 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
     }
     if (commitEvery && (i + 1) % commitEvery === 0) push(['commit']);
   }
+  // the numbers end consistent: a snapshot of a subvolume in a group leaves them inconsistent too
+  if (assigned || (related && cmds.findLastIndex((c) => c[0] === 'snapshot') > cmds.findLastIndex((c) => c[0] === 'quota' && c[1] === 'rescan'))) push(['quota', 'rescan']);
   // the root directory's xattrs live on "/" itself: leave them out of paths
   const text = [`mkfs nodesize=${nodesize} size=256M`, ...cmds.map((c) => c.map(String).join(' '))].join('\n') + '\n';
   return { text, cmds, model };

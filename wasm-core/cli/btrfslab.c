@@ -17,6 +17,7 @@
 #include "../src/transaction.h"
 #include "extract.h"
 #include "kernel.h"
+#include "../src/qgroup.h"
 #include "serve.h"
 #include "write.h"
 #include "ls.h"
@@ -74,6 +75,8 @@ static const char usage_text[] =
 	"  serve [--port N] [--app URL] [--origin ORIGIN]... [--max-body S] [--timeout SECONDS]\n"
 	"        (root) the companion the app asks the kernel through: 127.0.0.1 only, a random token\n"
 	"        in the URL it prints, Origin and Host checked; one `kernel` job at a time\n"
+	"  qgroup show [-p] [--raw] IMAGE\n"
+	"        the quota groups of IMAGE as `btrfs qgroup show --raw` prints them (bytes; -p: parents)\n"
 	"  kernel IMAGE [--json] [--in-place]\n"
 	"        (root) a private copy of IMAGE (or IMAGE itself with --in-place) on a loop device of\n"
 	"        its own, mounted by the kernel (which replays a pending log): every path it lists,\n"
@@ -776,6 +779,42 @@ static int cmd_check(int argc, char **argv, int variant)
 	return errors ? 1 : 0;
 }
 
+static int cmd_qgroup(int argc, char **argv, int variant)
+{
+	(void)variant;
+	int parents = 0;
+	const char *image = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-p"))
+			parents = 1;
+		else if (!strcmp(argv[i], "--raw"))
+			; /* bytes: the only way it prints */
+		else if (argv[i][0] == '-' || image)
+			image = NULL, i = argc;
+		else
+			image = argv[i];
+	}
+	if (argc < 3 || strcmp(argv[1], "show") || !image)
+		return fprintf(stderr, "btrfslab qgroup: usage: qgroup show [-p] [--raw] IMAGE\n"), 2;
+	struct btrfs_fs_info *fs = open_image("qgroup", image);
+	if (!fs)
+		return 1;
+	int rc = 0;
+	if (!btrfs_qgroup_enabled(fs)) {
+		fprintf(stderr, "btrfslab qgroup: %s: quotas are not enabled\n", image);
+		rc = 1;
+	} else {
+		struct strbuf out = {0};
+		btrfs_qgroup_show(fs, &out, parents);
+		if (btrfs_qgroup_status(fs) & BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT)
+			fprintf(stderr, "WARNING: qgroup data inconsistent, rescan recommended\n");
+		fwrite(out.s, 1, out.len, stdout);
+		sb_free(&out);
+	}
+	btrfs_fs_free(fs);
+	return rc;
+}
+
 /* --export of `crashes`: each crash image tried, and a manifest. */
 struct crash_export {
 	const char *dir;      /* --export DIR, or NULL */
@@ -995,6 +1034,7 @@ static int run_command(int argc, char **argv)
 		{"ls", cmd_ls_cat, 0},   {"cat", cmd_ls_cat, 1},	{"extract", cmd_extract, 0},
 		{"check", cmd_check, 0}, {"dump-tree", cmd_dump, 0}, {"dump-json", cmd_dump, 1},
 		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0}, {"write", cmd_write, 0}, {"serve", cmd_serve, 0},
+		{"qgroup", cmd_qgroup, 0},
 	};
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(c, commands[i].name))

@@ -1,5 +1,6 @@
 #include "space-info.h"
 #include "disk-io.h"
+#include "qgroup.h"
 #include "tree-log.h"
 #include "delalloc.h"
 #include "crc32c.h"
@@ -332,6 +333,8 @@ static int load_roots(struct btrfs_fs_info *fs)
 		r->node = btrfs_read_tree_block(fs, btrfs_root_bytenr(r->item), btrfs_root_level(r->item), k->objectid);
 		if (!r->node)
 			return fs->err.code;
+		r->commit_bytenr = r->node->start;
+		r->commit_level = btrfs_level(r->node);
 	}
 	return ret < 0 ? ret : 0;
 }
@@ -375,6 +378,8 @@ struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err)
 		blab_fail(&fs->err, BLAB_ECORRUPT, "root tree has no %s root item", fs->extent_root ? "FS_TREE" : "EXTENT_TREE");
 		goto fail;
 	}
+	if (btrfs_qgroup_load(fs))
+		goto fail;
 	btrfs_space_update_global_rsv(fs);
 	return fs;
 fail:
@@ -389,7 +394,7 @@ struct btrfs_fs_info *btrfs_fs_alloc(void)
 	struct btrfs_fs_info *fs = calloc(1, sizeof(*fs));
 	if (fs) {
 		fs->trace.enabled = 1;
-		if (btrfs_log_init(fs) || btrfs_pinned_init(fs) || btrfs_delalloc_init(fs)) {
+		if (btrfs_log_init(fs) || btrfs_pinned_init(fs) || btrfs_delalloc_init(fs) || btrfs_qgroup_init(fs)) {
 			btrfs_fs_free(fs);
 			return NULL;
 		}
@@ -446,6 +451,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 	btrfs_log_free(fs);
 	btrfs_delalloc_free(fs);
 	btrfs_pinned_free(fs);
+	btrfs_qgroup_free(fs);
 	trace_free(&fs->trace);
 	device_free(&fs->dev);
 	free(fs);
@@ -565,6 +571,8 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 		ret = btrfs_log_clone(fs, src);
 	if (!ret)
 		ret = btrfs_delalloc_clone(fs, src);
+	if (!ret)
+		ret = btrfs_qgroup_clone(fs, src);
 	if (ret) {
 		blab_fail(err, ret, "cloning the filesystem: %s", fs->err.msg[0] ? fs->err.msg : "out of memory");
 		btrfs_fs_free(fs);

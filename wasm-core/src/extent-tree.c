@@ -8,6 +8,7 @@
 #include "volumes.h"
 #include "array.h"
 #include "tree-log.h"
+#include "qgroup.h"
 #include <stdlib.h>
 
 /* Allocation policy: the first free range, in block group order, that
@@ -743,8 +744,11 @@ int btrfs_run_delayed_refs(struct btrfs_fs_info *fs)
 		u64map_clear(&fs->delayed_refs);
 		qsort(heads, n, sizeof(*heads), cmp_head);
 		int ret = 0;
-		for (k = 0; k < n && !ret; k++)
-			ret = heads[k].is_data ? run_data_ref(fs, &heads[k]) : run_tree_ref(fs, &heads[k]);
+		for (k = 0; k < n && !ret; k++) {
+			/* qgroups account what changed: the heads of this transaction */
+			if (!(ret = btrfs_qgroup_record_extent(fs, heads[k].bytenr, heads[k].is_data ? heads[k].num_bytes : 0)))
+				ret = heads[k].is_data ? run_data_ref(fs, &heads[k]) : run_tree_ref(fs, &heads[k]);
+		}
 		for (k = 0; k < n; k++)
 			free(heads[k].drefs);
 		free(heads);

@@ -56,6 +56,8 @@ struct btrfs_root {
 	int in_root_tree;              /* has a ROOT_ITEM (root and chunk trees do not) */
 	u64 item_offset;               /* its ROOT_ITEM's key offset (a snapshot's: the transid that made it) */
 	int item_dirty;                /* the item changed beyond the node (last_snapshot): written at commit */
+	u64 commit_bytenr;             /* its root block as last committed (0: none yet), for qgroups' "before" */
+	int commit_level;
 	int force_cow;                 /* snapshotted in the running transaction: even its blocks of this
 					* transaction are shared now, so they are copied, not changed in place
 					* (the kernel's BTRFS_ROOT_FORCE_COW); cleared at commit */
@@ -67,6 +69,7 @@ struct btrfs_root {
 #define BLAB_MAX_ROOTS 64
 #define EB_HASH_SIZE 4096
 
+struct btrfs_qgroup_state;
 struct btrfs_fs_info {
 	struct blab_device dev;
 	u8 super[BTRFS_SUPER_INFO_SIZE];
@@ -82,6 +85,7 @@ struct btrfs_fs_info {
 	struct btrfs_block_group *bgs;  /* sorted by start */
 	size_t nbgs, capbgs;
 
+	struct btrfs_qgroup_state *qgroup; /* qgroup.c: quotas, their numbers, the transaction's dirty extents */
 	struct btrfs_root *roots[BLAB_MAX_ROOTS];
 	size_t nroots;
 	struct btrfs_root *tree_root, *chunk_root, *extent_root, *dev_root, *fs_root, *csum_root,

@@ -148,6 +148,9 @@ void btrfs_format_key(const struct btrfs_key *k, char *buf, size_t n)
 	const char *tn = btrfs_key_type_name(k->type, tb, sizeof(tb));
 	if (k->type == BTRFS_UUID_KEY_SUBVOL || k->type == BTRFS_UUID_KEY_RECEIVED_SUBVOL)
 		snprintf(buf, n, "%s %s 0x%016" PRIx64, obj, tn, k->offset);
+	else if (k->type == BTRFS_QGROUP_RELATION_KEY)
+		snprintf(buf, n, "%" PRIu64 "/%" PRIu64 " %s %" PRIu64 "/%" PRIu64, k->objectid >> 48, (u64)(k->objectid & ((1ULL << 48) - 1)),
+			 tn, k->offset >> 48, (u64)(k->offset & ((1ULL << 48) - 1)));
 	else if (k->type >= BTRFS_QGROUP_INFO_KEY && k->type <= BTRFS_QGROUP_RELATION_KEY)
 		snprintf(buf, n, "%s %s %" PRIu64 "/%" PRIu64, obj, tn, k->offset >> 48, (u64)(k->offset & ((1ULL << 48) - 1)));
 	else
@@ -373,6 +376,36 @@ static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, 
 			o += BTRFS_INODE_REF_SIZE + nl;
 		}
 		/* progs prints "index ... name: x" on one line */
+		return 0;
+	case BTRFS_QGROUP_STATUS_KEY: {
+		if (sz < 32)
+			return -1;
+		u64 f = get_le64(p + 16);
+		char fl2[64] = "";
+		size_t l = 0;
+		static const char *const names[] = {"ON", "RESCAN", "INCONSISTENT"};
+		for (int i = 0; i < 3; i++)
+			if (f & (1ULL << i))
+				l += (size_t)snprintf(fl2 + l, sizeof(fl2) - l, "%s%s", l ? "|" : "", names[i]);
+		sb_printf(out, "\t\tversion %" PRIu64 " generation %" PRIu64 " flags %s scan %" PRIu64 "\n", get_le64(p), get_le64(p + 8),
+			  l ? fl2 : "0x0", get_le64(p + 24));
+		return 0;
+	}
+	case BTRFS_QGROUP_INFO_KEY:
+		if (sz < 40)
+			return -1;
+		sb_printf(out, "\t\tgeneration %" PRIu64 "\n\t\treferenced %" PRIu64 " referenced_compressed %" PRIu64
+			       "\n\t\texclusive %" PRIu64 " exclusive_compressed %" PRIu64 "\n",
+			  get_le64(p), get_le64(p + 8), get_le64(p + 16), get_le64(p + 24), get_le64(p + 32));
+		return 0;
+	case BTRFS_QGROUP_LIMIT_KEY:
+		if (sz < 40)
+			return -1;
+		sb_printf(out, "\t\tflags %" PRIx64 "\n\t\tmax_referenced %" PRIu64 " max_exclusive %" PRIu64
+			       "\n\t\trsv_referenced %" PRIu64 " rsv_exclusive %" PRIu64 "\n",
+			  get_le64(p), get_le64(p + 8), get_le64(p + 16), get_le64(p + 24), get_le64(p + 32));
+		return 0;
+	case BTRFS_QGROUP_RELATION_KEY:
 		return 0;
 	case BTRFS_ROOT_REF_KEY:
 	case BTRFS_ROOT_BACKREF_KEY: {

@@ -4,6 +4,8 @@
 #include "extent-tree.h"
 #include "inode.h"
 #include "uuid-tree.h"
+#include "qgroup.h"
+#include <stdio.h>
 
 int btrfs_find_free_root_objectid(struct btrfs_fs_info *fs, u64 *out)
 {
@@ -106,6 +108,8 @@ int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, stru
 		return fs->err.code;
 	memcpy(r->item, src->item, sizeof(r->item));
 	r->node = copy;
+	r->commit_bytenr = copy->start; /* for qgroups, it was there before: what it shares stays shared */
+	r->commit_level = level;
 	r->in_root_tree = 1;
 	r->item_offset = fs->generation;
 	r->item_dirty = 1;
@@ -133,6 +137,8 @@ int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, stru
 	if ((ret = btrfs_add_subvol_entry(fs, dst, path, objectid, (u64)-1, &dir, &name, &len, &index)) ||
 	    (ret = btrfs_add_root_ref(fs, dst->objectid, objectid, dir, index, name, len)) ||
 	    (ret = btrfs_uuid_tree_add(fs, it + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, objectid)))
+		return ret;
+	if ((ret = btrfs_qgroup_inherit(fs, src->objectid, objectid)))
 		return ret;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_SNAPSHOT, .tree = objectid, .bytenr = copy->start, .level = level,
 					  .a = src->objectid, .b = fs->generation});
@@ -192,8 +198,65 @@ int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const 
 	u16 len;
 	if ((ret = btrfs_add_subvol_entry(fs, dst, path, objectid, 0, &dir, &name, &len, &index)) ||
 	    (ret = btrfs_add_root_ref(fs, dst->objectid, objectid, dir, index, name, len)) ||
-	    (ret = btrfs_uuid_tree_add(fs, it + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, objectid)))
+	    (ret = btrfs_uuid_tree_add(fs, it + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, objectid)) ||
+	    (ret = btrfs_qgroup_subvol_created(fs, objectid)))
 		return ret;
 	*id = objectid;
+	return 0;
+}
+
+/* The name of directory dir of root, from the root's top ("a/b"), into out
+ * (n bytes): 0, or 1 when it cannot be made (a broken chain). */
+static int dir_path(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, char *out, size_t n)
+{
+	char tmp[4096];
+	size_t at = sizeof(tmp) - 1;
+	tmp[at] = 0;
+	for (int depth = 0; dir != btrfs_root_dirid(root->item) && depth < 256; depth++) {
+		struct btrfs_item_cursor c;
+		struct btrfs_key from = {dir, BTRFS_INODE_REF_KEY, 0};
+		if (btrfs_cursor_first(fs, root, &from, &c) || c.key.objectid != dir || c.key.type != BTRFS_INODE_REF_KEY ||
+		    c.size < BTRFS_INODE_REF_SIZE)
+			return 1;
+		u16 nl = btrfs_inode_ref_name_len(c.data);
+		if ((u32)nl + BTRFS_INODE_REF_SIZE > c.size || (size_t)nl + 2 > at)
+			return 1;
+		at -= nl;
+		memcpy(tmp + at, c.data + BTRFS_INODE_REF_SIZE, nl);
+		tmp[--at] = '/';
+		dir = c.key.offset;
+	}
+	if (dir != btrfs_root_dirid(root->item))
+		return 1;
+	snprintf(out, n, "%s", tmp + at + (tmp[at] == '/'));
+	return 0;
+}
+
+int btrfs_subvol_path(struct btrfs_fs_info *fs, u64 id, char *out, size_t n)
+{
+	char acc[4096] = "";
+	for (int depth = 0; id != BTRFS_FS_TREE_OBJECTID && depth < 64; depth++) {
+		struct btrfs_item_cursor c;
+		struct btrfs_key from = {id, BTRFS_ROOT_BACKREF_KEY, 0};
+		if (btrfs_cursor_first(fs, fs->tree_root, &from, &c) || c.key.objectid != id || c.key.type != BTRFS_ROOT_BACKREF_KEY ||
+		    c.size < BTRFS_ROOT_REF_SIZE)
+			return 1;
+		u16 nl = btrfs_root_ref_name_len(c.data);
+		if ((u32)nl + BTRFS_ROOT_REF_SIZE > c.size)
+			return 1;
+		u64 parent = c.key.offset, dirid = btrfs_root_ref_dirid(c.data);
+		char name[256], dp[4096], next[4096];
+		memcpy(name, c.data + BTRFS_ROOT_REF_SIZE, nl);
+		name[nl] = 0;
+		struct btrfs_root *pr = btrfs_get_root(fs, parent);
+		if (!pr || dir_path(fs, pr, dirid, dp, sizeof(dp)))
+			return 1;
+		snprintf(next, sizeof(next), "%s%s%s%s%s", dp, dp[0] ? "/" : "", name, acc[0] ? "/" : "", acc);
+		memcpy(acc, next, sizeof(acc));
+		id = parent;
+	}
+	if (id != BTRFS_FS_TREE_OBJECTID)
+		return 1;
+	snprintf(out, n, "%s", acc);
 	return 0;
 }

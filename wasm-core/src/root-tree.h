@@ -36,4 +36,7 @@ int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, stru
  * create): a tree of one leaf holding its root directory, its ROOT_ITEM,
  * ROOT_REF and ROOT_BACKREF, UUID, and the entry. The new root's id in *id. */
 int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const char *path, u64 *id);
+/* Where subvolume id is, from the top level ("d/snap"), into out: 0, or 1
+ * when its chain of ROOT_BACKREFs and directory names is broken. */
+int btrfs_subvol_path(struct btrfs_fs_info *fs, u64 id, char *out, size_t n);
 #endif

@@ -3,6 +3,7 @@
 #include "scenario.h"
 #include "root-tree.h"
 #include "reflink.h"
+#include "qgroup.h"
 #include "untar.h"
 #include "space-info.h"
 #include "tree-checker.h"
@@ -1438,10 +1439,40 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail(r, BLAB_EINVAL, "snapshot %s: not a subvolume (the top level is /)", l->argv[1]);
 		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
 			return ret;
-		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_create_snapshot(fs, src, dst, in, l->argc == 4, &id)) ||
+		if ((ret = btrfs_sync_data(fs)))
+			return fail_core(r, ret);
+		if (btrfs_qgroup_enabled(fs)) {
+			/* qgroups: what came before is accounted first, so the snapshot inherits whole numbers */
+			if ((ret = btrfs_commit_transaction(fs)) || (ret = btrfs_start_transaction(fs)))
+				return fail_core(r, ret);
+			r->res.commits++;
+		}
+		if ((ret = btrfs_create_snapshot(fs, src, dst, in, l->argc == 4, &id)) || (ret = btrfs_commit_transaction(fs)))
+			return fail_core(r, ret);
+		r->res.commits++;
+	} else if (!strcmp(c, "quota")) {
+		/* btrfs quota enable | rescan */
+		if ((ret = want_args(r, l, 1, 1, "quota enable|rescan")))
+			return ret;
+		if (strcmp(l->argv[1], "enable") && strcmp(l->argv[1], "rescan"))
+			return fail(r, BLAB_EPARSE, "'quota %s': quota enable or quota rescan", l->argv[1]);
+		if ((ret = btrfs_sync_data(fs)) ||
+		    (ret = !strcmp(l->argv[1], "enable") ? btrfs_quota_enable(fs) : btrfs_qgroup_rescan(fs)) ||
 		    (ret = btrfs_commit_transaction(fs)))
 			return fail_core(r, ret);
 		r->res.commits++;
+	} else if (!strcmp(c, "qgroup")) {
+		/* btrfs qgroup create ID | assign CHILD PARENT */
+		u64 a1, a2 = 0;
+		int create = l->argc == 3 && !strcmp(l->argv[1], "create"), assign = l->argc == 4 && !strcmp(l->argv[1], "assign");
+		if (!create && !assign)
+			return fail(r, BLAB_EPARSE, "qgroup create LEVEL/ID, or qgroup assign CHILD PARENT (as 0/257 1/100)");
+		if (btrfs_qgroup_parse(l->argv[2], &a1) || (assign && btrfs_qgroup_parse(l->argv[3], &a2)))
+			return fail(r, BLAB_EPARSE, "'%s': a qgroup is LEVEL/ID (0/257, 1/100) or ID", btrfs_qgroup_parse(l->argv[2], &a1) ? l->argv[2] : l->argv[3]);
+		if (create && !(a1 >> BTRFS_QGROUP_LEVEL_SHIFT))
+			return fail(r, BLAB_EINVAL, "qgroup create %s: level 0 qgroups are the subvolumes' own", l->argv[2]);
+		if ((ret = create ? btrfs_qgroup_create(fs, a1) : btrfs_qgroup_assign(fs, a1, a2)))
+			return fail_core(r, ret);
 	} else if (!strcmp(c, "clone")) {
 		/* FICLONE (cp --reflink): DST, made when absent, shares SRC's extents */
 		struct btrfs_root *sroot, *droot;
@@ -1478,7 +1509,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail_core(r, ret);
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr clone snapshot subvol fsync commit sync crash set sleep schedule thread fio bonnie untar)");
+					    "unlink rmdir setxattr clone snapshot subvol quota qgroup fsync commit sync crash set sleep schedule thread fio bonnie untar)");
 	}
 	return ret;
 }

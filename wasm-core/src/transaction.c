@@ -7,6 +7,7 @@
 #include "free-space-tree.h"
 #include "tree-log.h"
 #include "volumes.h"
+#include "qgroup.h"
 
 int btrfs_start_transaction(struct btrfs_fs_info *fs)
 {
@@ -159,6 +160,9 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 	/* the committed state will hold everything the log holds */
 	if ((ret = btrfs_drop_log(fs)))
 		return ret;
+	/* qgroups: the extents whose references changed, before and after */
+	if ((ret = btrfs_qgroup_account(fs)))
+		return ret;
 	/* Each pass can change trees again (new blocks, freed blocks): repeat
 	 * until a pass changes nothing. Blocks already copied in this
 	 * transaction change in place, so this settles in a few passes. */
@@ -193,6 +197,7 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 	btrfs_space_commit(fs);
 	for (size_t i = 0; i < fs->nroots; i++)
 		fs->roots[i]->force_cow = 0;
+	btrfs_qgroup_committed(fs);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_COMMIT, .a = fs->generation, .b = fs->tree_root->node->start});
 	fs->trans_running = 0;
 	return 0;

@@ -1,0 +1,683 @@
+#include "qgroup.h"
+#include "ctree.h"
+#include "disk-io.h"
+#include "extent-tree.h"
+#include "file-item.h"
+#include "transaction.h"
+#include "u64map.h"
+#include "delayed-ref.h"
+#include "print-tree.h"
+#include "root-tree.h"
+#include "array.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct btrfs_qgroup_state {
+	int enabled;
+	u64 flags;                    /* QGROUP_STATUS flags */
+	int status_dirty;
+	struct btrfs_qgroup *g;       /* sorted by id */
+	size_t n, cap;
+	struct u64map dirty;          /* extents whose references changed: bytenr -> bytes (0: a tree block) */
+	u64 relations_new[16][2];     /* relations to write at commit */
+	int nrelations_new;
+	u64 last_dirty;               /* extents the last commit accounted */
+};
+
+#define QGROUP_ITEM_SIZE 40
+#define MAX_QGROUPS 4096
+
+int btrfs_qgroup_init(struct btrfs_fs_info *fs)
+{
+	if (!(fs->qgroup = calloc(1, sizeof(*fs->qgroup))))
+		return BLAB_ENOMEM;
+	u64map_init(&fs->qgroup->dirty, sizeof(u64));
+	return 0;
+}
+
+void btrfs_qgroup_free(struct btrfs_fs_info *fs)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	if (!q)
+		return;
+	for (size_t i = 0; i < q->n; i++)
+		free(q->g[i].parents);
+	free(q->g);
+	u64map_free(&q->dirty);
+	free(q);
+	fs->qgroup = NULL;
+}
+
+int btrfs_qgroup_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
+{
+	struct btrfs_qgroup_state *d = dst->qgroup, *s = src->qgroup;
+	int ret = 0;
+	u64map_free(&d->dirty);
+	struct u64map keep = d->dirty;
+	*d = *s;
+	d->dirty = keep;
+	d->g = array_dup(s->g, s->n, s->cap, sizeof(*s->g), &ret);
+	if (!d->g) {
+		d->n = d->cap = 0;
+		return ret ? ret : 0;
+	}
+	for (size_t i = 0; i < d->n; i++)
+		d->g[i].parents = NULL;
+	for (size_t i = 0; i < d->n && !ret; i++)
+		if (s->g[i].nparents)
+			d->g[i].parents = array_dup(s->g[i].parents, s->g[i].nparents, s->g[i].capparents, sizeof(u64), &ret);
+	if (!ret && u64map_clone(&d->dirty, &s->dirty))
+		ret = BLAB_ENOMEM;
+	return ret ? blab_fail(&dst->err, ret, "qgroups") : 0;
+}
+
+int btrfs_qgroup_enabled(const struct btrfs_fs_info *fs) { return fs->qgroup && fs->qgroup->enabled; }
+u64 btrfs_qgroup_status(const struct btrfs_fs_info *fs) { return fs->qgroup ? fs->qgroup->flags : 0; }
+u64 btrfs_qgroup_last_dirty(const struct btrfs_fs_info *fs) { return fs->qgroup ? fs->qgroup->last_dirty : 0; }
+
+const struct btrfs_qgroup *btrfs_qgroups(const struct btrfs_fs_info *fs, size_t *n)
+{
+	*n = fs->qgroup ? fs->qgroup->n : 0;
+	return fs->qgroup ? fs->qgroup->g : NULL;
+}
+
+const char *btrfs_qgroup_name(u64 id, char *buf, size_t n)
+{
+	snprintf(buf, n, "%llu/%llu", (unsigned long long)(id >> BTRFS_QGROUP_LEVEL_SHIFT),
+		 (unsigned long long)(id & ((1ULL << BTRFS_QGROUP_LEVEL_SHIFT) - 1)));
+	return buf;
+}
+
+int btrfs_qgroup_parse(const char *s, u64 *id)
+{
+	char *end;
+	unsigned long long a = strtoull(s, &end, 10), b;
+	if (end == s || s[0] == '-')
+		return BLAB_EINVAL;
+	if (*end == '/') {
+		const char *t = end + 1;
+		b = strtoull(t, &end, 10);
+		if (end == t || *end || t[0] == '-' || a > 0xffff || b >= (1ULL << BTRFS_QGROUP_LEVEL_SHIFT))
+			return BLAB_EINVAL;
+		*id = (u64)a << BTRFS_QGROUP_LEVEL_SHIFT | b;
+		return 0;
+	}
+	if (*end || a >= (1ULL << BTRFS_QGROUP_LEVEL_SHIFT))
+		return BLAB_EINVAL;
+	*id = a;
+	return 0;
+}
+
+static struct btrfs_qgroup *find(struct btrfs_fs_info *fs, u64 id)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	for (size_t i = 0; i < q->n; i++)
+		if (q->g[i].id == id)
+			return &q->g[i];
+	return NULL;
+}
+
+static struct btrfs_qgroup *add(struct btrfs_fs_info *fs, u64 id)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	struct btrfs_qgroup *g = find(fs, id);
+	if (g)
+		return g;
+	if (q->n >= MAX_QGROUPS) {
+		blab_fail(&fs->err, BLAB_ENOTSUP, "more than %d qgroups", MAX_QGROUPS);
+		return NULL;
+	}
+	if (array_room(&q->g, q->n, &q->cap, sizeof(*q->g), 16)) {
+		blab_fail(&fs->err, BLAB_ENOMEM, "qgroups");
+		return NULL;
+	}
+	size_t at = q->n;
+	while (at && q->g[at - 1].id > id)
+		at--;
+	memmove(&q->g[at + 1], &q->g[at], (q->n - at) * sizeof(*q->g));
+	q->n++;
+	q->g[at] = (struct btrfs_qgroup){.id = id, .dirty = 1};
+	return &q->g[at];
+}
+
+static int add_parent(struct btrfs_fs_info *fs, struct btrfs_qgroup *g, u64 parent)
+{
+	for (size_t i = 0; i < g->nparents; i++)
+		if (g->parents[i] == parent)
+			return 0;
+	if (array_room(&g->parents, g->nparents, &g->capparents, sizeof(u64), 4))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup relations");
+	g->parents[g->nparents++] = parent;
+	return 0;
+}
+
+/* ---- the quota tree on disk ---- */
+
+int btrfs_qgroup_load(struct btrfs_fs_info *fs)
+{
+	struct btrfs_root *r = btrfs_get_root(fs, BTRFS_QUOTA_TREE_OBJECTID);
+	if (!r || !r->node)
+		return 0;
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	struct btrfs_item_cursor c;
+	struct btrfs_key from = {0, 0, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(fs, r, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c)) {
+		const struct btrfs_key *k = &c.key;
+		const u8 *p = c.data;
+		if (k->type == BTRFS_QGROUP_STATUS_KEY) {
+			if (c.size < 32)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "quota tree: QGROUP_STATUS of %u bytes", c.size);
+			q->enabled = 1;
+			q->flags = get_le64(p + 16);
+		} else if (k->type == BTRFS_QGROUP_INFO_KEY || k->type == BTRFS_QGROUP_LIMIT_KEY) {
+			if (c.size < QGROUP_ITEM_SIZE)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "quota tree: item (0 %u %" PRIu64 ") of %u bytes", k->type, k->offset,
+						 c.size);
+			struct btrfs_qgroup *g = add(fs, k->offset);
+			if (!g)
+				return fs->err.code;
+			g->dirty = 0;
+			if (k->type == BTRFS_QGROUP_INFO_KEY) {
+				g->generation = get_le64(p);
+				g->rfer = get_le64(p + 8);
+				g->excl = get_le64(p + 24);
+			} else {
+				g->lim_flags = get_le64(p);
+				g->max_rfer = get_le64(p + 8);
+				g->max_excl = get_le64(p + 16);
+				g->rsv_rfer = get_le64(p + 24);
+				g->rsv_excl = get_le64(p + 32);
+			}
+		} else if (k->type == BTRFS_QGROUP_RELATION_KEY && k->objectid < k->offset) {
+			struct btrfs_qgroup *g = add(fs, k->objectid);
+			if (!g || add_parent(fs, g, k->offset))
+				return fs->err.code;
+			g->dirty = 0;
+		}
+	}
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < q->n; i++)
+		q->g[i].dirty = 0;
+	return 0;
+}
+
+/* Writes item (0 type id) of the quota tree with 40 bytes of data. */
+static int put_item(struct btrfs_fs_info *fs, struct btrfs_root *r, u8 type, u64 id, const u8 *data, u32 size)
+{
+	struct btrfs_key key = {0, type, id};
+	u8 *p;
+	u32 sz;
+	int ret = btrfs_lookup_item(fs, r, &key, &p, &sz, 1);
+	if (ret == BLAB_ENOENT)
+		return btrfs_insert_item(fs, r, &key, data, size);
+	if (!ret)
+		memcpy(p, data, sz < size ? sz : size);
+	return ret;
+}
+
+static int write_items(struct btrfs_fs_info *fs)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	struct btrfs_root *r = btrfs_get_root(fs, BTRFS_QUOTA_TREE_OBJECTID);
+	if (!r)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "quotas are on but there is no quota tree");
+	u8 b[QGROUP_ITEM_SIZE];
+	int ret = 0;
+	if (q->status_dirty) {
+		memset(b, 0, sizeof(b));
+		put_le64(b, 1); /* version */
+		put_le64(b + 8, fs->generation);
+		put_le64(b + 16, q->flags);
+		put_le64(b + 24, (u64)-1); /* rescan progress: done */
+		if ((ret = put_item(fs, r, BTRFS_QGROUP_STATUS_KEY, 0, b, sizeof(b))))
+			return ret;
+		q->status_dirty = 0;
+	}
+	for (size_t i = 0; i < q->n && !ret; i++) {
+		struct btrfs_qgroup *g = &q->g[i];
+		if (!g->dirty)
+			continue;
+		g->generation = fs->generation;
+		put_le64(b, g->generation);
+		put_le64(b + 8, g->rfer);
+		put_le64(b + 16, g->rfer);
+		put_le64(b + 24, g->excl);
+		put_le64(b + 32, g->excl);
+		if ((ret = put_item(fs, r, BTRFS_QGROUP_INFO_KEY, g->id, b, sizeof(b))))
+			break;
+		put_le64(b, g->lim_flags);
+		put_le64(b + 8, g->max_rfer);
+		put_le64(b + 16, g->max_excl);
+		put_le64(b + 24, g->rsv_rfer);
+		put_le64(b + 32, g->rsv_excl);
+		if ((ret = put_item(fs, r, BTRFS_QGROUP_LIMIT_KEY, g->id, b, sizeof(b))))
+			break;
+		g->dirty = 0;
+	}
+	for (int i = 0; i < q->nrelations_new && !ret; i++) {
+		u64 c = q->relations_new[i][0], p = q->relations_new[i][1];
+		struct btrfs_key k1 = {c, BTRFS_QGROUP_RELATION_KEY, p}, k2 = {p, BTRFS_QGROUP_RELATION_KEY, c};
+		if ((ret = btrfs_insert_item(fs, r, &k1, NULL, 0)) == BLAB_EEXIST)
+			ret = 0;
+		if (!ret && (ret = btrfs_insert_item(fs, r, &k2, NULL, 0)) == BLAB_EEXIST)
+			ret = 0;
+	}
+	q->nrelations_new = 0;
+	return ret;
+}
+
+/* ---- which trees reach which extents ---- */
+
+/* Every block and data extent the subvolume trees reach, as they are now
+ * (commit 0) or as last committed (1): bytenr -> the trees (bit i: fs->roots[i]).
+ * sizes: data extent -> its length. Each block is read once: its trees are
+ * gathered from all its parents first, level by level down. */
+static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, struct u64map *sizes)
+{
+	struct u64map level[BTRFS_MAX_LEVEL];
+	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
+		u64map_init(&level[l], sizeof(u64));
+	int ret = 0;
+	for (size_t i = 0; i < fs->nroots && i < 64 && !ret; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		if (!btrfs_root_shareable(r) || !r->in_root_tree)
+			continue;
+		u64 b = commit ? r->commit_bytenr : r->node ? r->node->start : 0;
+		int l = commit ? r->commit_level : r->node ? btrfs_level(r->node) : 0;
+		if (!b)
+			continue;
+		if (l < 0 || l >= BTRFS_MAX_LEVEL)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: root at level %d", (unsigned long long)r->objectid, l);
+		u64 *m = u64map_put(&level[l], b);
+		if (!m)
+			ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+		else
+			*m |= 1ULL << i;
+	}
+	for (int l = BTRFS_MAX_LEVEL - 1; l >= 0 && !ret; l--) {
+		size_t it = 0;
+		u64 b;
+		void *v;
+		while (!ret && u64map_next(&level[l], &it, &b, &v)) {
+			u64 m = *(u64 *)v, *mm = u64map_put(mask, b);
+			if (!mm) {
+				ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+				break;
+			}
+			*mm |= m;
+			struct extent_buffer *eb = btrfs_read_tree_block(fs, b, l, 0);
+			if (!eb) {
+				ret = fs->err.code;
+				break;
+			}
+			u32 nr = btrfs_nritems(eb);
+			for (u32 s = 0; s < nr && !ret; s++) {
+				u64 child = 0, len = 0, *cm;
+				struct u64map *into = NULL;
+				if (l) {
+					child = btrfs_node_blockptr(eb, (int)s);
+					into = &level[l - 1];
+				} else {
+					struct btrfs_key k;
+					btrfs_item_key(eb, (int)s, &k);
+					const u8 *fi = btrfs_item_ptr(eb, (int)s);
+					if (k.type != BTRFS_EXTENT_DATA_KEY || btrfs_item_size_nr(eb, (int)s) < BTRFS_FILE_EXTENT_SIZE ||
+					    btrfs_file_extent_type(fi) == BTRFS_FILE_EXTENT_INLINE || !btrfs_file_extent_disk_bytenr(fi))
+						continue;
+					child = btrfs_file_extent_disk_bytenr(fi);
+					len = btrfs_file_extent_disk_num_bytes(fi);
+					into = mask;
+					u64 *sz = u64map_put(sizes, child);
+					if (sz)
+						*sz = len;
+				}
+				if (!(cm = u64map_put(into, child)))
+					ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+				else
+					*cm |= m;
+			}
+		}
+	}
+	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
+		u64map_free(&level[l]);
+	return ret;
+}
+
+/* The qgroups of root bit i: its own and every group above it (ids into out). */
+static size_t groups_of(struct btrfs_fs_info *fs, u64 root_id, u64 *out, size_t max)
+{
+	size_t n = 0;
+	if (!find(fs, root_id))
+		return 0;
+	out[n++] = root_id;
+	for (size_t at = 0; at < n; at++) {
+		struct btrfs_qgroup *g = find(fs, out[at]);
+		for (size_t p = 0; g && p < g->nparents && n < max; p++) {
+			size_t k = 0;
+			while (k < n && out[k] != g->parents[p])
+				k++;
+			if (k == n)
+				out[n++] = g->parents[p];
+		}
+	}
+	return n;
+}
+
+/* How many of the trees in mask each qgroup holds: counts[qgroup index]. */
+static void count_holders(struct btrfs_fs_info *fs, u64 mask, u32 *counts)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	memset(counts, 0, q->n * sizeof(*counts));
+	for (size_t i = 0; i < fs->nroots && i < 64; i++) {
+		if (!(mask & (1ULL << i)))
+			continue;
+		u64 ids[64];
+		size_t n = groups_of(fs, fs->roots[i]->objectid, ids, 64);
+		for (size_t k = 0; k < n; k++)
+			for (size_t g = 0; g < q->n; g++)
+				if (q->g[g].id == ids[k])
+					counts[g]++;
+	}
+}
+
+/* One extent of size bytes went from the trees in old to those in new. */
+static void account_one(struct btrfs_fs_info *fs, u64 old, u64 new, u64 size, u32 *co, u32 *cn)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	count_holders(fs, old, co);
+	count_holders(fs, new, cn);
+	u32 no = (u32)__builtin_popcountll(old), nn = (u32)__builtin_popcountll(new);
+	for (size_t g = 0; g < q->n; g++) {
+		int oref = co[g] > 0, nref = cn[g] > 0;
+		int oex = oref && co[g] == no, nex = nref && cn[g] == nn;
+		struct btrfs_qgroup *qg = &q->g[g];
+		if (oref != nref) {
+			qg->rfer += nref ? size : (u64)-size;
+			qg->dirty = 1;
+		}
+		if (oex != nex) {
+			qg->excl += nex ? size : (u64)-size;
+			qg->dirty = 1;
+		}
+	}
+}
+
+int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	u64 *v = u64map_put(&fs->qgroup->dirty, bytenr);
+	if (!v)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup dirty extents");
+	*v = num_bytes;
+	return 0;
+}
+
+int btrfs_qgroup_account(struct btrfs_fs_info *fs)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	/* the extents whose references changed: those run this transaction, and the queued ones */
+	size_t it = 0;
+	u64 b;
+	void *v;
+	while (u64map_next(&fs->delayed_refs, &it, &b, &v)) {
+		const struct delayed_ref_head *h = v;
+		int ret = btrfs_qgroup_record_extent(fs, b, h->is_data ? h->num_bytes : 0);
+		if (ret)
+			return ret;
+	}
+	q->last_dirty = q->dirty.len;
+	int ret = 0;
+	/* inconsistent numbers are still moved (a rescan sets them right): level 0 stays exact */
+	if (q->dirty.len) {
+		struct u64map oldm, newm, sizes;
+		u64map_init(&oldm, sizeof(u64));
+		u64map_init(&newm, sizeof(u64));
+		u64map_init(&sizes, sizeof(u64));
+		u32 *co = calloc(q->n + 1, sizeof(u32)), *cn = calloc(q->n + 1, sizeof(u32));
+		if (!co || !cn)
+			ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroups");
+		if (!ret)
+			ret = reach(fs, 1, &oldm, &sizes);
+		if (!ret)
+			ret = reach(fs, 0, &newm, &sizes);
+		it = 0;
+		while (!ret && u64map_next(&q->dirty, &it, &b, &v)) {
+			u64 *om = u64map_get(&oldm, b), *nm = u64map_get(&newm, b);
+			u64 o = om ? *om : 0, n = nm ? *nm : 0;
+			if (o == n)
+				continue;
+			u64 size = *(u64 *)v;
+			if (!size) {
+				u64 *sz = u64map_get(&sizes, b);
+				size = sz ? *sz : fs->nodesize;
+			}
+			account_one(fs, o, n, size, co, cn);
+		}
+		free(co);
+		free(cn);
+		u64map_free(&oldm);
+		u64map_free(&newm);
+		u64map_free(&sizes);
+	}
+	u64map_clear(&q->dirty);
+	q->status_dirty = 1; /* its generation: this commit's */
+	return ret ? ret : write_items(fs);
+}
+
+void btrfs_qgroup_committed(struct btrfs_fs_info *fs)
+{
+	for (size_t i = 0; i < fs->nroots; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		r->commit_bytenr = r->node ? r->node->start : 0;
+		r->commit_level = r->node ? btrfs_level(r->node) : 0;
+	}
+}
+
+/* ---- commands ---- */
+
+int btrfs_qgroup_rescan(struct btrfs_fs_info *fs)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	if (!q->enabled)
+		return blab_fail(&fs->err, BLAB_EINVAL, "quotas are not enabled (quota enable)");
+	int ret = btrfs_commit_transaction(fs);
+	if (ret || (ret = btrfs_start_transaction(fs)))
+		return ret;
+	struct u64map m, sizes;
+	u64map_init(&m, sizeof(u64));
+	u64map_init(&sizes, sizeof(u64));
+	u32 *co = calloc(q->n + 1, sizeof(u32)), *cn = calloc(q->n + 1, sizeof(u32));
+	ret = co && cn ? reach(fs, 0, &m, &sizes) : blab_fail(&fs->err, BLAB_ENOMEM, "qgroups");
+	for (size_t g = 0; g < q->n; g++) {
+		q->g[g].rfer = q->g[g].excl = 0;
+		q->g[g].dirty = 1;
+	}
+	size_t it = 0;
+	u64 b;
+	void *v;
+	while (!ret && u64map_next(&m, &it, &b, &v)) {
+		u64 *sz = u64map_get(&sizes, b);
+		account_one(fs, 0, *(u64 *)v, sz ? *sz : fs->nodesize, co, cn);
+	}
+	free(co);
+	free(cn);
+	u64map_free(&m);
+	u64map_free(&sizes);
+	q->flags &= ~(BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT | BTRFS_QGROUP_STATUS_FLAG_RESCAN);
+	q->status_dirty = 1;
+	u64map_clear(&q->dirty); /* counted whole: nothing left to account for this transaction's past */
+	return ret ? ret : write_items(fs);
+}
+
+int btrfs_quota_enable(struct btrfs_fs_info *fs)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	if (q->enabled)
+		return 0;
+	int ret = btrfs_commit_transaction(fs);
+	if (ret || (ret = btrfs_start_transaction(fs)))
+		return ret;
+	struct btrfs_root *r = btrfs_get_root(fs, BTRFS_QUOTA_TREE_OBJECTID);
+	if (!r) {
+		if (!(r = btrfs_add_root(fs, BTRFS_QUOTA_TREE_OBJECTID)))
+			return fs->err.code;
+		r->in_root_tree = 1;
+		if (!(r->node = btrfs_alloc_tree_block(fs, BTRFS_QUOTA_TREE_OBJECTID, 0)))
+			return fs->err.code;
+		r->bytes_used = fs->nodesize;
+		btrfs_set_root_refs(r->item, 1);
+		r->item_dirty = 1;
+	}
+	q->enabled = 1;
+	q->flags = BTRFS_QGROUP_STATUS_FLAG_ON;
+	q->status_dirty = 1;
+	for (size_t i = 0; i < fs->nroots; i++)
+		if (btrfs_root_shareable(fs->roots[i]) && fs->roots[i]->in_root_tree && !add(fs, fs->roots[i]->objectid))
+			return fs->err.code;
+	/* the numbers from the trees as they are (the kernel's rescan after enable) */
+	return btrfs_qgroup_rescan(fs);
+}
+
+int btrfs_qgroup_create(struct btrfs_fs_info *fs, u64 id)
+{
+	if (!fs->qgroup->enabled)
+		return blab_fail(&fs->err, BLAB_EINVAL, "quotas are not enabled (quota enable)");
+	char n[48];
+	if (find(fs, id))
+		return blab_fail(&fs->err, BLAB_EEXIST, "qgroup %s exists", btrfs_qgroup_name(id, n, sizeof(n)));
+	return add(fs, id) ? write_items(fs) : fs->err.code;
+}
+
+int btrfs_qgroup_assign(struct btrfs_fs_info *fs, u64 child, u64 parent)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	char a[48], b[48];
+	if (!q->enabled)
+		return blab_fail(&fs->err, BLAB_EINVAL, "quotas are not enabled (quota enable)");
+	struct btrfs_qgroup *c = find(fs, child);
+	if (!c || !find(fs, parent))
+		return blab_fail(&fs->err, BLAB_ENOENT, "qgroup %s does not exist", btrfs_qgroup_name(c ? parent : child, a, sizeof(a)));
+	if ((parent >> BTRFS_QGROUP_LEVEL_SHIFT) <= (child >> BTRFS_QGROUP_LEVEL_SHIFT))
+		return blab_fail(&fs->err, BLAB_EINVAL, "qgroup %s is not above %s: a parent's level is higher",
+				 btrfs_qgroup_name(parent, a, sizeof(a)), btrfs_qgroup_name(child, b, sizeof(b)));
+	if (q->nrelations_new == 16)
+		return blab_fail(&fs->err, BLAB_ENOTSUP, "more than 16 relations in one transaction");
+	int ret = add_parent(fs, c, parent);
+	if (ret)
+		return ret;
+	q->relations_new[q->nrelations_new][0] = child;
+	q->relations_new[q->nrelations_new++][1] = parent;
+	/* the parent's numbers now miss the child's: until a rescan they are wrong, and say so */
+	q->flags |= BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT;
+	q->status_dirty = 1;
+	return write_items(fs);
+}
+
+int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 max_rfer, u64 max_excl)
+{
+	char n[48];
+	if (!fs->qgroup->enabled)
+		return blab_fail(&fs->err, BLAB_EINVAL, "quotas are not enabled (quota enable)");
+	struct btrfs_qgroup *g = find(fs, id);
+	if (!g)
+		return blab_fail(&fs->err, BLAB_ENOENT, "qgroup %s does not exist", btrfs_qgroup_name(id, n, sizeof(n)));
+	g->max_rfer = max_rfer;
+	g->max_excl = max_excl;
+	g->lim_flags = (max_rfer ? BTRFS_QGROUP_LIMIT_MAX_RFER : 0) | (max_excl ? BTRFS_QGROUP_LIMIT_MAX_EXCL : 0);
+	g->dirty = 1;
+	return write_items(fs);
+}
+
+int btrfs_qgroup_subvol_created(struct btrfs_fs_info *fs, u64 id)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	return add(fs, id) ? write_items(fs) : fs->err.code;
+}
+
+int btrfs_qgroup_inherit(struct btrfs_fs_info *fs, u64 src, u64 id)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	struct btrfs_qgroup *s = find(fs, src);
+	u64 rfer = s ? s->rfer : 0;
+	struct btrfs_qgroup *g = add(fs, id);
+	if (!g)
+		return fs->err.code;
+	if (!(s = find(fs, src))) /* add may have moved it */
+		return 0;
+	/* everything but the two root blocks is shared now */
+	g->rfer = rfer;
+	g->excl = fs->nodesize;
+	s->excl = fs->nodesize;
+	s->dirty = g->dirty = 1;
+	if (s->nparents) {
+		/* the groups above the source lose exclusive bytes the model does not work out */
+		fs->qgroup->flags |= BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT;
+		fs->qgroup->status_dirty = 1;
+	}
+	return write_items(fs);
+}
+
+static size_t width(size_t a, size_t b) { return a > b ? a : b; }
+
+void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	char buf[64], path[4096];
+	/* columns as wide as their widest value */
+	size_t wid = 8, wref = 10, wexcl = 9, wpar = 6;
+	for (size_t i = 0; i < q->n; i++) {
+		const struct btrfs_qgroup *g = &q->g[i];
+		wid = width(wid, strlen(btrfs_qgroup_name(g->id, buf, sizeof(buf))));
+		wref = width(wref, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g->rfer));
+		wexcl = width(wexcl, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g->excl));
+		size_t pl = 0;
+		for (size_t p = 0; p < g->nparents; p++)
+			pl += strlen(btrfs_qgroup_name(g->parents[p], buf, sizeof(buf))) + (p ? 1 : 0);
+		wpar = width(wpar, pl);
+	}
+	sb_printf(out, "%-*s    %*s    %*s", (int)wid, "Qgroupid", (int)wref, "Referenced", (int)wexcl, "Exclusive");
+	if (parents)
+		sb_printf(out, " %-*s     Path \n", (int)wpar, "Parent");
+	else
+		sb_printf(out, "   Path \n");
+	memset(path, '-', sizeof(path));
+	sb_printf(out, "%.*s    %.*s    %.*s", (int)wid, path, (int)wref, path, (int)wexcl, path);
+	if (parents)
+		sb_printf(out, " %.*s%*s     ---- \n", 6, path, (int)(wpar - 6), "");
+	else
+		sb_printf(out, "   ---- \n");
+	for (size_t i = 0; i < q->n; i++) {
+		const struct btrfs_qgroup *g = &q->g[i];
+		sb_printf(out, "%-*s    %*llu    %*llu", (int)wid, btrfs_qgroup_name(g->id, buf, sizeof(buf)), (int)wref,
+			  (unsigned long long)g->rfer, (int)wexcl, (unsigned long long)g->excl);
+		if (parents) {
+			char pl[1024] = "";
+			size_t at = 0;
+			for (size_t p = 0; p < g->nparents && at < sizeof(pl) - 48; p++)
+				at += (size_t)snprintf(pl + at, sizeof(pl) - at, "%s%s", p ? "," : "", btrfs_qgroup_name(g->parents[p], buf, sizeof(buf)));
+			sb_printf(out, " %-*s     ", (int)wpar, pl[0] ? pl : "-");
+		} else {
+			sb_printf(out, "   ");
+		}
+		if (g->id == BTRFS_FS_TREE_OBJECTID)
+			sb_printf(out, "<toplevel>\n");
+		else if (g->id >> BTRFS_QGROUP_LEVEL_SHIFT) {
+			size_t members = 0;
+			for (size_t k = 0; k < q->n; k++)
+				for (size_t p = 0; p < q->g[k].nparents; p++)
+					members += q->g[k].parents[p] == g->id && (q->g[k].id >> BTRFS_QGROUP_LEVEL_SHIFT);
+			sb_printf(out, "<%zu member qgroup%s>\n", members, members == 1 ? "" : "s");
+		} else if (!btrfs_subvol_path(fs, g->id, path, sizeof(path)))
+			sb_printf(out, "%s\n", path);
+		else
+			sb_printf(out, "<stale>\n");
+	}
+}

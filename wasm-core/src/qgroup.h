@@ -1,0 +1,91 @@
+/* qgroup.h — quota groups: how many bytes each subvolume (and each group of
+ * subvolumes) references, and how many it alone references, as the kernel's
+ * qgroup.c keeps them.
+ *
+ * Every subvolume has a level-0 qgroup, 0/ID; higher ones (L/N) group
+ * others (QGROUP_RELATION). For each, the quota tree holds a QGROUP_INFO
+ * (generation, referenced, exclusive, and their compressed twins, equal
+ * here) and a QGROUP_LIMIT; a QGROUP_STATUS says whether quotas are on and
+ * the numbers consistent.
+ *
+ * Accounting, at each commit: every extent whose references changed in the
+ * transaction (the dirty extents: the delayed ref heads run) is looked at
+ * twice, with the trees reaching it before (the roots as last committed)
+ * and after (the roots now). A qgroup references an extent when one of its
+ * subvolumes reaches it, and holds it exclusively when all that reach it
+ * are its own; the difference between before and after moves its numbers.
+ * Which trees reach an extent is found by walking the subvolume trees from
+ * their roots once per commit (a block's roots are its parents' roots), not
+ * by the kernel's per-extent backref walk: the same sets, found another way.
+ *
+ * A snapshot inherits: its qgroup references what its source did and holds
+ * only its root block exclusively, and so does the source (everything else
+ * is shared now); the transaction before it is committed first, so the
+ * inherited numbers are whole. Assigning a qgroup to a parent marks the
+ * numbers inconsistent until a rescan, as the kernel does; a rescan counts
+ * everything again. */
+#ifndef BTRFSLAB_QGROUP_H
+#define BTRFSLAB_QGROUP_H
+#include "fs.h"
+
+#define BTRFS_QGROUP_STATUS_FLAG_ON (1ULL << 0)
+#define BTRFS_QGROUP_STATUS_FLAG_RESCAN (1ULL << 1)
+#define BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT (1ULL << 2)
+#define BTRFS_QGROUP_LIMIT_MAX_RFER (1ULL << 0)
+#define BTRFS_QGROUP_LIMIT_MAX_EXCL (1ULL << 1)
+#define BTRFS_QGROUP_LEVEL_SHIFT 48
+
+struct btrfs_qgroup {
+	u64 id;   /* level << 48 | number */
+	u64 rfer, excl;
+	u64 lim_flags, max_rfer, max_excl, rsv_rfer, rsv_excl;
+	u64 generation;
+	u64 *parents;
+	size_t nparents, capparents;
+	int dirty; /* its items are to be written at commit */
+};
+
+/* fs->qgroup: made with the fs, read from an image's quota tree, cloned and
+ * freed with it. 0 or an error. */
+int btrfs_qgroup_init(struct btrfs_fs_info *fs);
+void btrfs_qgroup_free(struct btrfs_fs_info *fs);
+int btrfs_qgroup_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src);
+int btrfs_qgroup_load(struct btrfs_fs_info *fs);
+
+/* Whether quotas are on; the status flags; the qgroups (n of them, by id). */
+int btrfs_qgroup_enabled(const struct btrfs_fs_info *fs);
+u64 btrfs_qgroup_status(const struct btrfs_fs_info *fs);
+const struct btrfs_qgroup *btrfs_qgroups(const struct btrfs_fs_info *fs, size_t *n);
+/* The extents the last commit accounted (its dirty extents). */
+u64 btrfs_qgroup_last_dirty(const struct btrfs_fs_info *fs);
+
+/* btrfs quota enable: the quota tree, a qgroup for every subvolume, a rescan.
+ * In the running transaction (which is committed first). */
+int btrfs_quota_enable(struct btrfs_fs_info *fs);
+/* btrfs quota rescan: every qgroup counted again from the trees as they are
+ * now (committed first); the inconsistent flag cleared. */
+int btrfs_qgroup_rescan(struct btrfs_fs_info *fs);
+/* btrfs qgroup create / assign / limit. ids are level << 48 | number. */
+int btrfs_qgroup_create(struct btrfs_fs_info *fs, u64 id);
+int btrfs_qgroup_assign(struct btrfs_fs_info *fs, u64 child, u64 parent);
+int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 max_rfer, u64 max_excl);
+/* A new subvolume (its empty qgroup), or a snapshot of src (inheriting). */
+int btrfs_qgroup_subvol_created(struct btrfs_fs_info *fs, u64 id);
+int btrfs_qgroup_inherit(struct btrfs_fs_info *fs, u64 src, u64 id);
+
+/* The heads of delayed refs about to run: their extents are dirty. */
+int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes);
+/* At commit, before the delayed refs run: the dirty extents accounted and
+ * the quota tree's items written. */
+int btrfs_qgroup_account(struct btrfs_fs_info *fs);
+/* After the commit: the trees as committed are the next "before". */
+void btrfs_qgroup_committed(struct btrfs_fs_info *fs);
+
+/* What `btrfs qgroup show --raw` prints (with parents: -p). */
+struct strbuf;
+void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents);
+/* "L/N" of a qgroup id into buf. */
+const char *btrfs_qgroup_name(u64 id, char *buf, size_t n);
+/* Parses "L/N" or "N" (level 0): 0 or EINVAL. */
+int btrfs_qgroup_parse(const char *s, u64 *id);
+#endif
