@@ -177,62 +177,13 @@ static int is_dir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, in
 	return ret;
 }
 
-/* Walks path; *ino is the last component's inode. ENOENT/ENOTDIR name the
- * component. */
-int btrfs_lookup_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *ino)
+/* Walks path from the top of root; *ino is the last component's inode.
+ * With cross, a directory entry naming another subvolume leads into that
+ * tree at its root directory (*root says which); without, it is an error.
+ * ENOENT/ENOTDIR name the component. */
+static int walk_path(struct btrfs_fs_info *fs, struct btrfs_root *r, const char *path, int cross, struct btrfs_root **root,
+		     u64 *ino)
 {
-	u64 cur = BTRFS_FIRST_FREE_OBJECTID;
-	const char *p = path;
-	if (*p != '/')
-		return blab_fail(&fs->err, BLAB_EINVAL, "%s: paths must start with /", path);
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		const char *e = p;
-		while (*e && *e != '/')
-			e++;
-		int d;
-		int ret = is_dir(fs, root, cur, &d);
-		if (ret)
-			return ret;
-		if (!d)
-			return blab_fail(&fs->err, BLAB_ENOTDIR, "%.*s: not a directory", (int)(p - path - 1), path);
-		if (e - p > BTRFS_NAME_LEN)
-			return blab_fail(&fs->err, BLAB_ENAMETOOLONG, "%.*s: name longer than %d bytes", (int)(e - path), path, BTRFS_NAME_LEN);
-		if (e - p == 1 && p[0] == '.') {
-			p = e;
-			continue;
-		}
-		if (e - p == 2 && p[0] == '.' && p[1] == '.')
-			return blab_fail(&fs->err, BLAB_EINVAL, "%s: '..' is not supported in paths", path);
-		ret = btrfs_lookup_name(fs, root, cur, p, (u16)(e - p), &cur, NULL);
-		if (ret == BLAB_ENOENT)
-			return blab_fail(&fs->err, BLAB_ENOENT, "%.*s: no such file or directory", (int)(e - path), path);
-		if (ret)
-			return ret;
-		p = e;
-	}
-	*ino = cur;
-	return 0;
-}
-
-struct btrfs_root *btrfs_subvol_root(struct btrfs_fs_info *fs, u64 subvol, u64 *dirid)
-{
-	struct btrfs_root *r = btrfs_get_root(fs, subvol);
-	if (!r || !r->in_root_tree || !r->node || !btrfs_root_shareable(r)) {
-		blab_fail(&fs->err, BLAB_ECORRUPT, "a directory entry names subvolume %llu, which has no root item",
-			  (unsigned long long)subvol);
-		return NULL;
-	}
-	*dirid = btrfs_root_dirid(r->item);
-	return r;
-}
-
-int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, u64 *ino)
-{
-	struct btrfs_root *r = fs->fs_root;
 	u64 cur = BTRFS_FIRST_FREE_OBJECTID;
 	const char *p = path;
 	if (*p != '/')
@@ -253,12 +204,12 @@ int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct 
 			return blab_fail(&fs->err, BLAB_ENOTDIR, "%.*s: not a directory", (int)(p - path - 1), path);
 		if (e - p > BTRFS_NAME_LEN)
 			return blab_fail(&fs->err, BLAB_ENAMETOOLONG, "%.*s: name longer than %d bytes", (int)(e - path), path, BTRFS_NAME_LEN);
-		if ((e - p == 1 && p[0] == '.') || (e - p == 2 && p[0] == '.' && p[1] == '.')) {
-			if (e - p == 2)
-				return blab_fail(&fs->err, BLAB_EINVAL, "%s: '..' is not supported in paths", path);
+		if (e - p == 1 && p[0] == '.') {
 			p = e;
 			continue;
 		}
+		if (e - p == 2 && p[0] == '.' && p[1] == '.')
+			return blab_fail(&fs->err, BLAB_EINVAL, "%s: '..' is not supported in paths", path);
 		struct dir_entry de;
 		u32 off;
 		ret = btrfs_lookup_dir_entry(fs, r, cur, BTRFS_DIR_ITEM_KEY, p, (u16)(e - p), &de, &off);
@@ -266,7 +217,9 @@ int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct 
 			return blab_fail(&fs->err, BLAB_ENOENT, "%.*s: no such file or directory", (int)(e - path), path);
 		if (ret)
 			return ret;
-		if (de.location.type == BTRFS_ROOT_ITEM_KEY) {
+		if (de.location.type == BTRFS_ROOT_ITEM_KEY && !cross) {
+			return blab_fail(&fs->err, BLAB_ENOTSUP, "%.*s is a subvolume: not supported yet", (int)(e - p), p);
+		} else if (de.location.type == BTRFS_ROOT_ITEM_KEY) {
 			/* a subvolume: on into its tree, at its root directory; one
 			 * this tree does not hold (a copy in a snapshot) is empty */
 			int held = btrfs_root_ref_matches(fs, r->objectid, de.location.objectid, cur, p, (u16)(e - p));
@@ -285,9 +238,32 @@ int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct 
 		}
 		p = e;
 	}
-	*root = r;
+	if (root)
+		*root = r;
 	*ino = cur;
 	return 0;
+}
+
+int btrfs_lookup_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *ino)
+{
+	return walk_path(fs, root, path, 0, NULL, ino);
+}
+
+struct btrfs_root *btrfs_subvol_root(struct btrfs_fs_info *fs, u64 subvol, u64 *dirid)
+{
+	struct btrfs_root *r = btrfs_get_root(fs, subvol);
+	if (!r || !r->in_root_tree || !r->node || !btrfs_root_shareable(r)) {
+		blab_fail(&fs->err, BLAB_ECORRUPT, "a directory entry names subvolume %llu, which has no root item",
+			  (unsigned long long)subvol);
+		return NULL;
+	}
+	*dirid = btrfs_root_dirid(r->item);
+	return r;
+}
+
+int btrfs_lookup_path_subvol(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, u64 *ino)
+{
+	return walk_path(fs, fs->fs_root, path, 1, root, ino);
 }
 
 int btrfs_split_subvol_path(struct btrfs_fs_info *fs, const char *path, struct btrfs_root **root, size_t *rel)

@@ -36,7 +36,7 @@ static u64 splitmix64(u64 *s)
 	return z ^ (z >> 31);
 }
 
-static void make_uuid(u64 *state, u8 out[16])
+void btrfs_make_uuid(u64 *state, u8 out[16])
 {
 	put_le64(out, splitmix64(state));
 	put_le64(out + 8, splitmix64(state));
@@ -136,10 +136,10 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 	fs->now = o->now;
 	u64 rng = o->seed;
 	u8 fs_tree_uuid[16];
-	make_uuid(&rng, fs->fsid);
-	make_uuid(&rng, fs->chunk_tree_uuid);
-	make_uuid(&rng, fs->dev_uuid);
-	make_uuid(&rng, fs_tree_uuid);
+	btrfs_make_uuid(&rng, fs->fsid);
+	btrfs_make_uuid(&rng, fs->chunk_tree_uuid);
+	btrfs_make_uuid(&rng, fs->dev_uuid);
+	btrfs_make_uuid(&rng, fs_tree_uuid);
 
 	u8 *s = fs->super;
 	memcpy(s + BTRFS_SUPER_FSID_OFF, fs->fsid, BTRFS_FSID_SIZE);

@@ -20,4 +20,7 @@ void btrfs_mkfs_defaults(struct mkfs_options *o);
 /* Makes a new filesystem and commits it. On success *out owns it; on error
  * returns a negative code with *err describing what is wrong. */
 int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct blab_err *err);
+/* A version 4 UUID from a splitmix64 stream (state moves on): the same seed
+ * gives the same UUIDs. */
+void btrfs_make_uuid(u64 *state, u8 out[16]);
 #endif

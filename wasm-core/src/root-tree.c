@@ -5,6 +5,7 @@
 #include "inode.h"
 #include "uuid-tree.h"
 #include "qgroup.h"
+#include "mkfs.h"
 #include <stdio.h>
 
 int btrfs_find_free_root_objectid(struct btrfs_fs_info *fs, u64 *out)
@@ -54,23 +55,12 @@ int btrfs_root_ref_matches(struct btrfs_fs_info *fs, u64 parent, u64 child, u64 
 	       sz >= BTRFS_ROOT_REF_SIZE + (u32)len && !memcmp(p + BTRFS_ROOT_REF_SIZE, name, len);
 }
 
-static u64 splitmix64(u64 *s)
-{
-	u64 z = (*s += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-/* A version 4 UUID drawn from the filesystem's own (seeded) identity, the
- * subvolume and the transaction: the same script gives the same image. */
+/* A UUID drawn from the filesystem's own (seeded) identity, the subvolume
+ * and the transaction: the same script gives the same image. */
 static void subvol_uuid(const struct btrfs_fs_info *fs, u64 id, u8 out[BTRFS_UUID_SIZE])
 {
 	u64 s = get_le64(fs->fsid) ^ get_le64(fs->fsid + 8) ^ (id * 0x100000001B3ULL) ^ (fs->generation << 20);
-	put_le64(out, splitmix64(&s));
-	put_le64(out + 8, splitmix64(&s));
-	out[6] = (u8)((out[6] & 0x0f) | 0x40);
-	out[8] = (u8)((out[8] & 0x3f) | 0x80);
+	btrfs_make_uuid(&s, out);
 }
 
 int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, struct btrfs_root *dst, const char *path, int readonly,
