@@ -102,9 +102,11 @@ static int update_ref_for_cow(struct btrfs_fs_info *fs, struct btrfs_root *root,
 			if ((ret = btrfs_mod_refs_of(fs, root->objectid, eb, 1, +1)) ||
 			    (ret = btrfs_set_tree_block_flags(fs, eb->start, btrfs_level(eb), BTRFS_BLOCK_FLAG_FULL_BACKREF)))
 				return ret;
+			fs_trace(fs, (struct trace_event){.kind = TRACE_FULL_BACKREF, .bytenr = eb->start, .level = btrfs_level(eb), .tree = root->objectid});
 		} else if ((ret = btrfs_mod_refs_of(fs, root->objectid, n, 0, +1))) {
 			return ret;
 		}
+		fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = eb->start, .level = btrfs_level(eb), .tree = root->objectid, .slot = -1});
 		return btrfs_drop_tree_block_ref(fs, root, eb);
 	}
 	if (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) {

@@ -702,7 +702,10 @@ int btrfs_mod_refs_of(struct btrfs_fs_info *fs, u64 root, struct extent_buffer *
 	for (u32 i = 0; i < nr; i++) {
 		int ret = 0;
 		if (level) {
-			ret = btrfs_mod_tree_ref(fs, btrfs_node_blockptr(eb, (int)i), level - 1, root, parent, mod);
+			u64 child = btrfs_node_blockptr(eb, (int)i);
+			fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = child, .level = level - 1, .tree = parent ? 0 : root,
+							  .a = parent, .slot = mod});
+			ret = btrfs_mod_tree_ref(fs, child, level - 1, root, parent, mod);
 		} else {
 			struct btrfs_key k;
 			btrfs_item_key(eb, (int)i, &k);
@@ -714,8 +717,11 @@ int btrfs_mod_refs_of(struct btrfs_fs_info *fs, u64 root, struct extent_buffer *
 			u64 bytenr = btrfs_file_extent_disk_bytenr(fi), len = btrfs_file_extent_disk_num_bytes(fi);
 			if (!bytenr)
 				continue;
+			u64 off = k.offset - btrfs_file_extent_offset(fi);
+			fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = bytenr, .level = -1, .tree = full ? 0 : root, .a = parent,
+							  .slot = mod, .b = full ? 0 : k.objectid, .c = full ? 0 : off});
 			ret = full ? btrfs_mod_shared_data_ref(fs, bytenr, len, parent, mod)
-				   : btrfs_mod_data_ref(fs, bytenr, len, root, k.objectid, k.offset - btrfs_file_extent_offset(fi), mod);
+				   : btrfs_mod_data_ref(fs, bytenr, len, root, k.objectid, off, mod);
 		}
 		if (ret)
 			return ret;

@@ -221,6 +221,9 @@ static int put_item(struct btrfs_fs_info *fs, struct btrfs_root *r, u8 type, u64
 static int write_items(struct btrfs_fs_info *fs)
 {
 	struct btrfs_qgroup_state *q = fs->qgroup;
+	for (size_t i = 0; i < q->n; i++)
+		if (q->g[i].dirty)
+			fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_UPDATE, .tree = q->g[i].id, .a = q->g[i].rfer, .b = q->g[i].excl});
 	struct btrfs_root *r = btrfs_get_root(fs, BTRFS_QUOTA_TREE_OBJECTID);
 	if (!r)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "quotas are on but there is no quota tree");
@@ -457,6 +460,13 @@ int btrfs_qgroup_account(struct btrfs_fs_info *fs)
 				u64 *sz = u64map_get(&sizes, b);
 				size = sz ? *sz : fs->nodesize;
 			}
+			fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_EXTENT, .bytenr = b, .a = size, .slot = __builtin_popcountll(o),
+							  .level = __builtin_popcountll(n)});
+			for (size_t i = 0; i < fs->nroots && i < 64; i++)
+				for (int after = 0; after < 2; after++)
+					if ((after ? n : o) & (1ULL << i))
+						fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_ROOT, .bytenr = b, .tree = fs->roots[i]->objectid,
+										  .a = (u64)after});
 			account_one(fs, o, n, size, co, cn);
 		}
 		free(co);

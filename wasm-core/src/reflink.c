@@ -46,9 +46,12 @@ int btrfs_clone_file(struct btrfs_fs_info *fs, struct btrfs_root *sroot, u64 sin
 			cur = fe.ram_bytes > 0 ? fe.ram_bytes : 1;
 			continue;
 		}
-		if (fe.disk_bytenr &&
-		    (ret = btrfs_mod_data_ref(fs, fe.disk_bytenr, fe.disk_num_bytes, droot->objectid, dino, fe.key.offset - fe.offset, +1)))
-			return ret;
+		if (fe.disk_bytenr) {
+			fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = fe.disk_bytenr, .level = -1, .tree = droot->objectid,
+							  .slot = +1, .b = dino, .c = fe.key.offset - fe.offset});
+			if ((ret = btrfs_mod_data_ref(fs, fe.disk_bytenr, fe.disk_num_bytes, droot->objectid, dino, fe.key.offset - fe.offset, +1)))
+				return ret;
+		}
 		if ((ret = btrfs_insert_file_extent(fs, droot, dino, fe.key.offset, &fe, fe.offset, fe.num_bytes)))
 			return ret;
 		cur = file_extent_end(&fe);

@@ -61,6 +61,17 @@ enum btrfs_lock_mode {
 	   F(fromGeneration, U64, c))                                                                                \
 	EV(SNAPSHOT, "snapshot", "A snapshot: a new tree whose root is a copy of the source's, so that both point at the same blocks.", \
 	   F(tree, U64, tree) F(root, U64, bytenr) F(level, INT, level) F(source, U64, a) F(generation, U64, b))    \
+	EV(BACKREF, "backref", "A reference to an extent is queued: added (+1) or dropped (-1), keyed by the tree that holds it or shared (by the block that points at it); level -1: a data extent, objectid and offset its file's.", \
+	   F(bytenr, U64, bytenr) F(level, INT, level) F(root, U64, tree) F(parent, U64, a) F(mod, INT, slot)          \
+	   F(objectid, U64, b) F(offset, U64, c))                                                                    \
+	EV(FULL_BACKREF, "full_backref", "A shared block's children are from now on referenced by the block itself (its extent gets FULL_BACKREF): the tree that owned it let it go.", \
+	   F(bytenr, U64, bytenr) F(level, INT, level) F(tree, U64, tree))                                          \
+	EV(QGROUP_EXTENT, "qgroup_extent", "Qgroup accounting at commit: an extent whose references changed, with how many subvolume trees reached it before and after (its qgroup_root events name them).", \
+	   F(bytenr, U64, bytenr) F(size, U64, a) F(before, INT, slot) F(after, INT, level))                        \
+	EV(QGROUP_ROOT, "qgroup_root", "One subvolume tree that reached the extent before (after false) or after the transaction.", \
+	   F(bytenr, U64, bytenr) F(root, U64, tree) F(after, BOOL, a))                                              \
+	EV(QGROUP_UPDATE, "qgroup_update", "A qgroup's numbers after a commit's accounting (or a rescan, or a snapshot's inheritance).", \
+	   F(qgroup, U64, tree) F(referenced, U64, a) F(exclusive, U64, b))                                         \
 	EV(SEARCH, "search", "A search descends through one block, choosing a slot.",                               \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(slot, INT, slot) F(key, KEY, key)      \
 	   F(found, BOOL, a))                                                                                        \

@@ -43,6 +43,11 @@ export const TRACE_SCHEMA = {
   block_free: { doc: 'A tree block is freed (reusable after the commit).', fields: [['tree', 'u64'], ['bytenr', 'u64']] },
   cow: { doc: 'A tree block is copied before it changes (the original, of generation fromGeneration, stays on disk until the commit).', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64'], ['fromGeneration', 'u64']] },
   snapshot: { doc: 'A snapshot: a new tree whose root is a copy of the source\'s, so that both point at the same blocks.', fields: [['tree', 'u64'], ['root', 'u64'], ['level', 'int'], ['source', 'u64'], ['generation', 'u64']] },
+  backref: { doc: 'A reference to an extent is queued: added (+1) or dropped (-1), keyed by the tree that holds it or shared (by the block that points at it); level -1: a data extent, objectid and offset its file\'s.', fields: [['bytenr', 'u64'], ['level', 'int'], ['root', 'u64'], ['parent', 'u64'], ['mod', 'int'], ['objectid', 'u64'], ['offset', 'u64']] },
+  full_backref: { doc: 'A shared block\'s children are from now on referenced by the block itself (its extent gets FULL_BACKREF): the tree that owned it let it go.', fields: [['bytenr', 'u64'], ['level', 'int'], ['tree', 'u64']] },
+  qgroup_extent: { doc: 'Qgroup accounting at commit: an extent whose references changed, with how many subvolume trees reached it before and after (its qgroup_root events name them).', fields: [['bytenr', 'u64'], ['size', 'u64'], ['before', 'int'], ['after', 'int']] },
+  qgroup_root: { doc: 'One subvolume tree that reached the extent before (after false) or after the transaction.', fields: [['bytenr', 'u64'], ['root', 'u64'], ['after', 'bool']] },
+  qgroup_update: { doc: 'A qgroup\'s numbers after a commit\'s accounting (or a rescan, or a snapshot\'s inheritance).', fields: [['qgroup', 'u64'], ['referenced', 'u64'], ['exclusive', 'u64']] },
   search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
   item_insert: { doc: 'An item is inserted into a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']] },
   item_delete: { doc: 'An item is deleted from a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key']] },
@@ -99,6 +104,11 @@ export type TraceEvent =
   | { seq: number; kind: 'block_free'; tree: bigint; bytenr: bigint }
   | { seq: number; kind: 'cow'; tree: bigint; from: bigint; to: bigint; level: number; generation: bigint; fromGeneration: bigint }
   | { seq: number; kind: 'snapshot'; tree: bigint; root: bigint; level: number; source: bigint; generation: bigint }
+  | { seq: number; kind: 'backref'; bytenr: bigint; level: number; root: bigint; parent: bigint; mod: number; objectid: bigint; offset: bigint }
+  | { seq: number; kind: 'full_backref'; bytenr: bigint; level: number; tree: bigint }
+  | { seq: number; kind: 'qgroup_extent'; bytenr: bigint; size: bigint; before: number; after: number }
+  | { seq: number; kind: 'qgroup_root'; bytenr: bigint; root: bigint; after: boolean }
+  | { seq: number; kind: 'qgroup_update'; qgroup: bigint; referenced: bigint; exclusive: bigint }
   | { seq: number; kind: 'search'; tree: bigint; bytenr: bigint; level: number; slot: number; key: Key; found: boolean }
   | { seq: number; kind: 'item_insert'; tree: bigint; bytenr: bigint; slot: number; key: Key; size: number }
   | { seq: number; kind: 'item_delete'; tree: bigint; bytenr: bigint; slot: number; key: Key }
