@@ -123,6 +123,23 @@ describe('snapshot', () => {
     assert.equal(m.fsyncs[0].result, 'full commit: not the top-level subvolume (the model logs it only)');
   });
 
+  test('subvol delete: the name goes, then the tree; what others share stays theirs', () => {
+    const r = run(['mkfs nodesize=4K size=256M', 'mkdir /d', 'create /d/f{1..150}', 'write /d/f1 0 90000 1', 'commit',
+      'snapshot / /snap', 'write /snap/d/f2 0 7000 5', 'subvol create /sv', 'create /sv/x', 'write /sv/x 0 60000 4', 'clone /d/f1 /sv/c',
+      'write /d/f1 0 100 6', 'subvol delete /snap', 'subvol delete /sv', 'commit'], 'delete');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(execFileSync(CLI, ['check', '--check-data-csum', r.img], { encoding: 'utf8' }), /0 errors found/);
+    assert.deepEqual(ls(r.img).filter((p) => !p.startsWith('/d/')), ['/d']);
+    assert.equal(cat(r.img, '/d/f1').length, 90000);
+    const root = execFileSync(CLI, ['dump-tree', '-t', 'root', r.img], { encoding: 'utf8' });
+    assert.doesNotMatch(root, /\((256|257) ROOT_ITEM|ORPHAN|ROOT_REF|ROOT_BACKREF/, 'the trees, their items and orphan items are gone');
+    // f1's old extent is / and the clone's no more: only /'s new one and the rest of / stay referenced
+    const extent = execFileSync(CLI, ['dump-tree', '-t', 'extent', r.img], { encoding: 'utf8' });
+    assert.doesNotMatch(extent, /backref root 25[67]|shared (data|block) backref/);
+    const trace = execFileSync(CLI, ['run', join(dir, 'delete.txt'), '--trace', '-'], { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(trace.filter((e) => e.kind === 'subvol_drop').map((e) => e.tree), ['256', '257']);
+  });
+
   test('bad lines: clear errors naming the line', () => {
     const cases = [
       [['snapshot /d /x'], /:4: .*snapshot \/d: not a subvolume/],
@@ -133,7 +150,9 @@ describe('snapshot', () => {
       [['snapshot / /s ro', 'write /s/d/x 0 10'], /:5: .*\/s\/d\/x: in read-only subvolume 256 \(EROFS\)/],
       [['snapshot / /s ro', 'create /s/d/y'], /:5: .*\/s\/d\/y: in read-only subvolume 256 \(EROFS\)/],
       [['subvol create /v', 'rename /d/x /v/x'], /:5: .*\/d\/x and \/v\/x are in different subvolumes \(EXDEV\)/],
-      [['subvol delete /v'], /:4: .*subvol create PATH/],
+      [['subvol delete /d'], /:4: .*\/d: not a subvolume/],
+      [['subvol create /v', 'subvol create /v/w', 'subvol delete /v'], /:6: .*\/v: subvolume 256 holds subvolume 257: delete that first/],
+      [['subvol remove /v'], /:4: .*subvol create PATH or subvol delete PATH/],
       [['clone /d /y'], /:4: .*inode 257 is not a regular file/],
       [['link /d/x /d/x2', 'clone /d/x /d/x2'], /:5: .*a file cannot be cloned onto itself/],
       [['snapshot / /s ro', 'clone /d/x /s/d/x'], /:5: .*\/s\/d\/x: in read-only subvolume 256 \(EROFS\)/],

@@ -130,7 +130,12 @@ export class FsModel {
         dst.data = Buffer.from(src.data);
         break;
       }
-      case 'subvol': { const { dir, name } = this.parentOf(a[1]); dir.entries.set(name, newInode('dir', { entries: new Map(), subvol: true })); break; }
+      case 'subvol': {
+        const { dir, name } = this.parentOf(a[1]);
+        if (a[0] === 'delete') dir.entries.delete(name);
+        else dir.entries.set(name, newInode('dir', { entries: new Map(), subvol: true }));
+        break;
+      }
       case 'commit': case 'quota': case 'qgroup': break; // no change to any file
       default: throw new Error(`model: unknown command ${op}`);
     }
@@ -225,7 +230,7 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   // order made) assigned to them, which leaves the numbers inconsistent until a rescan
   const quotaAt = quota ? r.int(Math.max(1, ops >> 1)) : -1;
   let quotaOn = false, nextId = 256, groups1 = 0, assigned = false, related = false;
-  const ids = [5];
+  const ids = [5], idOf = new Map();
   const under = (p, d) => d === '/' || p === d || p.startsWith(d + '/');
   const svOf = (p) => writable.filter((d) => under(p, d)).sort((x, y) => y.length - x.length)[0];
   const inFrozen = (p) => frozen.some((f) => under(p, f));
@@ -260,6 +265,7 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
       ids.push(nextId++);
       const ro = !subvols || r.chance(0.5);
       push(['snapshot', src, dst, ...(ro ? ['ro'] : [])]);
+      idOf.set(dst, ids.at(-1));
       special.add(dst);
       if (ro) frozen.push(dst);
       else {
@@ -282,10 +288,23 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
       }
       continue;
     }
+    if (subvols && r.chance(subvols / 2)) {
+      // delete a subvolume that holds none (the kernel refuses one that does)
+      const roots = [...writable.slice(1), ...frozen].filter((d) => !writable.concat(frozen).some((x) => x !== d && x.startsWith(d + '/')));
+      if (roots.length) {
+        const d = r.pick(roots);
+        push(['subvol', 'delete', d]);
+        ids.splice(ids.indexOf(idOf.get(d)), 1);
+        for (const list of [writable, frozen, dirs]) for (let j = list.length - 1; j >= 0; j--) if (under(list[j], d)) list.splice(j, 1);
+        for (const x of [...special]) if (under(x, d)) special.delete(x);
+        continue;
+      }
+    }
     if (subvols && r.chance(subvols)) {
       const d = join2(r.pick(dirs), `sv${nsnaps++}`);
       push(['subvol', 'create', d]);
       ids.push(nextId++);
+      idOf.set(d, ids.at(-1));
       special.add(d);
       writable.push(d);
       dirs.push(d);

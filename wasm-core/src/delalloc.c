@@ -666,6 +666,23 @@ int btrfs_sync_data(struct btrfs_fs_info *fs)
 	return ret ? ret : btrfs_wait_ordered(fs, 0);
 }
 
+void btrfs_delalloc_evict_root(struct btrfs_fs_info *fs, const struct btrfs_root *root)
+{
+	u64 slot = btrfs_ikey(fs, root, 1) >> 56;
+	for (int again = 1; again;) {
+		again = 0;
+		size_t i = 0;
+		u64 k;
+		void *v;
+		while (u64map_next(&fs->data->inodes, &i, &k, &v))
+			if (k >> 56 == slot && root != fs->fs_root) {
+				btrfs_delalloc_evict(fs, k);
+				again = 1;
+				break;
+			}
+	}
+}
+
 void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino)
 {
 	struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);

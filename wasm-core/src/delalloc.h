@@ -85,6 +85,8 @@ void btrfs_inode_modified_clear(struct btrfs_fs_info *fs, u64 ino);
 /* The inode lost its last name: its cache goes (its ordered extents must
  * be complete). */
 void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino);
+/* Every cached inode of root goes (a subvolume dropped; written back before). */
+void btrfs_delalloc_evict_root(struct btrfs_fs_info *fs, const struct btrfs_root *root);
 /* Sets ino's metadata reservation to what its delalloc and ordered extents need (space-info.h). */
 void btrfs_delalloc_space_sync(struct btrfs_fs_info *fs, u64 ino);
 /* The metadata reservation ino holds now (0: none). */

@@ -449,6 +449,46 @@ static int check_new_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 	return ret == BLAB_ENOENT ? 0 : ret;
 }
 
+int btrfs_find_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
+			    u16 *len, u64 *subvol)
+{
+	int ret = resolve_parent(fs, root, path, dir, name, len);
+	if (ret)
+		return ret;
+	struct dir_entry e;
+	u32 off;
+	if ((ret = btrfs_lookup_dir_entry(fs, root, *dir, BTRFS_DIR_ITEM_KEY, *name, *len, &e, &off)) == BLAB_ENOENT)
+		return blab_fail(&fs->err, BLAB_ENOENT, "%s: no such file or directory", path);
+	if (ret)
+		return ret;
+	if (e.location.type != BTRFS_ROOT_ITEM_KEY ||
+	    btrfs_root_ref_matches(fs, root->objectid, e.location.objectid, *dir, *name, *len) != 1)
+		return blab_fail(&fs->err, BLAB_EINVAL, "%s: not a subvolume", path);
+	*subvol = e.location.objectid;
+	return 0;
+}
+
+int btrfs_remove_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len, u64 index)
+{
+	struct dir_entry e;
+	u32 off;
+	int ret = btrfs_lookup_dir_entry(fs, root, dir, BTRFS_DIR_ITEM_KEY, name, len, &e, &off);
+	if (ret)
+		return ret;
+	struct btrfs_key key = {dir, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(name, len)};
+	if ((ret = btrfs_remove_name_entry(fs, root, &key, off, btrfs_dir_entry_size(&e))))
+		return ret;
+	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
+	if ((ret = btrfs_delete_item(fs, root, &key)) && ret != BLAB_ENOENT)
+		return ret;
+	struct btrfs_inode d;
+	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
+		return ret;
+	d.size -= 2 * (u64)len;
+	btrfs_inode_touch(fs, &d, 1);
+	return btrfs_update_inode(fs, root, &d);
+}
+
 int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 loc_offset,
 			   u64 *dir, const char **name, u16 *len, u64 *index)
 {

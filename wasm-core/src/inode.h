@@ -78,6 +78,12 @@ int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino
  * directory, name and index used come back. */
 int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 loc_offset,
 			   u64 *dir, const char **name, u16 *len, u64 *index);
+/* The subvolume path names (its parent directory in root, its name, its
+ * id): EINVAL when path is not a subvolume's entry. */
+int btrfs_find_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
+			    u16 *len, u64 *subvol);
+/* Removes a subvolume's entry (DIR_ITEM and DIR_INDEX index) from dir. */
+int btrfs_remove_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len, u64 index);
 /* Paths that cross into subvolumes: a directory entry whose location is a
  * ROOT_ITEM names another subvolume's tree, entered at its root directory.
  * btrfs_lookup_path_subvol walks path from the top-level subvolume across

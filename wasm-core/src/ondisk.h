@@ -435,6 +435,7 @@ ONDISK_FIELD(root_rtransid, 319, 64)
 #define BTRFS_ROOT_RTIME_OFF 363
 #define BTRFS_TIMESPEC_SIZE 12
 #define BTRFS_ROOT_SUBVOL_RDONLY (1ULL << 0)
+#define BTRFS_ROOT_SUBVOL_DEAD (1ULL << 48)
 
 /* ---- root ref / root backref: dirid u64, sequence u64, name_len u16, name ---- */
 #define BTRFS_ROOT_REF_SIZE 18

@@ -286,7 +286,8 @@ static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, stru
 	int ret = 0;
 	for (size_t i = 0; i < fs->nroots && i < 64 && !ret; i++) {
 		struct btrfs_root *r = fs->roots[i];
-		if (!btrfs_root_shareable(r) || !r->in_root_tree)
+		/* a tree dropped in this transaction still counts before (its commit root) */
+		if (!btrfs_root_shareable(r) || (!commit && !r->in_root_tree))
 			continue;
 		u64 b = commit ? r->commit_bytenr : r->node ? r->node->start : 0;
 		int l = commit ? r->commit_level : r->node ? btrfs_level(r->node) : 0;
@@ -690,4 +691,60 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents
 		else
 			sb_printf(out, "<stale>\n");
 	}
+}
+
+int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, int depth)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	int ret = btrfs_qgroup_record_extent(fs, bytenr, 0);
+	if (ret || depth > BTRFS_MAX_LEVEL)
+		return ret;
+	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, 0);
+	if (!eb)
+		return fs->err.code;
+	u32 nr = btrfs_nritems(eb);
+	for (u32 s = 0; s < nr && !ret; s++) {
+		if (level) {
+			ret = btrfs_qgroup_trace_subtree(fs, btrfs_node_blockptr(eb, (int)s), level - 1, depth + 1);
+			if (!(eb = btrfs_find_eb(fs, bytenr)))
+				return ret;
+			continue;
+		}
+		struct btrfs_key k;
+		btrfs_item_key(eb, (int)s, &k);
+		const u8 *fi = btrfs_item_ptr(eb, (int)s);
+		if (k.type == BTRFS_EXTENT_DATA_KEY && btrfs_item_size_nr(eb, (int)s) >= BTRFS_FILE_EXTENT_SIZE &&
+		    btrfs_file_extent_type(fi) != BTRFS_FILE_EXTENT_INLINE && btrfs_file_extent_disk_bytenr(fi))
+			ret = btrfs_qgroup_record_extent(fs, btrfs_file_extent_disk_bytenr(fi), btrfs_file_extent_disk_num_bytes(fi));
+	}
+	return ret;
+}
+
+int btrfs_qgroup_remove(struct btrfs_fs_info *fs, u64 id)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	if (!q->enabled)
+		return 0;
+	struct btrfs_root *r = btrfs_get_root(fs, BTRFS_QUOTA_TREE_OBJECTID);
+	struct btrfs_qgroup *g = find(fs, id);
+	if (!g || !r)
+		return 0;
+	int ret = 0;
+	struct btrfs_key keys[2] = {{0, BTRFS_QGROUP_INFO_KEY, id}, {0, BTRFS_QGROUP_LIMIT_KEY, id}};
+	for (int i = 0; i < 2 && !ret; i++)
+		if ((ret = btrfs_delete_item(fs, r, &keys[i])) == BLAB_ENOENT)
+			ret = 0;
+	for (size_t p = 0; p < g->nparents && !ret; p++) {
+		struct btrfs_key a = {id, BTRFS_QGROUP_RELATION_KEY, g->parents[p]}, b = {g->parents[p], BTRFS_QGROUP_RELATION_KEY, id};
+		if ((ret = btrfs_delete_item(fs, r, &a)) == BLAB_ENOENT)
+			ret = 0;
+		if (!ret && (ret = btrfs_delete_item(fs, r, &b)) == BLAB_ENOENT)
+			ret = 0;
+	}
+	free(g->parents);
+	size_t at = (size_t)(g - q->g);
+	memmove(&q->g[at], &q->g[at + 1], (q->n - at - 1) * sizeof(*q->g));
+	q->n--;
+	return ret;
 }

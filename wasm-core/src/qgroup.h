@@ -73,6 +73,12 @@ int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 max_rfer, u64 max_e
 int btrfs_qgroup_subvol_created(struct btrfs_fs_info *fs, u64 id);
 int btrfs_qgroup_inherit(struct btrfs_fs_info *fs, u64 src, u64 id);
 
+/* Every block and data extent below bytenr (level) is dirty: a tree that
+ * shared them is letting them go without reading them (a dropped
+ * subvolume's shared subtree, as btrfs_qgroup_trace_subtree). */
+int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, int depth);
+/* A dropped subvolume's qgroup goes, items and relations (as this kernel does). */
+int btrfs_qgroup_remove(struct btrfs_fs_info *fs, u64 id);
 /* The heads of delayed refs about to run: their extents are dirty. */
 int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes);
 /* At commit, before the delayed refs run: the dirty extents accounted and

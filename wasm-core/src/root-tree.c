@@ -5,6 +5,8 @@
 #include "inode.h"
 #include "uuid-tree.h"
 #include "qgroup.h"
+#include "delayed-ref.h"
+#include "delalloc.h"
 #include "mkfs.h"
 #include <stdio.h>
 
@@ -248,5 +250,106 @@ int btrfs_subvol_path(struct btrfs_fs_info *fs, u64 id, char *out, size_t n)
 	if (id != BTRFS_FS_TREE_OBJECTID)
 		return 1;
 	snprintf(out, n, "%s", acc);
+	return 0;
+}
+
+int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, const char *path, u64 *id)
+{
+	u64 dir, subvol;
+	const char *name;
+	u16 len;
+	int ret = btrfs_find_subvol_entry(fs, parent, path, &dir, &name, &len, &subvol);
+	if (ret)
+		return ret;
+	struct btrfs_root *r = btrfs_get_root(fs, subvol);
+	if (!r || !r->in_root_tree)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "%s: subvolume %llu has no root item", path, (unsigned long long)subvol);
+	/* subvolumes inside it must go first (the kernel's ENOTEMPTY) */
+	struct btrfs_key k = {subvol, BTRFS_ROOT_REF_KEY, 0}, next;
+	ret = btrfs_prev_key(fs, fs->tree_root, &(struct btrfs_key){subvol, BTRFS_ROOT_REF_KEY, (u64)-1}, &next);
+	if (ret < 0)
+		return ret;
+	if (ret == 0 && next.objectid == subvol && next.type == BTRFS_ROOT_REF_KEY)
+		return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: subvolume %llu holds subvolume %llu: delete that first", path,
+				 (unsigned long long)subvol, (unsigned long long)next.offset);
+	(void)k;
+	/* its name, refs and UUID go; the root item stays (refs 0) with an
+	 * orphan item, for the cleaner that drops the tree */
+	u8 *p;
+	u32 sz;
+	struct btrfs_key ref = {parent->objectid, BTRFS_ROOT_REF_KEY, subvol};
+	if ((ret = btrfs_lookup_item(fs, fs->tree_root, &ref, &p, &sz, 0)))
+		return ret;
+	u64 index = sz >= BTRFS_ROOT_REF_SIZE ? btrfs_root_ref_sequence(p) : 0;
+	struct btrfs_key back = {subvol, BTRFS_ROOT_BACKREF_KEY, parent->objectid};
+	if ((ret = btrfs_remove_subvol_entry(fs, parent, dir, name, len, index)) || (ret = btrfs_delete_item(fs, fs->tree_root, &ref)) ||
+	    (ret = btrfs_delete_item(fs, fs->tree_root, &back)) ||
+	    (ret = btrfs_uuid_tree_remove(fs, r->item + BTRFS_ROOT_UUID_OFF, BTRFS_UUID_KEY_SUBVOL, subvol)))
+		return ret;
+	btrfs_set_root_refs(r->item, 0);
+	btrfs_set_root_flags(r->item, btrfs_root_flags(r->item) | BTRFS_ROOT_SUBVOL_DEAD);
+	r->item_dirty = 1;
+	struct btrfs_key orphan = {BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, subvol};
+	if ((ret = btrfs_insert_item(fs, fs->tree_root, &orphan, NULL, 0)) && ret != BLAB_EEXIST)
+		return ret;
+	*id = subvol;
+	return 0;
+}
+
+/* Drops this tree's reference to eb (pointed at by parent: by bytenr when
+ * parent_full, else keyed by the tree): a block others share keeps them
+ * (its subtree traced for qgroups); one only this tree holds is gone, its
+ * children and data let go first (walk_down and walk_up of the kernel's
+ * btrfs_drop_snapshot). */
+static int drop_block(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, int level, int parent_full, u64 parent, int depth)
+{
+	u64 refs, flags;
+	if (depth > BTRFS_MAX_LEVEL)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu deeper than %d levels", (unsigned long long)root->objectid, BTRFS_MAX_LEVEL);
+	int ret = btrfs_lookup_extent_info(fs, bytenr, level, &refs, &flags);
+	if (ret)
+		return ret;
+	if (refs > 1) {
+		fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = bytenr, .level = level, .tree = parent_full ? 0 : root->objectid,
+						  .a = parent_full ? parent : 0, .slot = -1});
+		root->bytes_used -= fs->nodesize;
+		if ((ret = btrfs_mod_tree_ref(fs, bytenr, level, root->objectid, parent_full ? parent : 0, -1)))
+			return ret;
+		return btrfs_qgroup_trace_subtree(fs, bytenr, level, 0);
+	}
+	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, 0);
+	if (!eb)
+		return fs->err.code;
+	int full = (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0;
+	if (level) {
+		u32 nr = btrfs_nritems(eb);
+		for (u32 i = 0; i < nr && !ret; i++) {
+			ret = drop_block(fs, root, btrfs_node_blockptr(eb, (int)i), level - 1, full, bytenr, depth + 1);
+			if (!(eb = btrfs_find_eb(fs, bytenr)) && !ret)
+				return blab_fail(&fs->err, BLAB_EIO, "block %llu left the cache while its tree was dropped", (unsigned long long)bytenr);
+		}
+	} else {
+		ret = btrfs_mod_refs_of(fs, root->objectid, eb, full, -1);
+	}
+	return ret ? ret : btrfs_free_tree_block(fs, root, eb);
+}
+
+int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r)
+{
+	if (!r->node)
+		return 0;
+	btrfs_delalloc_evict_root(fs, r);
+	int ret = drop_block(fs, r, r->node->start, btrfs_level(r->node), 0, 0, 0);
+	if (ret)
+		return ret;
+	struct btrfs_key item = {r->objectid, BTRFS_ROOT_ITEM_KEY, r->item_offset}, orphan = {BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY,
+														 r->objectid};
+	if ((ret = btrfs_delete_item(fs, fs->tree_root, &item)) || ((ret = btrfs_delete_item(fs, fs->tree_root, &orphan)) && ret != BLAB_ENOENT))
+		return ret;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_SUBVOL_DROP, .tree = r->objectid});
+	/* the tree is gone; its slot stays (others' page cache keys name slots) */
+	r->node = NULL;
+	r->in_root_tree = 0;
+	r->item_dirty = 0;
 	return 0;
 }

@@ -36,6 +36,17 @@ int btrfs_create_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *src, stru
  * create): a tree of one leaf holding its root directory, its ROOT_ITEM,
  * ROOT_REF and ROOT_BACKREF, UUID, and the entry. The new root's id in *id. */
 int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const char *path, u64 *id);
+/* btrfs subvolume delete: the subvolume named path (in parent) loses its
+ * name, ROOT_REF and ROOT_BACKREF and UUID entry; its root item stays with
+ * refs 0, flagged dead, and an ORPHAN item names it for the cleaner. ENOTEMPTY
+ * when it holds subvolumes. Its id in *id. */
+int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, const char *path, u64 *id);
+/* The cleaner (btrfs_drop_snapshot), in the running transaction, all at
+ * once: every block only this tree holds is freed with the references it
+ * holds; blocks other trees share lose this tree's reference; the root item
+ * and orphan item go. The model does not stop part way (the kernel saves
+ * drop_progress and goes on in later transactions). */
+int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *root);
 /* Where subvolume id is, from the top level ("d/snap"), into out: 0, or 1
  * when its chain of ROOT_BACKREFs and directory names is broken. */
 int btrfs_subvol_path(struct btrfs_fs_info *fs, u64 id, char *out, size_t n);

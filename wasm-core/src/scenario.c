@@ -1499,14 +1499,25 @@ static int run_line(struct scenario_run *r, struct line *l)
 		u64 id;
 		struct btrfs_root *dst;
 		const char *in;
-		if ((ret = want_args(r, l, 2, 2, "subvol create PATH")))
+		if ((ret = want_args(r, l, 2, 2, "subvol create|delete PATH")))
 			return ret;
-		if (strcmp(l->argv[1], "create"))
-			return fail(r, BLAB_EPARSE, "'subvol %s': subvol create PATH (subvolume delete is not modelled yet)", l->argv[1]);
+		if (strcmp(l->argv[1], "create") && strcmp(l->argv[1], "delete"))
+			return fail(r, BLAB_EPARSE, "'subvol %s': subvol create PATH or subvol delete PATH", l->argv[1]);
 		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
 			return ret;
-		if ((ret = btrfs_create_subvol(fs, dst, in, &id)))
-			return fail_core(r, ret);
+		if (!strcmp(l->argv[1], "create")) {
+			if ((ret = btrfs_create_subvol(fs, dst, in, &id)))
+				return fail_core(r, ret);
+		} else {
+			/* btrfs subvolume delete -c, then the cleaner, then subvolume sync: the
+			 * name goes in one commit, the tree in the next, its qgroup after */
+			if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_delete_subvol(fs, dst, in, &id)) ||
+			    (ret = btrfs_commit_transaction(fs)) || (ret = btrfs_start_transaction(fs)) ||
+			    (ret = btrfs_drop_snapshot(fs, btrfs_get_root(fs, id))) || (ret = btrfs_commit_transaction(fs)) ||
+			    (ret = btrfs_start_transaction(fs)) || (ret = btrfs_qgroup_remove(fs, id)) || (ret = btrfs_commit_transaction(fs)))
+				return fail_core(r, ret);
+			r->res.commits += 3;
+		}
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
 					    "unlink rmdir setxattr clone snapshot subvol quota qgroup fsync commit sync crash set sleep schedule thread fio bonnie untar)");

@@ -72,6 +72,8 @@ enum btrfs_lock_mode {
 	   F(bytenr, U64, bytenr) F(root, U64, tree) F(after, BOOL, a))                                              \
 	EV(QGROUP_UPDATE, "qgroup_update", "A qgroup's numbers after a commit's accounting (or a rescan, or a snapshot's inheritance).", \
 	   F(qgroup, U64, tree) F(referenced, U64, a) F(exclusive, U64, b))                                         \
+	EV(SUBVOL_DROP, "subvol_drop", "The cleaner has dropped a deleted subvolume's tree: what only it held is freed, what others share lost its reference.", \
+	   F(tree, U64, tree))                                                                                       \
 	EV(SEARCH, "search", "A search descends through one block, choosing a slot.",                               \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(slot, INT, slot) F(key, KEY, key)      \
 	   F(found, BOOL, a))                                                                                        \

@@ -20,3 +20,21 @@ int btrfs_uuid_tree_add(struct btrfs_fs_info *fs, const u8 uuid[BTRFS_UUID_SIZE]
 	put_le64(id, objectid);
 	return btrfs_add_name_entry(fs, fs->uuid_root, &key, id, sizeof(id));
 }
+
+int btrfs_uuid_tree_remove(struct btrfs_fs_info *fs, const u8 uuid[BTRFS_UUID_SIZE], u8 type, u64 objectid)
+{
+	if (!fs->uuid_root)
+		return 0;
+	struct btrfs_key key = {get_le64(uuid), type, get_le64(uuid + 8)};
+	u8 *p;
+	u32 sz;
+	int ret = btrfs_lookup_item(fs, fs->uuid_root, &key, &p, &sz, 0);
+	if (ret == BLAB_ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	for (u32 o = 0; o + 8 <= sz; o += 8)
+		if (get_le64(p + o) == objectid)
+			return btrfs_remove_name_entry(fs, fs->uuid_root, &key, o, 8);
+	return 0;
+}

@@ -8,4 +8,6 @@
 /* Records uuid -> objectid under type (BTRFS_UUID_KEY_SUBVOL or
  * BTRFS_UUID_KEY_RECEIVED_SUBVOL); an objectid already there is kept once. */
 int btrfs_uuid_tree_add(struct btrfs_fs_info *fs, const u8 uuid[BTRFS_UUID_SIZE], u8 type, u64 objectid);
+/* Removes uuid -> objectid (the item too when it was the last). */
+int btrfs_uuid_tree_remove(struct btrfs_fs_info *fs, const u8 uuid[BTRFS_UUID_SIZE], u8 type, u64 objectid);
 #endif
