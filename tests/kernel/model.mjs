@@ -209,7 +209,11 @@ export function snapshotMount(mnt, getXattrs) {
  * A random valid script: returns { text, cmds, model } where model is the
  * expected final state. Every command is valid when it runs.
  */
-export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false } = {}) {
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false, aligned = false } = {}) {
+  // aligned also commits before a truncate: the model writes a file back before truncating it, where the
+  // kernel drops the dirty pages past the new size (their data never reaches an extent)
+  // aligned: writes and truncates on 4 KiB boundaries (no block is partly written, so none is zeroed and rewritten)
+  const al = (n) => (aligned ? Math.floor(n / 4096) * 4096 : n);
   const r = rng(seed);
   const model = new FsModel();
   const cmds = [];
@@ -342,13 +346,14 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
       const f = r.pick(fl);
       const size = model.lookup(f).data.length;
       const small = r.chance(0.35);
-      const len = small ? 1 + r.int(1500) : 1 + r.int(maxWrite);
-      const off = r.chance(0.5) ? r.int(size + 1) : r.int(size + 100_000);
+      const len = aligned ? 4096 * (1 + r.int(small ? 1 : maxWrite >> 12)) : small ? 1 + r.int(1500) : 1 + r.int(maxWrite);
+      const off = al(r.chance(0.5) ? r.int(size + 1) : r.int(size + 100_000));
       push(['write', f, off, len, 1 + r.int(1000)]);
     } else if (k < 62) {
       const f = r.pick(fl);
       const size = model.lookup(f).data.length;
-      push(['truncate', f, r.chance(0.6) ? r.int(size + 1) : size + r.int(50_000)]);
+      if (aligned) push(['commit']);
+      push(['truncate', f, al(r.chance(0.6) ? r.int(size + 1) : size + r.int(50_000))]);
     } else if (k < 68) {
       const f = r.pick(fl);
       push(['link', f, join2(r.pick(dirs.filter((d) => svOf(d) === svOf(f))), fresh())]);

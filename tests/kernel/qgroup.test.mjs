@@ -7,7 +7,10 @@
 // numbers differ from its own count, the kernel's mount holds the model's
 // files, `btrfs qgroup show -p --raw` on it prints what `btrfslab qgroup show
 // -p --raw` prints from the image, and after the kernel's own `btrfs quota
-// rescan -w` the numbers are still ours. Rerun one seed with
+// rescan -w` the numbers are still ours. Then the kernel does the same
+// work itself (its VFS, btrfs subvolume, cp --reflink, btrfs quota and
+// qgroup on a mkfs.btrfs image): every qgroup's data bytes equal ours, and the
+// difference in tree blocks is printed (aim: none). Rerun one seed with
 //   BTRFSLAB_SEED=<seed> node --test tests/kernel/qgroup.test.mjs
 // and more with BTRFSLAB_QGROUP_SEEDS=<n> (default 60 a node size).
 import assert from 'node:assert/strict';
@@ -16,6 +19,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
+import { runInKernel } from './kernel-run.mjs';
 import { CLI, scratchDir, skipReason, SNAP, withMount } from './lib.mjs';
 import { randomScenario } from './model.mjs';
 
@@ -75,5 +79,52 @@ describe('qgroups: btrfs check, the kernel\'s qgroup show and its own rescan agr
   }
   test('the seeds made qgroups beyond the top level', { skip: !!only }, () => {
     assert.ok(groups > SEEDS * PLAN.length * 2, `${groups} qgroups in ${SEEDS * PLAN.length} scenarios`);
+  });
+});
+
+describe('the kernel does the same work: its qgroup numbers and ours', { skip }, () => {
+  const KSEEDS = Number(process.env.BTRFSLAB_QGROUP_KERNEL_SEEDS ?? 10);
+  let exact = 0, total = 0;
+  for (const nodesize of [4096, 16384]) {
+    for (let seed = 1; seed <= KSEEDS; seed++) {
+      if (only && !only.includes(seed)) continue;
+      test(`seed ${seed}, nodesize ${nodesize}`, async () => {
+        // whole blocks written and a commit before each truncate: see randomScenario's `aligned`
+        const { text, cmds } = randomScenario(seed, { ops: 80, nodesize, snapshots: 0.05, subvols: 0.03, clones: 0.05, quota: true,
+          commitEvery: 10, bulk: false, aligned: true });
+        const script = join(dir, `k${seed}-${nodesize}.txt`), ours = join(dir, `k${seed}-${nodesize}.img`), theirs = join(dir, `k${seed}-${nodesize}-kernel.img`);
+        writeFileSync(script, text);
+        try {
+          execFileSync(CLI, ['run', script, '--image', ours], { stdio: ['ignore', 'pipe', 'pipe'] });
+          const o = numbers(execFileSync(CLI, ['qgroup', 'show', '--raw', ours], { encoding: 'utf8' }));
+          execFileSync('truncate', ['-s', '256M', theirs]);
+          execFileSync('mkfs.btrfs', ['-q', '-f', '-n', String(nodesize), theirs]);
+          const t = await withMount(theirs, (mnt) => {
+            runInKernel(cmds, mnt);
+            execFileSync('btrfs', ['quota', 'rescan', '-w', mnt], { stdio: 'ignore' });
+            return numbers(execFileSync('btrfs', ['qgroup', 'show', '--raw', mnt], { encoding: 'utf8' }));
+          }, { options: ['noatime'] });
+          assert.deepEqual(Object.keys(t).sort(), Object.keys(o).sort(), `seed ${seed}: the same qgroups`);
+          const blocks = [];
+          for (const id of Object.keys(o)) {
+            const dr = t[id][0] - o[id][0], de = t[id][1] - o[id][1];
+            assert.ok(dr % nodesize === 0, `seed ${seed} ${id}: referenced data differs: kernel ${t[id][0]}, ours ${o[id][0]} (script ${script})`);
+            assert.ok(de % nodesize === 0, `seed ${seed} ${id}: exclusive data differs: kernel ${t[id][1]}, ours ${o[id][1]} (script ${script})`);
+            if (dr || de) blocks.push(`${id} ${dr / nodesize}/${de / nodesize}`);
+          }
+          total++;
+          if (!blocks.length) exact++;
+          else process.stdout.write(`# seed ${seed} nodesize ${nodesize}: tree blocks kernel - ours (referenced/exclusive): ${blocks.join(', ')}\n`);
+          rmSync(script);
+        } finally {
+          rmSync(ours, { force: true });
+          rmSync(theirs, { force: true });
+        }
+      });
+    }
+  }
+  test('how many matched to the block', { skip: !!only }, () => {
+    process.stdout.write(`# ${exact} of ${total} scenarios: every qgroup equal to the byte (tree blocks too)\n`);
+    assert.ok(total > 0);
   });
 });

@@ -655,14 +655,16 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents
 		wpar = width(wpar, pl);
 	}
 	sb_printf(out, "%-*s    %*s    %*s", (int)wid, "Qgroupid", (int)wref, "Referenced", (int)wexcl, "Exclusive");
+	if (wpar < 10)
+		wpar = 10; /* progs pads the parent column to ten */
 	if (parents)
-		sb_printf(out, " %-*s     Path \n", (int)wpar, "Parent");
+		sb_printf(out, " %-*s Path \n", (int)wpar, "Parent");
 	else
 		sb_printf(out, "   Path \n");
 	memset(path, '-', sizeof(path));
 	sb_printf(out, "%.*s    %.*s    %.*s", (int)wid, path, (int)wref, path, (int)wexcl, path);
 	if (parents)
-		sb_printf(out, " %.*s%*s     ---- \n", 6, path, (int)(wpar - 6), "");
+		sb_printf(out, " %.*s%*s ---- \n", 6, path, (int)(wpar - 6), "");
 	else
 		sb_printf(out, "   ---- \n");
 	for (size_t i = 0; i < q->n; i++) {
@@ -674,7 +676,7 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents
 			size_t at = 0;
 			for (size_t p = 0; p < g->nparents && at < sizeof(pl) - 48; p++)
 				at += (size_t)snprintf(pl + at, sizeof(pl) - at, "%s%s", p ? "," : "", btrfs_qgroup_name(g->parents[p], buf, sizeof(buf)));
-			sb_printf(out, " %-*s     ", (int)wpar, pl[0] ? pl : "-");
+			sb_printf(out, " %-*s ", (int)wpar, pl[0] ? pl : "-");
 		} else {
 			sb_printf(out, "   ");
 		}
