@@ -15,6 +15,7 @@
 //   BTRFSLAB_SEED=<seed> node --test tests/kernel/snapshot.test.mjs
 // and more seeds with BTRFSLAB_SNAPSHOT_SEEDS=<n> (default 40 a node size).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,7 +75,7 @@ describe('snapshots: btrfs check, our check and the kernel agree with the model'
 });
 
 describe('a kernel-made snapshot, changed by us', { skip }, () => {
-  test('the kernel snapshots and logs an fsync after; our replay COWs the shared blocks: check clean, the kernel\'s files', async () => {
+  test('the kernel reflinks, snapshots and logs an fsync after; our replay COWs the shared blocks: check clean, the kernel\'s files, read alike', async () => {
     const img = join(dir, 'kernel-snap.img');
     execFileSync('truncate', ['-s', '256M', img]);
     execFileSync('mkfs.btrfs', ['-q', '-f', '-n', '4096', img]);
@@ -86,10 +87,12 @@ describe('a kernel-made snapshot, changed by us', { skip }, () => {
       expected = await withMount(img, (mnt) => {
         mkdirSync(join(mnt, 'd'), { recursive: true });
         for (let i = 0; i < 120; i++) writeFileSync(join(mnt, 'd', `f${i}`), `file ${i} `.repeat(300 + i));
+        execFileSync('cp', ['--reflink=always', join(mnt, 'd', 'f3'), join(mnt, 'd', 'f3-clone')]); // shared before the snapshot too
         execFileSync('sync');
         execFileSync('btrfs', ['subvolume', 'snapshot', '-r', mnt, join(mnt, `snap${attempt}`)], { stdio: 'ignore' });
         execFileSync('sync');
         const gen = execFileSync('btrfs', ['inspect-internal', 'dump-super', img], { encoding: 'utf8' }).match(/^generation\s+(\d+)/m)[1];
+        execFileSync('cp', ['--reflink=always', join(mnt, 'd', 'f9'), join(mnt, 'd', 'f9-clone')]);
         writeFileSync(join(mnt, 'd', 'f7'), 'changed after the snapshot');
         rmSync(join(mnt, 'd', 'f8'));
         writeFileSync(join(mnt, 'd', 'new'), 'n'.repeat(9000));
@@ -110,6 +113,13 @@ describe('a kernel-made snapshot, changed by us', { skip }, () => {
     execFileSync(CLI, ['replay', copy, '-o', out]);
     execFileSync(CLI, ['check', out]);
     const ours = theirs;
+    // and the same image read by us, as it is: every file the kernel's replay shows (kernel reflinks and
+    // its snapshot included) we read to the same bytes
+    for (const [p, d] of Object.entries(theirs)) {
+      if (d.type !== 'file') continue;
+      const got = execFileSync(CLI, ['cat', out, p], { maxBuffer: 1 << 26 });
+      assert.equal(createHash('sha256').update(got).digest('hex'), d.sha, p);
+    }
     // and our own reading crosses into the snapshot
     const listed = execFileSync(CLI, ['ls', '-R', out, '/'], { encoding: 'utf8' }).trim().split('\n').sort();
     assert.deepEqual(listed, Object.keys(ours).sort());
