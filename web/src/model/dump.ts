@@ -94,7 +94,8 @@ export function parseTreeDump(json: string): TreeDump {
     bytesUsed: BigInt(raw.bytes_used),
     trees: raw.trees.map((t) => ({
       id: BigInt(t.id),
-      name: t.name,
+      // every subvolume's tree is a "file" tree to dump-tree: named apart by its id, so each can be chosen
+      name: t.name === 'file' ? `subvolume ${t.id}` : t.name,
       owner: t.owner,
       blockCount: t.blocks.length || t.block_count || 0,
       blocks: t.blocks.map((b) => ({
@@ -129,6 +130,12 @@ export function blockHeadline(b: Block): string {
 
 /** Tree names as the core gives them, to their objectids. */
 export const TREE_IDS: Record<string, bigint> = {
-  root: 1n, extent: 2n, chunk: 3n, device: 4n, fs: 5n, checksum: 7n, uuid: 9n, 'free space': 10n,
+  root: 1n, extent: 2n, chunk: 3n, device: 4n, fs: 5n, checksum: 7n, quota: 8n, uuid: 9n, 'free space': 10n,
   'data reloc': 18446744073709551607n, 'log root': 18446744073709551610n, log: 18446744073709551610n,
 };
+
+/** A tree's objectid from its name in a dump ("fs", "subvolume 257"); the fs tree's when unknown. */
+export function treeIdOf(name: string): bigint {
+  const sub = /^subvolume (\d+)$/.exec(name);
+  return sub ? BigInt(sub[1]) : TREE_IDS[name] ?? 5n;
+}

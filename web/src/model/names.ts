@@ -3,12 +3,12 @@ import { isMutex } from './locks';
 import { KEY_TYPE_NAMES, OBJECTID_NAMES, type Key } from './trace-schema.gen';
 
 const TREE_NAMES: Record<string, string> = {
-  '1': 'root tree', '2': 'extent tree', '3': 'chunk tree', '4': 'device tree', '5': 'fs tree', '7': 'csum tree',
+  '1': 'root tree', '2': 'extent tree', '3': 'chunk tree', '4': 'device tree', '5': 'fs tree', '7': 'csum tree', '8': 'quota tree',
   '9': 'uuid tree', '10': 'free space tree', '18446744073709551607': 'data reloc tree', '18446744073709551610': 'log tree',
 };
 
 export function treeName(id: bigint): string {
-  return TREE_NAMES[id.toString()] ?? `tree ${id}`;
+  return TREE_NAMES[id.toString()] ?? (id >= 256n && id <= 0xffffffffffffff00n ? `subvolume tree ${id}` : `tree ${id}`);
 }
 
 /** "leaf" or "node (level N)". */

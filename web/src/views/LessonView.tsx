@@ -1,6 +1,6 @@
 import { Fragment, memo, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
-import { TREE_IDS, type TreeDump } from '../model/dump';
+import { treeIdOf, type TreeDump } from '../model/dump';
 import { renderMarkdown } from '../model/markdown';
 import { initLesson, lessonReduce, moveByEvent, moveTo, stepIndex } from '../model/lessonStore';
 import { momentLabels } from '../model/moments';
@@ -146,7 +146,7 @@ export function LessonView({ core, lesson, step, onStep, reducedMotion, scripts,
   useEffect(() => onStepRef.current(state.step), [state.step]);
 
   const index = stepIndex(state);
-  const treeId = TREE_IDS[treeName] ?? 5n;
+  const treeId = treeIdOf(treeName);
   const { lens } = state;
   // whose moments event stepping counts: the tree's on show, or the timeline's
   const lensKey = (tree: bigint, l: Lens) => (l === 'timeline' ? 'timeline' : String(tree));

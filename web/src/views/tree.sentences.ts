@@ -7,7 +7,7 @@ export const treeSentences = {
   trans_start: (e) => `Transaction ${e.generation} starts`,
   chunk_alloc: (e) => `New chunk at logical ${e.logical}, ${e.length} bytes, on the device at ${e.physical}`,
   block_alloc: (e) => e.level < 0
-    ? `Data extent of ${e.generation} bytes allocated at ${e.bytenr} for tree ${e.tree}`
+    ? `Data extent of ${e.generation} bytes allocated at ${e.bytenr} for the ${treeName(e.tree)}`
     : `New ${what(e.level)} ${e.bytenr} allocated for the ${treeName(e.tree)}`,
   block_free: (e) => `Block ${e.bytenr} of the ${treeName(e.tree)} freed (reusable after the commit)`,
   cow: (e) => `COW ${what(e.level)} ${e.from} → ${e.to} in the ${treeName(e.tree)}, generation ${e.generation}`,
@@ -17,7 +17,7 @@ export const treeSentences = {
   qgroup_extent: (e) => `Qgroups: extent ${e.bytenr} (${e.size} bytes) was reached by ${e.before} subvolume tree${e.before === 1 ? '' : 's'}, now by ${e.after}`,
   qgroup_root: (e) => `Extent ${e.bytenr} is reached by the ${treeName(e.root)} ${e.after ? 'after' : 'before'} this transaction`,
   qgroup_update: (e) => `Qgroup ${e.qgroup >> 48n}/${e.qgroup & ((1n << 48n) - 1n)}: references ${e.referenced} bytes, ${e.exclusive} of them alone`,
-  snapshot: (e) => `Snapshot of the ${treeName(e.source)}: tree ${e.tree}'s root ${what(e.level)} ${e.root} is a copy of its root, pointing at the same blocks (each gains a reference)`,
+  snapshot: (e) => `Snapshot of the ${treeName(e.source)}: the ${treeName(e.tree)}'s root ${what(e.level)} ${e.root} is a copy of its root, pointing at the same blocks (each gains a reference of the new tree)`,
   search: (e) => `Search the ${treeName(e.tree)}: ${what(e.level)} ${e.bytenr}, slot ${e.slot}${e.level === 0 ? (e.found ? ' (found)' : ' (not found: insert here)') : ''}`,
   item_insert: (e) => `Insert item (${keyText(e.key)}) into leaf ${e.bytenr} of the ${treeName(e.tree)} at slot ${e.slot}, ${e.size} bytes`,
   item_delete: (e) => `Delete item (${keyText(e.key)}) from leaf ${e.bytenr} of the ${treeName(e.tree)}`,
