@@ -3,6 +3,7 @@ import type { TreeDump } from '../model/dump';
 import type { CrashPoint } from '../model/crashPoints';
 import type { FileView } from '../model/kernelAnswer';
 import type { Lens, StepInfo, StepView } from '../model/steps';
+import type { SharedPicture, SharedStep } from '../model/shared';
 import type { SpaceStep } from '../model/space';
 import type { Timeline } from '../model/timeline';
 import type { TraceEvent } from '../model/trace';
@@ -22,6 +23,9 @@ export type Request =
   | { op: 'stepView'; script: string; opts: RunOptions; index: number; tree: bigint; moment: number | null; lens?: Lens }
   | { op: 'timeline'; script: string; opts: RunOptions; index: number }
   | { op: 'space'; script: string; opts: RunOptions; index: number }
+  | { op: 'shared'; script: string; opts: RunOptions; index: number }
+  // the shared picture right after the run's event seq inside step index (null, or an event of the final commit: the step's end)
+  | { op: 'sharedAt'; script: string; opts: RunOptions; index: number; seq: number | null }
   | { op: 'costs' }
   // choose mode: the script with the learner's picks as schedule lines, its section of threads `section` after `picks` turns
   | { op: 'scheduleRun'; script: string; opts: RunOptions; section: number; picks: number }
@@ -59,6 +63,10 @@ export interface Results {
   timeline: Timeline;
   /** Step `index`'s space story: counters, tickets, flush states, delalloc flushes (model/space.ts). */
   space: SpaceStep;
+  /** Step `index`'s story of shared blocks: COWs, references queued, FULL_BACKREF, snapshots, qgroup accounting (model/shared.ts). */
+  shared: SharedStep;
+  /** The subvolume trees' blocks and the extents' references at a moment of step `index` (model/shared.ts). */
+  sharedAt: SharedPicture;
   /** The time model's cost table and device profiles (wasm-core/src/costs.c). */
   costs: CostTable;
   /** The section's turns, its threads at the moment of the next pick, and why the run stopped (a deadlock's cycle), the run kept though it failed. */

@@ -11,6 +11,7 @@ import { momentsOf, treeOf, type Moment } from '../model/moments';
 import { EMPTY_PAGES, foldPages, type PageCacheState } from '../model/pageCache';
 import { groupSteps, stepInfo, treeSentence, type Lens, type Step, type StepInfo, type StepView } from '../model/steps';
 import { notePaths, sectionAt } from '../model/sections';
+import { EMPTY_SHARED, readShared, type SharedCarry, type SharedStep } from '../model/shared';
 import { EMPTY_CARRY, readSpace, threadNames, type SpaceCarry, type SpaceStep } from '../model/space';
 import { buildTimeline, type Timeline } from '../model/timeline';
 import type { TraceEvent, TraceKind } from '../model/trace';
@@ -39,6 +40,9 @@ export class RunSteps {
   // what each step found of the space story (the counters last reported, each inode's dirty pages), folded in step order as far as asked
   private readonly spaceBefore: SpaceCarry[] = [EMPTY_CARRY];
   private readonly spaces = new Map<string, SpaceStep>();
+  // what each step found of the shared blocks' story (the references queued since the last commit, the qgroups' numbers), folded the same way
+  private readonly sharedBefore: SharedCarry[] = [EMPTY_SHARED];
+  private readonly shareds = new Map<string, SharedStep>();
 
   constructor(events: TraceEvent[], private readonly scriptLines: string[], readonly commandEvents: number, private readonly keep = 8) {
     this.steps = groupSteps(events, scriptLines, commandEvents);
@@ -118,6 +122,15 @@ export class RunSteps {
     return this.remember(this.spaces, String(index), () => {
       for (let i = this.spaceBefore.length; i <= index; i++) this.spaceBefore.push(readSpace(this.steps[i - 1].events, this.spaceBefore[i - 1], this.threadsOf(i - 1)).carry);
       return readSpace(s.events, this.spaceBefore[index], this.threadsOf(index)).step;
+    });
+  }
+
+  /** Step index's story of shared blocks (model/shared.ts): its COWs, the references they queue, FULL_BACKREF, snapshots, qgroup accounting. */
+  shared(index: number): SharedStep {
+    const s = this.step(index);
+    return this.remember(this.shareds, String(index), () => {
+      for (let i = this.sharedBefore.length; i <= index; i++) this.sharedBefore.push(readShared(this.steps[i - 1].events, this.sharedBefore[i - 1], this.steps[i - 1].command).carry);
+      return readShared(s.events, this.sharedBefore[index], s.command).step;
     });
   }
 

@@ -7,6 +7,7 @@ import { sha256Hex } from '../model/sha256';
 import { CORE_ERRNO, CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
 import { scheduleRun } from './scheduleRun';
+import { sharedPicture } from './sharedPicture';
 import { Sessions } from './sessions';
 import { Core, type Handle, type RunOptions } from './wasm';
 
@@ -82,6 +83,16 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return sessions(core).steps(req.script, req.opts).timeline(req.index);
     case 'space':
       return sessions(core).steps(req.script, req.opts).space(req.index);
+    case 'shared':
+      return sessions(core).steps(req.script, req.opts).shared(req.index);
+    case 'sharedAt': {
+      const runs = sessions(core).steps(req.script, req.opts);
+      const s = runs.infos[req.index];
+      if (!s) throw new CoreError(CORE_ERRNO.EINVAL, `EINVAL: step ${req.index}: the run has ${runs.infos.length} steps`);
+      const h = sessions(core).get(req.script, req.opts);
+      // the core stops inside the script's commands, not in the commit that ends it
+      return req.seq !== null && req.seq >= 0 && req.seq < runs.commandEvents ? sharedPicture(core, h, { seq: req.seq }) : sharedPicture(core, h, { line: s.final ? -1 : s.line });
+    }
     case 'costs':
       return core.costs();
     case 'scheduleRun':

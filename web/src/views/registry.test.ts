@@ -18,6 +18,7 @@ describe('lesson manifests', () => {
     expect(lessonViews(LESSONS.find((l) => l.id === '03-ordered-extents-fast-fsync')!).map((v) => v.name)).toEqual(['timeline']);
     expect(lessonViews(LESSONS.find((l) => l.id === '04-leaf-locks')!).map((v) => v.name)).toEqual(['locks']);
     expect(lessonViews(LESSONS.find((l) => l.id === '05-space-reclaim')!).map((v) => v.name)).toEqual(['space']);
+    expect(lessonViews(LESSONS.find((l) => l.id === '06-snapshots')!).map((v) => v.name)).toEqual(['shared']);
   });
 
   test("seed 000's bonnie++ latencies live in lesson 4, as the seed prints them (µs)", () => {
