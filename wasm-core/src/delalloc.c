@@ -375,6 +375,42 @@ static int mark_dirty(struct btrfs_fs_info *fs, struct btrfs_inode_cache *ic, u6
 	return 0;
 }
 
+/* Growing a file past the block that holds its end (a write past EOF, an
+ * expanding truncate): the rest of that block is zeroed in the cache and the
+ * block is dirty, to be written again (the kernel's btrfs_cont_expand and
+ * btrfs_truncate_block), when it holds data. */
+static int dirty_eof_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_inode_cache *ic, u64 tree_size)
+{
+	u64 ss = fs->sectorsize, pg = ic->isize / ss;
+	if (!(ic->isize % ss))
+		return 0;
+	if (!u64map_get(&ic->pages, pg)) {
+		struct file_extent fe;
+		int ret = btrfs_find_file_extent(fs, root, ic->ino, pg * ss, (pg + 1) * ss, &fe);
+		if (ret == BLAB_ENOENT || (!ret && (fe.type == BTRFS_FILE_EXTENT_INLINE || !fe.disk_bytenr)))
+			return 0; /* a hole, or inline data (rewritten whole when it grows) */
+		if (ret)
+			return ret;
+	}
+	if (!page_get(fs, root, ic, tree_size, pg, 0))
+		return fs->err.code ? fs->err.code : BLAB_ENOMEM;
+	return mark_dirty(fs, ic, pg * ss, (pg + 1) * ss);
+}
+
+int btrfs_grow_eof(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 item_size, u64 new_size)
+{
+	u64 key = btrfs_ikey(fs, root, ino);
+	if (!key)
+		return 0;
+	struct btrfs_inode_cache *ic = cache_make(fs, key, ino, item_size);
+	if (!ic)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "page cache");
+	int ret = dirty_eof_block(fs, root, ic, item_size);
+	if (!ret)
+		ic->isize = new_size;
+	return ret;
+}
+
 int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len)
 {
 	struct btrfs_inode in;
@@ -406,6 +442,8 @@ int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 		if (!page_get(fs, root, ic, in.size, 0, 0) || (ret = mark_dirty(fs, ic, 0, ss)))
 			return fs->err.code ? fs->err.code : BLAB_ENOMEM;
 	}
+	if (!inl && off > ic->isize && off / ss != ic->isize / ss && (ret = dirty_eof_block(fs, root, ic, in.size)))
+		return ret;
 	for (u64 pg = off / ss; pg * ss < end; pg++) {
 		u64 ps = pg * ss, s = ps > off ? ps : off, e = ps + ss < end ? ps + ss : end;
 		struct btrfs_page *p = page_get(fs, root, ic, in.size, pg, s == ps && e == ps + ss);

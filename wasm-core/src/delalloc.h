@@ -46,6 +46,10 @@ u64 btrfs_ikey(const struct btrfs_fs_info *fs, const struct btrfs_root *root, u6
 struct btrfs_root *btrfs_ikey_root(const struct btrfs_fs_info *fs, u64 key);
 static inline u64 btrfs_ikey_ino(u64 key) { return key & ((1ULL << 56) - 1); }
 
+/* An expanding truncate of ino to new_size (its item's size item_size): the
+ * block that held the end is zeroed past it and dirty again, when it holds
+ * data; the cached i_size is new_size. */
+int btrfs_grow_eof(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 item_size, u64 new_size);
 /* write(2) of a regular file: into the page cache. */
 int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, const u8 *data, u64 len);
 /* The file's size as a reader sees it (the in-memory i_size), given the

@@ -288,6 +288,10 @@ int btrfs_file_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino,
 				 (unsigned long long)off, (unsigned long long)len);
 	if (!len)
 		return 0;
+	/* straight to extents (as O_DIRECT): what the page cache holds goes to disk first, then leaves it */
+	if ((ret = btrfs_writeback_and_wait(fs, root, ino, 0, (u64)-1)) || (ret = regular_inode(fs, root, ino, &in)))
+		return ret;
+	btrfs_delalloc_evict(fs, btrfs_ikey(fs, root, ino));
 	u64 ss = fs->sectorsize, new_size = off + len > in.size ? off + len : in.size;
 	if (new_size <= btrfs_max_inline(fs)) {
 		ret = rewrite_inline(fs, root, &in, new_size, off, data, len);
@@ -316,14 +320,14 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 	int ret = regular_inode(fs, root, ino, &in);
 	if (ret)
 		return ret;
-	/* the model writes the file back first, so that the extents hold all of it
-	 * (the kernel drops dirty pages past the new size instead) */
-	if ((ret = btrfs_writeback_and_wait(fs, root, ino, 0, (u64)-1)) || (ret = regular_inode(fs, root, ino, &in)))
-		return ret;
 	if (size > (1ULL << 60))
 		return blab_fail(&fs->err, BLAB_EINVAL, "size %llu is past the largest file size", (unsigned long long)size);
 	u64 ss = fs->sectorsize;
 	int inl;
+	/* the model writes the file back first, so that the extents hold all of it (the kernel
+	 * drops the dirty pages past a smaller size instead: see tests/kernel/model.mjs's aligned) */
+	if ((ret = btrfs_writeback_and_wait(fs, root, ino, 0, (u64)-1)) || (ret = regular_inode(fs, root, ino, &in)))
+		return ret;
 	if ((ret = btrfs_file_has_inline(fs, root, ino, &inl)))
 		return ret;
 	if (size < in.size)
@@ -355,7 +359,13 @@ int btrfs_file_truncate(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 i
 		}
 		in.size = size;
 	} else {
-		in.size = size; /* a hole: nothing on disk under NO_HOLES */
+		/* growing: the rest is a hole (nothing on disk under NO_HOLES), and the
+		 * block that held the end is written again, zeroed past it */
+		if ((ret = btrfs_grow_eof(fs, root, ino, in.size, size)))
+			return ret;
+		in.size = size; /* the item has it at once, as btrfs_setsize writes it */
+		touch_data(fs, &in);
+		return btrfs_update_inode(fs, root, &in);
 	}
 	if (ret)
 		return ret;
