@@ -16,6 +16,7 @@ import { momentBlocks, nextShared, sharedAtSeq, sharedFrame, type SharedMoment, 
 import type { PlayerContext } from './registry';
 import { momentSentence, sharedSummary } from './shared.sentences';
 import { AccountedList, FIGURE_BLOCK, QgroupTable, RefTable, RootItems, SharedFigure, SharedLegend } from './sharedParts';
+import { useMomentCursor, useStepStory } from './useStepStory';
 import './shared.css';
 
 export interface SharedPanelProps {
@@ -39,25 +40,11 @@ const KEEP = 48;
 export function SharedPanel({ core, script, opts, player }: SharedPanelProps) {
   const { steps, index, momentSeq } = player;
   const step = steps[index];
-  const [story, setStory] = useState<{ index: number; script: string; step: SharedStep } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    setError(null);
-    core.call({ op: 'shared', script, opts, index }).then((s) => live && setStory({ index, script, step: s }),
-      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message));
-    return () => {
-      live = false;
-    };
-  }, [core, script, opts, index]);
-  const sp = story && story.index === index && story.script === script ? story.step : null;
-
+  const { story: sp, error: storyError } = useStepStory(core, { op: 'shared', script, opts, index });
+  const [otherError, setError] = useState<string | null>(null); /* a picture or an export that failed */
+  const error = storyError ?? otherError;
   // the panel's own place among the step's moments (null: the step's end); the player's event moves it
-  const [cursor, setCursor] = useState<{ step: SharedStep; at: number | null } | null>(null);
-  useEffect(() => {
-    if (sp && momentSeq !== null) setCursor({ step: sp, at: sharedAtSeq(sp, momentSeq) });
-  }, [sp, momentSeq]);
-  const at = cursor && cursor.step === sp ? cursor.at : null;
+  const [at, setAt] = useMomentCursor<SharedStep>(sp, momentSeq, sharedAtSeq);
   const n = sp?.moments.length ?? 0;
 
   // the picture there: the trees right after the moment's event (before the first: after the event before it; the step's end: after its line)
@@ -105,7 +92,7 @@ export function SharedPanel({ core, script, opts, player }: SharedPanelProps) {
   const paths = (tree: string) => picture?.trees.find((t) => t.id === tree)?.path ?? '';
 
   const here = at ?? n - 1;
-  const go = (i: number | null) => sp && setCursor({ step: sp, at: i === null || i >= n - 1 ? null : Math.max(-1, i) });
+  const go = (i: number | null) => setAt(i === null || i >= n - 1 ? null : Math.max(-1, i));
   const jump = (kinds: SharedMomentKind[], also?: (m: SharedMoment) => boolean) => {
     if (!sp) return;
     const to = nextShared(sp, at ?? -1, kinds, also);

@@ -5,7 +5,7 @@
 // (model/space.ts reads them there); the panel steps through them on its own
 // (a step of an untar holds thousands), and follows the player when it
 // stops at an event. The state after the step can be exported and mounted.
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { RunOptions } from '../core/wasm';
 import { momentAtSeq, nextMoment, SPACES, spaceFrame, gaugeOf, type Counters, type SpaceMomentKind, type SpaceName, type SpaceStep } from '../model/space';
@@ -13,6 +13,7 @@ import { formatNs } from '../model/units';
 import type { PlayerContext } from './registry';
 import { frameSaid, formatSize } from './space.sentences';
 import { DelallocFlush, FlushLadders, SpaceGauges, TicketQueues } from './spaceParts';
+import { useMomentCursor, useStepStory } from './useStepStory';
 import './space.css';
 
 export interface SpacePanelProps {
@@ -38,30 +39,17 @@ function summary(step: SpaceStep): string {
 export function SpacePanel({ core, script, opts, player, endCounters }: SpacePanelProps) {
   const { steps, index, momentSeq } = player;
   const step = steps[index];
-  const [story, setStory] = useState<{ index: number; script: string; step: SpaceStep } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let live = true;
-    core.call({ op: 'space', script, opts, index }).then((s) => live && setStory({ index, script, step: s }),
-      (e: Error) => live && !(e instanceof CancelledError) && setError(e.message));
-    return () => {
-      live = false;
-    };
-  }, [core, script, opts, index]);
-  const sp = story && story.index === index && story.script === script ? story.step : null;
-
+  const { story: sp, error: storyError } = useStepStory(core, { op: 'space', script, opts, index });
+  const [otherError, setError] = useState<string | null>(null); /* a picture or an export that failed */
+  const error = storyError ?? otherError;
   // the panel's own place among the step's moments (null: the step's end); the player's event moves it
-  const [cursor, setCursor] = useState<{ step: SpaceStep; at: number | null } | null>(null);
-  useEffect(() => {
-    if (sp && momentSeq !== null) setCursor({ step: sp, at: momentAtSeq(sp, momentSeq) });
-  }, [sp, momentSeq]);
-  const at = cursor && cursor.step === sp ? cursor.at : null;
+  const [at, setAt] = useMomentCursor<SpaceStep>(sp, momentSeq, momentAtSeq);
   const frame = useMemo(() => (sp ? spaceFrame(sp, at) : null), [sp, at]);
   const names = sp?.names ?? {};
   const name = (task: number) => names[task] ?? `task ${task}`;
   const n = sp?.moments.length ?? 0;
   const here = at ?? n - 1;
-  const go = (i: number | null) => sp && setCursor({ step: sp, at: i === null || i >= n - 1 ? null : Math.max(-1, i) });
+  const go = (i: number | null) => setAt(i === null || i >= n - 1 ? null : Math.max(-1, i));
   // from the step's end a jump goes to the first of its kind: the step's end is where the panel starts
   const jump = (kinds: SpaceMomentKind[]) => {
     if (!sp) return;
