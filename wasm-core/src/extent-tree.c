@@ -432,6 +432,33 @@ static int cmp_backref(const void *a, const void *b)
 	return x->order > y->order ? -1 : x->order < y->order ? 1 : 0; /* descending, as the kernel keeps them */
 }
 
+/* An existing extent item's references (p, sz; inline ones from off):
+ * inline, and keyed ones only when the inline ones do not add up to the
+ * item's refs (*keyed then: its keyed items are to go with it). The common
+ * extent, all inline, costs no search beyond its item. */
+static int read_backrefs(struct btrfs_fs_info *fs, u64 bytenr, int is_data, const u8 *p, u32 sz, u32 off, struct backrefs *b,
+			 int *keyed)
+{
+	u64 refs = btrfs_extent_refs(p), inl = 0;
+	int ret = parse_inline(fs, bytenr, p, sz, off, b);
+	if (ret)
+		return ret;
+	for (int i = 0; i < b->n; i++)
+		inl += b->r[i].count;
+	*keyed = inl != refs;
+	return *keyed ? parse_keyed(fs, bytenr, is_data, b) : 0;
+}
+
+/* Deletes the extent item at key, and its keyed backrefs when it has some. */
+static int delete_extent_item(struct btrfs_fs_info *fs, const struct btrfs_key *key, int is_data, int keyed)
+{
+	int ret = btrfs_delete_item(fs, fs->extent_root, key);
+	if (ret || !keyed)
+		return ret;
+	return is_data ? btrfs_del_items_of(fs, fs->extent_root, key->objectid, BTRFS_EXTENT_DATA_REF_KEY, BTRFS_SHARED_DATA_REF_KEY)
+		       : btrfs_del_items_of(fs, fs->extent_root, key->objectid, BTRFS_TREE_BLOCK_REF_KEY, BTRFS_SHARED_BLOCK_REF_KEY);
+}
+
 static u32 inline_size(const struct backref *r)
 {
 	return 1 + (r->type == BTRFS_EXTENT_DATA_REF_KEY ? BTRFS_EXTENT_DATA_REF_SIZE
@@ -555,7 +582,7 @@ static int run_tree_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 	struct backrefs b = {0};
 	u64 gen = h->generation, flags = BTRFS_EXTENT_FLAG_TREE_BLOCK;
 	u8 info[BTRFS_TREE_BLOCK_INFO_SIZE], *infop = NULL;
-	int ret = 0, existed = 0;
+	int ret = 0, existed = 0, keyed = 0;
 	if (h->new_extent && h->ref_mod > 0) {
 		ret = backrefs_add(fs, &b, (struct backref){.type = BTRFS_TREE_BLOCK_REF_KEY, .root = h->owner, .count = 1}, h->bytenr);
 	} else if (!h->new_extent) {
@@ -581,17 +608,12 @@ static int run_tree_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 		existed = 1;
 		gen = btrfs_extent_generation(p);
 		flags = btrfs_extent_flags(p);
-		ret = parse_inline(fs, h->bytenr, p, sz, BTRFS_EXTENT_ITEM_SIZE + (infop ? BTRFS_TREE_BLOCK_INFO_SIZE : 0u), &b);
-		if (!ret)
-			ret = parse_keyed(fs, h->bytenr, 0, &b);
+		ret = read_backrefs(fs, h->bytenr, 0, p, sz, BTRFS_EXTENT_ITEM_SIZE + (infop ? BTRFS_TREE_BLOCK_INFO_SIZE : 0u), &b, &keyed);
 	}
 	if (!ret)
 		ret = apply_mods(fs, h, &b);
-	if (!ret && existed) {
-		ret = btrfs_delete_item(fs, fs->extent_root, &key);
-		if (!ret)
-			ret = btrfs_del_items_of(fs, fs->extent_root, h->bytenr, BTRFS_TREE_BLOCK_REF_KEY, BTRFS_SHARED_BLOCK_REF_KEY);
-	}
+	if (!ret && existed)
+		ret = delete_extent_item(fs, &key, 0, keyed);
 	if (!ret && h->ref_mod < 0) {
 		/* freed by its last tree (pinned when it was): no reference is left */
 		if (b.n > 1)
@@ -614,7 +636,7 @@ static int run_data_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 	struct btrfs_key key = {h->bytenr, BTRFS_EXTENT_ITEM_KEY, h->num_bytes};
 	struct backrefs b = {0};
 	u64 gen = h->generation;
-	int existed = 0, ret = 0;
+	int existed = 0, ret = 0, keyed = 0;
 	if (!h->new_extent) {
 		u8 *p;
 		u32 sz;
@@ -625,20 +647,15 @@ static int run_data_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 				return blab_fail(&fs->err, BLAB_ECORRUPT, "data extent %llu: extent item of %u bytes",
 						 (unsigned long long)h->bytenr, sz);
 			gen = btrfs_extent_generation(p);
-			ret = parse_inline(fs, h->bytenr, p, sz, BTRFS_EXTENT_ITEM_SIZE, &b);
-			if (!ret)
-				ret = parse_keyed(fs, h->bytenr, 1, &b);
+			ret = read_backrefs(fs, h->bytenr, 1, p, sz, BTRFS_EXTENT_ITEM_SIZE, &b, &keyed);
 		} else if (ret == BLAB_ENOENT) {
 			ret = 0;
 		}
 	}
 	if (!ret)
 		ret = apply_mods(fs, h, &b);
-	if (!ret && existed) {
-		ret = btrfs_delete_item(fs, fs->extent_root, &key);
-		if (!ret)
-			ret = btrfs_del_items_of(fs, fs->extent_root, h->bytenr, BTRFS_EXTENT_DATA_REF_KEY, BTRFS_SHARED_DATA_REF_KEY);
-	}
+	if (!ret && existed)
+		ret = delete_extent_item(fs, &key, 1, keyed);
 	if (!ret && b.n == 0) {
 		ret = btrfs_del_csums(fs, h->bytenr, h->num_bytes);
 		if (!ret)
