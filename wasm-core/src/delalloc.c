@@ -706,19 +706,17 @@ int btrfs_sync_data(struct btrfs_fs_info *fs)
 
 void btrfs_delalloc_evict_root(struct btrfs_fs_info *fs, const struct btrfs_root *root)
 {
-	u64 slot = btrfs_ikey(fs, root, 1) >> 56;
-	for (int again = 1; again;) {
-		again = 0;
-		size_t i = 0;
-		u64 k;
-		void *v;
-		while (u64map_next(&fs->data->inodes, &i, &k, &v))
-			if (k >> 56 == slot && root != fs->fs_root) {
-				btrfs_delalloc_evict(fs, k);
-				again = 1;
-				break;
-			}
-	}
+	if (root == fs->fs_root)
+		return;
+	u64 slot = btrfs_ikey(fs, root, 1) >> 56, *keys = malloc((fs->data->inodes.len + 1) * sizeof(*keys)), k;
+	size_t n = 0, i = 0;
+	void *v;
+	while (keys && u64map_next(&fs->data->inodes, &i, &k, &v))
+		if (k >> 56 == slot)
+			keys[n++] = k;
+	for (size_t j = 0; j < n; j++) /* evicting moves the map's entries: the keys are taken first */
+		btrfs_delalloc_evict(fs, keys[j]);
+	free(keys);
 }
 
 void btrfs_delalloc_evict(struct btrfs_fs_info *fs, u64 ino)

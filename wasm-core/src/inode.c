@@ -348,7 +348,46 @@ static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, con
 	return ret;
 }
 
+int btrfs_make_root_dir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u64 nbytes, u64 sequence, u8 *inode_out)
+{
+	u8 inode[BTRFS_INODE_ITEM_SIZE] = {0};
+	btrfs_set_inode_generation(inode, fs->generation);
+	btrfs_set_inode_transid(inode, fs->generation);
+	btrfs_set_inode_nbytes(inode, nbytes);
+	btrfs_set_inode_nlink(inode, 1);
+	btrfs_set_inode_mode(inode, S_IFDIR_ | 0755);
+	btrfs_set_inode_sequence(inode, sequence);
+	static const int offs[] = {BTRFS_INODE_ATIME_OFF, BTRFS_INODE_CTIME_OFF, BTRFS_INODE_MTIME_OFF, BTRFS_INODE_OTIME_OFF};
+	for (int i = 0; i < 4; i++)
+		btrfs_set_timespec_sec(inode + offs[i], fs->now);
+	if (inode_out)
+		memcpy(inode_out, inode, sizeof(inode));
+	struct btrfs_key key = {objectid, BTRFS_INODE_ITEM_KEY, 0};
+	int ret = btrfs_insert_item(fs, root, &key, inode, sizeof(inode));
+	if (ret)
+		return ret;
+	u8 ref[BTRFS_INODE_REF_SIZE + 2];
+	btrfs_set_inode_ref_index(ref, 0);
+	btrfs_set_inode_ref_name_len(ref, 2);
+	memcpy(ref + BTRFS_INODE_REF_SIZE, "..", 2);
+	key = (struct btrfs_key){objectid, BTRFS_INODE_REF_KEY, objectid};
+	return btrfs_insert_item(fs, root, &key, ref, sizeof(ref));
+}
+
 /* ---- links ---- */
+
+/* A name of len bytes added to (grow) or gone from directory dir: its size
+ * counts each name twice (DIR_ITEM and DIR_INDEX), and its times move. */
+static int dir_names_changed(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u16 len, int grow)
+{
+	struct btrfs_inode d;
+	int ret = btrfs_read_inode(fs, root, dir, &d);
+	if (ret)
+		return ret;
+	d.size = grow ? d.size + 2 * (u64)len : d.size - 2 * (u64)len;
+	btrfs_inode_touch(fs, &d, 1);
+	return btrfs_update_inode(fs, root, &d);
+}
 
 /* Adds name -> ino (of type) to dir: INODE_REF, DIR_ITEM, DIR_INDEX, and
  * the directory's size and times. */
@@ -386,12 +425,7 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 		return ret;
 	if (fs->delayed_hook)
 		fs->delayed_hook(fs->delayed_ctx, root->objectid, dir, 1);
-	struct btrfs_inode d;
-	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
-		return ret;
-	d.size += 2 * (u64)len;
-	btrfs_inode_touch(fs, &d, 1);
-	return btrfs_update_inode(fs, root, &d);
+	return dir_names_changed(fs, root, dir, len, 1);
 }
 
 static int add_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, u8 type, const char *name, u16 len)
@@ -429,12 +463,7 @@ int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir
 				(unsigned long long)index, len, name);
 	if (ret)
 		return ret;
-	struct btrfs_inode d;
-	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
-		return ret;
-	d.size -= 2 * (u64)len;
-	btrfs_inode_touch(fs, &d, 1);
-	return btrfs_update_inode(fs, root, &d);
+	return dir_names_changed(fs, root, dir, len, 0);
 }
 
 static int check_new_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len)
@@ -481,12 +510,7 @@ int btrfs_remove_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root,
 	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
 	if ((ret = btrfs_delete_item(fs, root, &key)) && ret != BLAB_ENOENT)
 		return ret;
-	struct btrfs_inode d;
-	if ((ret = btrfs_read_inode(fs, root, dir, &d)))
-		return ret;
-	d.size -= 2 * (u64)len;
-	btrfs_inode_touch(fs, &d, 1);
-	return btrfs_update_inode(fs, root, &d);
+	return dir_names_changed(fs, root, dir, len, 0);
 }
 
 int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 loc_offset,
@@ -506,12 +530,7 @@ int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, co
 	key = (struct btrfs_key){*dir, BTRFS_DIR_INDEX_KEY, *index};
 	if ((ret = btrfs_insert_item(fs, root, &key, buf, esz)))
 		return ret;
-	struct btrfs_inode d;
-	if ((ret = btrfs_read_inode(fs, root, *dir, &d)))
-		return ret;
-	d.size += 2 * (u64)*len;
-	btrfs_inode_touch(fs, &d, 1);
-	return btrfs_update_inode(fs, root, &d);
+	return dir_names_changed(fs, root, *dir, *len, 1);
 }
 
 static int new_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct inode_attrs *a, u64 size, u64 nbytes,

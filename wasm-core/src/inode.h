@@ -71,6 +71,10 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 			 u16 len, u64 index);
 int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, u64 ino, const char *name, u16 len);
 int btrfs_evict_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino);
+/* The root directory objectid (256; the root tree's 6) of a new tree, with
+ * its ".." ref naming itself: a directory of one link, nbytes as given; its
+ * INODE_ITEM bytes into inode_out (BTRFS_INODE_ITEM_SIZE) unless NULL. */
+int btrfs_make_root_dir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u64 nbytes, u64 sequence, u8 *inode_out);
 /* A new name at path (in root) for the subvolume subvol: its DIR_ITEM and
  * DIR_INDEX point at (subvol ROOT_ITEM loc_offset: -1 for a snapshot, 0 for
  * a new subvolume, as the kernel writes them), with no INODE_REF (the root

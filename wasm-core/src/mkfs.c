@@ -1,5 +1,6 @@
 #include "space-info.h"
 #include "mkfs.h"
+#include "inode.h"
 #include "crc32c.h"
 #include "ctree.h"
 #include "extent-tree.h"
@@ -42,35 +43,6 @@ void btrfs_make_uuid(u64 *state, u8 out[16])
 	put_le64(out + 8, splitmix64(state));
 	out[6] = (u8)((out[6] & 0x0f) | 0x40); /* version 4 */
 	out[8] = (u8)((out[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-}
-
-static void set_times(u8 *inode, u64 now)
-{
-	static const int offs[] = {BTRFS_INODE_ATIME_OFF, BTRFS_INODE_CTIME_OFF, BTRFS_INODE_MTIME_OFF, BTRFS_INODE_OTIME_OFF};
-	for (int i = 0; i < 4; i++)
-		btrfs_set_timespec_sec(inode + offs[i], now);
-}
-
-/* The root directory inode (256) of a subvolume, with its ".." ref. */
-static int make_root_dir(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 objectid, u64 nbytes)
-{
-	u8 inode[BTRFS_INODE_ITEM_SIZE] = {0};
-	btrfs_set_inode_generation(inode, fs->generation);
-	btrfs_set_inode_transid(inode, fs->generation);
-	btrfs_set_inode_nbytes(inode, nbytes);
-	btrfs_set_inode_nlink(inode, 1);
-	btrfs_set_inode_mode(inode, 040755);
-	set_times(inode, fs->now);
-	struct btrfs_key key = {objectid, BTRFS_INODE_ITEM_KEY, 0};
-	int ret = btrfs_insert_item(fs, root, &key, inode, sizeof(inode));
-	if (ret)
-		return ret;
-	u8 ref[BTRFS_INODE_REF_SIZE + 2];
-	btrfs_set_inode_ref_index(ref, 0);
-	btrfs_set_inode_ref_name_len(ref, 2);
-	memcpy(ref + BTRFS_INODE_REF_SIZE, "..", 2);
-	key = (struct btrfs_key){objectid, BTRFS_INODE_REF_KEY, objectid};
-	return btrfs_insert_item(fs, root, &key, ref, sizeof(ref));
 }
 
 static struct btrfs_root *create_tree(struct btrfs_fs_info *fs, u64 objectid, int in_root_tree)
@@ -192,7 +164,7 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 	btrfs_set_timespec_sec(fs->fs_root->item + BTRFS_ROOT_OTIME_OFF, fs->now);
 
 	/* The root tree directory (6) names the default subvolume. */
-	if (make_root_dir(fs, fs->tree_root, BTRFS_ROOT_TREE_DIR_OBJECTID, ns))
+	if (btrfs_make_root_dir(fs, fs->tree_root, BTRFS_ROOT_TREE_DIR_OBJECTID, ns, 0, NULL))
 		return fail_mkfs(fs, err);
 	const char *def = "default";
 	u8 di[BTRFS_DIR_ITEM_SIZE + 7] = {0};
@@ -211,8 +183,8 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 	if (btrfs_insert_item(fs, fs->tree_root, &key, ref, sizeof(ref)))
 		return fail_mkfs(fs, err);
 
-	if (make_root_dir(fs, fs->fs_root, BTRFS_FIRST_FREE_OBJECTID, ns) ||
-	    make_root_dir(fs, fs->data_reloc_root, BTRFS_FIRST_FREE_OBJECTID, 0))
+	if (btrfs_make_root_dir(fs, fs->fs_root, BTRFS_FIRST_FREE_OBJECTID, ns, 0, NULL) ||
+	    btrfs_make_root_dir(fs, fs->data_reloc_root, BTRFS_FIRST_FREE_OBJECTID, 0, 0, NULL))
 		return fail_mkfs(fs, err);
 
 	u8 subvol[8];

@@ -156,24 +156,8 @@ int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const 
 	r->bytes_used = fs->nodesize;
 	r->highest_objectid = BTRFS_FIRST_FREE_OBJECTID;
 	/* its root directory: as a new directory, with ".." naming itself */
-	u8 inode[BTRFS_INODE_ITEM_SIZE] = {0};
-	btrfs_set_inode_generation(inode, fs->generation);
-	btrfs_set_inode_transid(inode, fs->generation);
-	btrfs_set_inode_nlink(inode, 1);
-	btrfs_set_inode_mode(inode, S_IFDIR_ | 0755);
-	btrfs_set_inode_sequence(inode, 1);
-	static const int times[] = {BTRFS_INODE_ATIME_OFF, BTRFS_INODE_CTIME_OFF, BTRFS_INODE_MTIME_OFF, BTRFS_INODE_OTIME_OFF};
-	for (int i = 0; i < 4; i++)
-		btrfs_set_timespec_sec(inode + times[i], fs->now);
-	struct btrfs_key key = {BTRFS_FIRST_FREE_OBJECTID, BTRFS_INODE_ITEM_KEY, 0};
-	if ((ret = btrfs_insert_item(fs, r, &key, inode, sizeof(inode))))
-		return ret;
-	u8 ref[BTRFS_INODE_REF_SIZE + 2];
-	btrfs_set_inode_ref_index(ref, 0);
-	btrfs_set_inode_ref_name_len(ref, 2);
-	memcpy(ref + BTRFS_INODE_REF_SIZE, "..", 2);
-	key = (struct btrfs_key){BTRFS_FIRST_FREE_OBJECTID, BTRFS_INODE_REF_KEY, BTRFS_FIRST_FREE_OBJECTID};
-	if ((ret = btrfs_insert_item(fs, r, &key, ref, sizeof(ref))))
+	u8 inode[BTRFS_INODE_ITEM_SIZE];
+	if ((ret = btrfs_make_root_dir(fs, r, BTRFS_FIRST_FREE_OBJECTID, 0, 1, inode)))
 		return ret;
 	u8 *it = r->item;
 	memset(it, 0, sizeof(r->item));
