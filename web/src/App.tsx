@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { saveBlob } from './views/saveBlob';
 import { CancelledError, CoreClient, type Restart } from './core/client';
 import type { Handle } from './core/wasm';
 import { countByKind } from './model/trace';
@@ -120,13 +121,7 @@ export function App() {
       if (!(e instanceof CancelledError)) dispatch({ type: 'failed', message: (e as Error).message });
       return;
     }
-    const a = document.createElement('a');
-    a.href = URL.createObjectURL(blob);
-    a.download = 'btrfs-lab.img';
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(a.href), 60_000);
+    saveBlob('btrfs-lab.img', blob);
   }, [state.image]);
 
   const lesson = useMemo(() => LESSONS.find((l) => l.id === where.lesson) ?? null, [where.lesson]);

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState, type Dispatch } from 'react';
+import { saveBlob } from './saveBlob';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { Handle } from '../core/wasm';
 import { describeCrashPoint, type CrashPoint } from '../model/crashPoints';
@@ -72,11 +73,7 @@ export function LogReplayView({ core, script = '', image, reducedMotion, state, 
 
   const download = () => {
     core.call({ op: 'crashImage', script: runScript, opts: RUN, line: at, seq }).then(({ blob }) => {
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `crash-line${at}${w !== null ? `-write${w}` : ''}.img`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+      saveBlob(`crash-line${at}${w !== null ? `-write${w}` : ''}.img`, blob);
     }, (e: Error) => !(e instanceof CancelledError) && dispatch({ type: 'replayError', message: e.message }));
   };
 

@@ -14,6 +14,7 @@ import { CancelledError, type CoreClient } from '../core/client';
 import type { RunOptions } from '../core/wasm';
 import { momentBlocks, nextShared, sharedAtSeq, sharedFrame, type SharedMoment, type SharedMomentKind, type SharedPicture, type SharedStep } from '../model/shared';
 import type { PlayerContext } from './registry';
+import { saveStateImage } from './saveBlob';
 import { momentSentence, sharedSummary } from './shared.sentences';
 import { AccountedList, FIGURE_BLOCK, QgroupTable, RefTable, RootItems, SharedFigure, SharedLegend } from './sharedParts';
 import { useMomentCursor, useStepStory } from './useStepStory';
@@ -103,16 +104,12 @@ export function SharedPanel({ core, script, opts, player }: SharedPanelProps) {
 
   const download = async () => {
     try {
-      const { blob } = await core.call({ op: 'crashImage', script, opts, line: step?.line ?? 0 });
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `state-line${step?.line ?? 0}.img`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      await saveStateImage(core, script, opts, step?.line ?? 0);
     } catch (e) {
       if (!(e instanceof CancelledError)) setError((e as Error).message);
     }
   };
+
 
   const said: string[] = [];
   if (frame && shown) {

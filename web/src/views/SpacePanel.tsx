@@ -11,6 +11,7 @@ import type { RunOptions } from '../core/wasm';
 import { momentAtSeq, nextMoment, SPACES, spaceFrame, gaugeOf, type Counters, type SpaceMomentKind, type SpaceName, type SpaceStep } from '../model/space';
 import { formatNs } from '../model/units';
 import type { PlayerContext } from './registry';
+import { saveStateImage } from './saveBlob';
 import { frameSaid, formatSize } from './space.sentences';
 import { DelallocFlush, FlushLadders, SpaceGauges, TicketQueues } from './spaceParts';
 import { useMomentCursor, useStepStory } from './useStepStory';
@@ -64,16 +65,12 @@ export function SpacePanel({ core, script, opts, player, endCounters }: SpacePan
 
   const download = async () => {
     try {
-      const { blob } = await core.call({ op: 'crashImage', script, opts, line: step?.line ?? 0 });
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `state-line${step?.line ?? 0}.img`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      await saveStateImage(core, script, opts, step?.line ?? 0);
     } catch (e) {
       if (!(e instanceof CancelledError)) setError((e as Error).message);
     }
   };
+
 
   return (
     <section className="panel space-panel" aria-labelledby="space-h">

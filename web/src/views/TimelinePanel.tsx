@@ -10,6 +10,7 @@ import type { LessonAction } from '../model/lessonStore';
 import { frameAt, momentAt, type TimelineFrame } from '../model/timelineFrame';
 import { formatNs } from '../model/units';
 import type { PlayerContext } from './registry';
+import { saveStateImage } from './saveBlob';
 import { useStepTimeline } from './useStepTimeline';
 import { TimelineCanvas } from './TimelineCanvas';
 import { zoomWindow } from './timelineLayout';
@@ -64,16 +65,12 @@ export function TimelinePanel({ core, script, opts, player, dispatch }: Timeline
   };
   const download = async () => {
     try {
-      const { blob } = await core.call({ op: 'crashImage', script, opts, line: step?.line ?? 0 });
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `state-line${step?.line ?? 0}.img`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 60000); // a big image takes a while to save
+      await saveStateImage(core, script, opts, step?.line ?? 0);
     } catch (e) {
       if (!(e instanceof CancelledError)) setError((e as Error).message);
     }
   };
+
 
   return (
     <section className="panel timeline-panel" aria-labelledby="timeline-h">

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
+import { saveBlob } from './saveBlob';
 import type { Block, KeyPtr, LeafItem, TreeDump } from '../model/dump';
 import { createTreeView, type Mark, type TreeViewProps } from './treeView';
 
@@ -23,15 +24,6 @@ export interface TreeExplorerProps {
 
 const EXPLORER = 'Tree explorer';
 
-function download(name: string, blob: Blob) {
-  const a = document.createElement('a');
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  document.body.appendChild(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 30_000);
-}
 
 /** The SVG with the styles it needs inlined, so it stands alone. */
 function standaloneSvg(svg: SVGSVGElement): string {
@@ -113,7 +105,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
     if (stateKey !== undefined) ref.current?.setAttribute('data-state', stateKey);
   }, [tree, marks, labels, focusItem, ghosts, collapsed, toggled, reducedMotion, stateKey, dump.nodesize]);
 
-  const exportSvg = () => download(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
+  const exportSvg = () => saveBlob(`${tree.name}-tree.svg`, new Blob([standaloneSvg(view.current!.svg())], { type: 'image/svg+xml' }));
   const exportPng = () => {
     const text = standaloneSvg(view.current!.svg());
     const img = new Image();
@@ -125,7 +117,7 @@ export function TreeExplorer({ dump, marks, treeName, onTreeName, reducedMotion,
       ctx.fillStyle = '#fff';
       ctx.fillRect(0, 0, c.width, c.height);
       ctx.drawImage(img, 0, 0);
-      c.toBlob((b) => b && download(`${tree.name}-tree.png`, b), 'image/png');
+      c.toBlob((b) => b && saveBlob(`${tree.name}-tree.png`, b), 'image/png');
     };
     img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
   };
