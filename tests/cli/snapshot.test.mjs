@@ -140,6 +140,43 @@ describe('snapshot', () => {
     assert.deepEqual(trace.filter((e) => e.kind === 'subvol_drop').map((e) => e.tree), ['256', '257']);
   });
 
+  test('the cleaner a batch a transaction: drop_progress in the root item, from where the next batch goes on; a snapshot\'s source dropped', () => {
+    // a deep tree (4K nodes, 1500 files: three levels), snapshotted, then the source deleted: the blocks it
+    // owns that the snapshot shares turn to full backrefs before it lets go of them (no backref may name it after)
+    const lines = ['mkfs nodesize=4K size=256M', 'quota enable', 'subvol create /a', 'mkdir /a/d', 'create /a/d/f_{1..1500}',
+      'write /a/d/f_3 0 8K 1', 'write /a/d/f_900 0 8K 2', 'commit', 'snapshot /a /b', 'write /b/d/f_1000 0 4K 3', 'commit',
+      'set drop_batch=4', 'subvol delete /a nosync', 'commit', 'commit'];
+    const part = run(lines, 'dropping');
+    assert.equal(part.status, 0, part.stderr);
+    const trace = join(dir, 'dropping.jsonl');
+    const again = spawnSync(CLI, ['run', part.script, '--image', part.img, '--trace', trace], { encoding: 'utf8' });
+    assert.equal(again.status, 0, again.stderr);
+    const events = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const progress = events.filter((e) => e.kind === 'drop_progress');
+    assert.equal(progress.length, 2, 'two commits: a batch each');
+    assert.ok(progress.every((e) => e.tree === '256' && e.level >= 1 && Number(e.blocks) >= 4), JSON.stringify(progress));
+    assert.ok(events.some((e) => e.kind === 'full_backref' && e.tree === '256'), 'the source\'s shared blocks turned to full backrefs');
+    assert.ok(!events.some((e) => e.kind === 'subvol_drop'));
+    const root = execFileSync(CLI, ['dump-tree', '-t', 'root', part.img], { encoding: 'utf8' });
+    const [, key, level] = root.match(/\(256 ROOT_ITEM 0\)[^]*?drop_progress key \((\d+ \S+ \d+)\) drop_level (\d+)/);
+    assert.equal(`${key} ${level}`, `${progress[1].key[0]} INODE_ITEM ${progress[1].key[2]} ${progress[1].level}`);
+    assert.match(root, /\(ORPHAN ORPHAN_ITEM 256\)[^]*?orphan item/);
+    assert.match(execFileSync(CLI, ['check', '--check-data-csum', part.img], { encoding: 'utf8' }), /0 errors found/);
+    // subvol sync: the rest, batch by batch; nothing names tree 256 after, its qgroup gone, the snapshot's all its own
+    const whole = run([...lines, 'subvol sync'], 'dropped');
+    assert.equal(whole.status, 0, whole.stderr);
+    assert.match(execFileSync(CLI, ['check', '--check-data-csum', whole.img], { encoding: 'utf8' }), /0 errors found/);
+    const extents = execFileSync(CLI, ['dump-tree', '-t', 'extent', whole.img], { encoding: 'utf8' });
+    assert.doesNotMatch(extents, /root 256\b/);
+    assert.doesNotMatch(execFileSync(CLI, ['dump-tree', '-t', 'root', whole.img], { encoding: 'utf8' }), /\(256 ROOT_ITEM/);
+    const shown = execFileSync(CLI, ['qgroup', 'show', '--raw', whole.img], { encoding: 'utf8' });
+    assert.doesNotMatch(shown, /^0\/256 /m);
+    const [, rfer, excl] = shown.match(/^0\/257\s+(\d+)\s+(\d+)/m);
+    assert.equal(excl, rfer, shown);
+    assert.deepEqual(ls(whole.img, '/b/d').length, 1500);
+    assert.ok(cat(whole.img, '/b/d/f_900').equals(cat(part.img, '/b/d/f_900')));
+  });
+
   test('bad lines: clear errors naming the line', () => {
     const cases = [
       [['snapshot /d /x'], /:4: .*snapshot \/d: not a subvolume/],
@@ -152,7 +189,9 @@ describe('snapshot', () => {
       [['subvol create /v', 'rename /d/x /v/x'], /:5: .*\/d\/x and \/v\/x are in different subvolumes \(EXDEV\)/],
       [['subvol delete /d'], /:4: .*\/d: not a subvolume/],
       [['subvol create /v', 'subvol create /v/w', 'subvol delete /v'], /:6: .*\/v: subvolume 256 holds subvolume 257: delete that first/],
-      [['subvol remove /v'], /:4: .*subvol create PATH or subvol delete PATH/],
+      [['subvol remove /v'], /:4: .*subvol create PATH, subvol delete PATH \[nosync\] or subvol sync/],
+      [['subvol create /v', 'subvol delete /v later'], /:5: .*expects subvol create PATH, subvol delete PATH \[nosync\] or subvol sync/],
+      [['set drop_batch=lots'], /:4: .*drop_batch/],
       [['clone /d /y'], /:4: .*inode 257 is not a regular file/],
       [['link /d/x /d/x2', 'clone /d/x /d/x2'], /:5: .*a file cannot be cloned onto itself/],
       [['snapshot / /s ro', 'clone /d/x /s/d/x'], /:5: .*\/s\/d\/x: in read-only subvolume 256 \(EROFS\)/],

@@ -35,9 +35,10 @@ export function runInKernel(cmds, mnt) {
       case 'snapshot': btrfs('subvolume', 'snapshot', ...(a[2] === 'ro' ? ['-r'] : []), at(mnt, a[0]), at(mnt, a[1])); break;
       case 'subvol':
         if (a[0] === 'create') btrfs('subvolume', 'create', at(mnt, a[1]));
+        else if (a[0] === 'sync') btrfs('subvolume', 'sync', mnt);
         else {
           btrfs('subvolume', 'delete', '-c', at(mnt, a[1]));
-          btrfs('subvolume', 'sync', mnt);
+          if (a[2] !== 'nosync') btrfs('subvolume', 'sync', mnt);
         }
         break;
       case 'clone': execFileSync('cp', ['--reflink=always', at(mnt, a[0]), at(mnt, a[1])]); break;
@@ -49,6 +50,7 @@ export function runInKernel(cmds, mnt) {
         if (a[0] === 'create') btrfs('qgroup', 'create', a[1], mnt);
         else btrfs('qgroup', 'assign', '--no-rescan', a[1], a[2], mnt);
         break;
+      case 'set': break; // the model's own pace (drop_batch): the kernel keeps its own
       default: throw new Error(`runInKernel: no way to do ${op}`);
     }
   }

@@ -131,12 +131,13 @@ export class FsModel {
         break;
       }
       case 'subvol': {
+        if (a[0] === 'sync') break; // the cleaner's work: no file changes
         const { dir, name } = this.parentOf(a[1]);
         if (a[0] === 'delete') dir.entries.delete(name);
         else dir.entries.set(name, newInode('dir', { entries: new Map(), subvol: true }));
         break;
       }
-      case 'commit': case 'quota': case 'qgroup': break; // no change to any file
+      case 'commit': case 'quota': case 'qgroup': case 'set': break; // no change to any file
       default: throw new Error(`model: unknown command ${op}`);
     }
   }
@@ -209,7 +210,7 @@ export function snapshotMount(mnt, getXattrs) {
  * A random valid script: returns { text, cmds, model } where model is the
  * expected final state. Every command is valid when it runs.
  */
-export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false, aligned = false } = {}) {
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false, aligned = false, drops = false, endDropping = false } = {}) {
   // aligned also commits before a truncate: the model writes a file back before truncating it, where the
   // kernel drops the dirty pages past the new size (their data never reaches an extent)
   // aligned: writes and truncates on 4 KiB boundaries (no block is partly written, so none is zeroed and rewritten)
@@ -246,6 +247,17 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
   // of the other operations so their names stay predictable
   const groups = [];
   const isBulk = (p) => p.startsWith('/bulk');
+  // drops: the cleaner lets go of a few blocks a transaction (set drop_batch), some deletes leave the
+  // tree to it (nosync: later commits drop a batch each), `subvol sync` finishes them; endDropping:
+  // the scenario ends with a subvolume deleted nosync and one batch of it dropped
+  if (drops) push(['set', `drop_batch=${1 + r.int(12)}`]);
+  const deletable = () => [...writable.slice(1), ...frozen].filter((d) => !writable.concat(frozen).some((x) => x !== d && x.startsWith(d + '/')));
+  const deleteSubvol = (d, nosync) => {
+    push(['subvol', 'delete', d, ...(nosync ? ['nosync'] : [])]);
+    ids.splice(ids.indexOf(idOf.get(d)), 1);
+    for (const list of [writable, frozen, dirs]) for (let j = list.length - 1; j >= 0; j--) if (under(list[j], d)) list.splice(j, 1);
+    for (const x of [...special]) if (under(x, d)) special.delete(x);
+  };
   for (let i = 0; i < ops; i++) {
     if (i === quotaAt) {
       push(['quota', 'enable']);
@@ -262,6 +274,10 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
     if (quotaOn && assigned && r.chance(0.05)) {
       push(['quota', 'rescan']);
       assigned = false;
+      continue;
+    }
+    if (drops && r.chance(0.02)) {
+      push(['subvol', 'sync']);
       continue;
     }
     if (snapshots && r.chance(snapshots)) {
@@ -294,13 +310,9 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
     }
     if (subvols && r.chance(subvols / 2)) {
       // delete a subvolume that holds none (the kernel refuses one that does)
-      const roots = [...writable.slice(1), ...frozen].filter((d) => !writable.concat(frozen).some((x) => x !== d && x.startsWith(d + '/')));
+      const roots = deletable();
       if (roots.length) {
-        const d = r.pick(roots);
-        push(['subvol', 'delete', d]);
-        ids.splice(ids.indexOf(idOf.get(d)), 1);
-        for (const list of [writable, frozen, dirs]) for (let j = list.length - 1; j >= 0; j--) if (under(list[j], d)) list.splice(j, 1);
-        for (const x of [...special]) if (under(x, d)) special.delete(x);
+        deleteSubvol(r.pick(roots), drops && r.chance(0.4));
         continue;
       }
     }
@@ -393,6 +405,17 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
       push(['commit']);
     }
     if (commitEvery && (i + 1) % commitEvery === 0) push(['commit']);
+  }
+  if (endDropping) {
+    // the largest subvolume, a block a batch: its drop stops part way unless its tree is one leaf
+    const all = Object.keys(model.snapshot());
+    const size = (d) => all.filter((p) => p.startsWith(d + '/')).length;
+    const roots = deletable().sort((x, y) => size(y) - size(x) || (x < y ? -1 : 1));
+    if (roots.length) {
+      push(['set', 'drop_batch=1']);
+      deleteSubvol(roots[0], true);
+      push(['commit']);
+    }
   }
   // the numbers end consistent: a snapshot of a subvolume in a group leaves them inconsistent too
   if (assigned || (related && cmds.findLastIndex((c) => c[0] === 'snapshot') > cmds.findLastIndex((c) => c[0] === 'quota' && c[1] === 'rescan'))) push(['quota', 'rescan']);

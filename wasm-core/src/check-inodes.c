@@ -261,6 +261,30 @@ static void walk_root(struct ic *c)
 	c->ino = 0;
 }
 
+/* A deleted tree (refs 0) waiting for the cleaner, or part way dropped:
+ * no inode of it is reachable, so only the data references it still holds
+ * count, those right of its drop_progress (what lies left was dropped). */
+static void count_dead_refs(struct ic *c)
+{
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from;
+	btrfs_disk_key_to_cpu(&from, c->root->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+	int ret;
+	for (ret = btrfs_cursor_first(c->fs, c->root, &from, &cur); ret == 0; ret = btrfs_cursor_next(c->fs, &cur)) {
+		if (cur.key.type != BTRFS_EXTENT_DATA_KEY || cur.size < BTRFS_FILE_EXTENT_SIZE ||
+		    btrfs_file_extent_type(cur.data) == BTRFS_FILE_EXTENT_INLINE || !btrfs_file_extent_disk_bytenr(cur.data))
+			continue;
+		u64 *by = u64map_get(c->leaves, cur.leaf->start);
+		if (!by && (by = u64map_put(c->leaves, cur.leaf->start)))
+			*by = c->root->objectid;
+		u64 *n = by && *by == c->root->objectid ? u64map_put(c->drefs, btrfs_file_extent_disk_bytenr(cur.data)) : NULL;
+		if (n)
+			(*n)++;
+	}
+	if (ret < 0)
+		bad(c, "%s", c->fs->err.msg);
+}
+
 /* Data extents: the references counted in file trees equal the extent tree's. */
 static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, struct strbuf *out, int *errors)
 {
@@ -309,7 +333,10 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 		struct ic c = {.fs = fs, .root = r, .out = out, .errors = &errors, .drefs = &drefs, .leaves = &leaves, .flags = flags};
 		u64map_init(&c.entries, sizeof(u64));
 		u64map_init(&c.name_counts, sizeof(u64));
-		walk_root(&c);
+		if (btrfs_root_refs(r->item) || r->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID)
+			walk_root(&c);
+		else
+			count_dead_refs(&c);
 		u64map_free(&c.entries);
 		u64map_free(&c.name_counts);
 	}

@@ -81,8 +81,10 @@ static void mark_reached(struct checker *c, u64 bit, u64 bytenr, int depth)
 	}
 }
 
+/* drop (at drop_level): a deleted tree the cleaner is part way through;
+ * what lies left of the key was dropped, and is not its own any more. */
 static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, const struct btrfs_key *lo,
-		 const struct btrfs_key *hi, int depth)
+		 const struct btrfs_key *hi, int depth, const struct btrfs_key *drop, int drop_level)
 {
 	struct btrfs_fs_info *fs = c->fs;
 	u64 bit = root_bit(fs, owner);
@@ -145,8 +147,16 @@ static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, c
 			btrfs_node_key(eb, (int)i + 1, &next);
 			h = &next;
 		}
+		const struct btrfs_key *d = drop;
+		if (drop && level > drop_level && h && btrfs_comp_keys(h, drop) <= 0)
+			continue; /* wholly left of the path to drop_progress: dropped */
+		if (drop && level == drop_level) {
+			if (btrfs_comp_keys(&k, drop) < 0)
+				continue;
+			d = NULL; /* right of it: untouched */
+		}
 		walk(c, owner, btrfs_node_blockptr(eb, (int)i), level - 1, btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)), &k,
-		     h, depth + 1);
+		     h, depth + 1, d, drop_level);
 		eb = btrfs_find_eb(fs, bytenr); /* still cached: blocks are never evicted while reading */
 		if (!eb)
 			return;
@@ -387,12 +397,20 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	u64map_init(&c.blocks, sizeof(struct reached));
 	int trace = fs->trace.enabled;
 	fs->trace.enabled = 0;
-	walk(&c, BTRFS_ROOT_TREE_OBJECTID, fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0, NULL, NULL, 0);
-	walk(&c, BTRFS_CHUNK_TREE_OBJECTID, fs->chunk_root->node->start, btrfs_level(fs->chunk_root->node), 0, NULL, NULL, 0);
+	walk(&c, BTRFS_ROOT_TREE_OBJECTID, fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0, NULL, NULL, 0, NULL, 0);
+	walk(&c, BTRFS_CHUNK_TREE_OBJECTID, fs->chunk_root->node->start, btrfs_level(fs->chunk_root->node), 0, NULL, NULL, 0, NULL, 0);
 	for (size_t i = 0; i < fs->nroots; i++) {
 		struct btrfs_root *r = fs->roots[i];
-		if (r->in_root_tree && r->node)
-			walk(&c, r->objectid, r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0);
+		if (!r->in_root_tree || !r->node)
+			continue;
+		struct btrfs_key drop;
+		btrfs_disk_key_to_cpu(&drop, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+		int dl = btrfs_root_drop_level(r->item), dropping = drop.objectid || drop.type || drop.offset;
+		if (dropping && (dl < 1 || dl > btrfs_level(r->node))) {
+			problem(&c, "tree %llu: drop_level %d, its root at level %d", (unsigned long long)r->objectid, dl, btrfs_level(r->node));
+			continue;
+		}
+		walk(&c, r->objectid, r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0, dropping ? &drop : NULL, dl);
 	}
 	check_extents(&c);
 	check_free_space_tree(&c);

@@ -335,6 +335,10 @@ static int load_roots(struct btrfs_fs_info *fs)
 			return fs->err.code;
 		r->commit_bytenr = r->node->start;
 		r->commit_level = btrfs_level(r->node);
+		btrfs_disk_key_to_cpu(&r->commit_drop_progress, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+		r->commit_drop_level = btrfs_root_drop_level(r->item);
+		if (!btrfs_root_refs(r->item) && btrfs_root_shareable(r)) /* deleted: the cleaner's, in key order as at mount */
+			r->dead_seq = ++fs->dead_seq;
 	}
 	return ret < 0 ? ret : 0;
 }

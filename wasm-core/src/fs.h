@@ -58,11 +58,14 @@ struct btrfs_root {
 	int item_dirty;                /* the item changed beyond the node (last_snapshot): written at commit */
 	u64 commit_bytenr;             /* its root block as last committed (0: none yet), for qgroups' "before" */
 	int commit_level;
+	struct btrfs_key commit_drop_progress; /* the cleaner's drop_progress as last committed (zero: none) */
+	int commit_drop_level;
 	int force_cow;                 /* snapshotted in the running transaction: even its blocks of this
 					* transaction are shared now, so they are copied, not changed in place
 					* (the kernel's BTRFS_ROOT_FORCE_COW); cleared at commit */
 	u64 bytes_used;                /* tree blocks owned, for the root item */
 	u64 highest_objectid;          /* subvolumes: highest inode number in use (0: not read yet) */
+	u64 dead_seq;                  /* deleted, waiting for the cleaner: its place in the queue (from 1) */
 	struct u64map dir_index;       /* directory inode -> next DIR_INDEX offset */
 };
 
@@ -78,6 +81,8 @@ struct btrfs_fs_info {
 	u8 chunk_tree_uuid[BTRFS_UUID_SIZE];
 	u8 dev_uuid[BTRFS_UUID_SIZE];
 	u64 generation;      /* of the running (or last committed) transaction */
+	u64 drop_batch;      /* blocks the cleaner lets go of in one transaction (0: a whole tree) */
+	u64 dead_seq;        /* the last dead tree queued for the cleaner */
 	int trans_running;
 
 	struct btrfs_chunk_map *chunks; /* sorted by logical */

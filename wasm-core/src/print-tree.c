@@ -578,6 +578,9 @@ static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, 
 			return -1;
 		sb_printf(out, "\t\tdir log end %" PRIu64 "\n", get_le64(p));
 		return 0;
+	case BTRFS_ORPHAN_ITEM_KEY:
+		sb_printf(out, "\t\torphan item\n");
+		return 0;
 	case BTRFS_PERSISTENT_ITEM_KEY:
 		if (k->objectid != BTRFS_DEV_STATS_OBJECTID || sz < 40)
 			return -1;
@@ -722,7 +725,7 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		if (tree_id && roots[i]->objectid != tree_id)
 			continue;
 		found = 1;
-		struct btrfs_key k = {roots[i]->objectid, BTRFS_ROOT_ITEM_KEY, 0};
+		struct btrfs_key k = {roots[i]->objectid, BTRFS_ROOT_ITEM_KEY, roots[i]->item_offset}; /* a snapshot's: its transid */
 		btrfs_format_key(&k, kb, sizeof(kb));
 		if (tree_id == 0)
 			sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);

@@ -274,6 +274,37 @@ static int write_items(struct btrfs_fs_info *fs)
 
 /* ---- which trees reach which extents ---- */
 
+/* A tree the cleaner is part way through (drop_progress key at drop_level):
+ * the blocks on the path to the key are still its own, and what lies right
+ * of the path; what lay left is dropped (its blocks freed, or others' now). */
+static int reach_dropping(struct btrfs_fs_info *fs, u64 bytenr, int level, const struct btrfs_key *key, int drop_level, u64 bit,
+			  struct u64map *mask, struct u64map *lv)
+{
+	if (drop_level < 1 || drop_level > level)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "a deleted tree's drop_level %d (its root at level %d)", drop_level, level);
+	for (int l = level; l >= drop_level; l--) {
+		u64 *m = u64map_put(mask, bytenr);
+		if (!m)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+		*m |= bit;
+		struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, l, 0);
+		if (!eb)
+			return fs->err.code;
+		int slot;
+		if (btrfs_bin_search(eb, key, &slot) && slot > 0)
+			slot--;
+		u32 nr = btrfs_nritems(eb);
+		for (u32 s = (u32)slot + (l > drop_level); s < nr; s++) {
+			u64 *cm = u64map_put(&lv[l - 1], btrfs_node_blockptr(eb, (int)s));
+			if (!cm)
+				return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+			*cm |= bit;
+		}
+		bytenr = btrfs_node_blockptr(eb, slot);
+	}
+	return 0;
+}
+
 /* Every block and data extent the subvolume trees reach, as they are now
  * (commit 0) or as last committed (1): bytenr -> the trees (bit i: fs->roots[i]).
  * sizes: data extent -> its length. Each block is read once: its trees are
@@ -293,8 +324,22 @@ static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, stru
 		int l = commit ? r->commit_level : r->node ? btrfs_level(r->node) : 0;
 		if (!b)
 			continue;
-		if (l < 0 || l >= BTRFS_MAX_LEVEL)
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: root at level %d", (unsigned long long)r->objectid, l);
+		if (l < 0 || l >= BTRFS_MAX_LEVEL) {
+			ret = blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: root at level %d", (unsigned long long)r->objectid, l);
+			break;
+		}
+		struct btrfs_key dk;
+		int dl = r->commit_drop_level;
+		if (commit)
+			dk = r->commit_drop_progress;
+		else {
+			btrfs_disk_key_to_cpu(&dk, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+			dl = btrfs_root_drop_level(r->item);
+		}
+		if (dk.objectid || dk.type || dk.offset) {
+			ret = reach_dropping(fs, b, l, &dk, dl, 1ULL << i, mask, level);
+			continue;
+		}
 		u64 *m = u64map_put(&level[l], b);
 		if (!m)
 			ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
@@ -487,6 +532,8 @@ void btrfs_qgroup_committed(struct btrfs_fs_info *fs)
 		struct btrfs_root *r = fs->roots[i];
 		r->commit_bytenr = r->node ? r->node->start : 0;
 		r->commit_level = r->node ? btrfs_level(r->node) : 0;
+		btrfs_disk_key_to_cpu(&r->commit_drop_progress, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+		r->commit_drop_level = btrfs_root_drop_level(r->item);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include "delalloc.h"
 #include "mkfs.h"
 #include <stdio.h>
+#include <stdlib.h>
 
 int btrfs_find_free_root_objectid(struct btrfs_fs_info *fs, u64 *out)
 {
@@ -273,6 +274,7 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
 	btrfs_set_root_refs(r->item, 0);
 	btrfs_set_root_flags(r->item, btrfs_root_flags(r->item) | BTRFS_ROOT_SUBVOL_DEAD);
 	r->item_dirty = 1;
+	r->dead_seq = ++fs->dead_seq;
 	struct btrfs_key orphan = {BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, subvol};
 	if ((ret = btrfs_insert_item(fs, fs->tree_root, &orphan, NULL, 0)) && ret != BLAB_EEXIST)
 		return ret;
@@ -280,51 +282,334 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
 	return 0;
 }
 
-/* Drops this tree's reference to eb (pointed at by parent: by bytenr when
- * parent_full, else keyed by the tree): a block others share keeps them
- * (its subtree traced for qgroups); one only this tree holds is gone, its
- * children and data let go first (walk_down and walk_up of the kernel's
- * btrfs_drop_snapshot). */
-static int drop_block(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, int level, int parent_full, u64 parent, int depth)
+/* ---- the cleaner: btrfs_drop_snapshot ----
+ *
+ * A dead tree is walked depth first along a path, as the kernel walks it
+ * (walk_down_tree / walk_up_tree and their _proc steps): a block only this
+ * tree holds (refs 1) is entered, its children let go of, then freed; a
+ * block others share (refs > 1) loses this tree's reference and is not
+ * entered. Before a shared block this tree owns loses it, its subtree's
+ * blocks this tree owns are turned to full backrefs (the UPDATE_BACKREF
+ * stage): their children were referenced "by whoever holds me, keyed by my
+ * owner", and the owner is going. After each block the walk leaves, the key
+ * it goes on from is drop_progress (at drop_level): a batch ends there, the
+ * root item saves it, and the next batch (or the kernel, mounting the image)
+ * goes on from that key. */
+
+enum { DROP_REFERENCE = 1, UPDATE_BACKREF = 2 };
+
+struct walk_control {
+	struct btrfs_fs_info *fs;
+	struct btrfs_root *root;
+	u64 node[BTRFS_MAX_LEVEL]; /* the path: the block at each level (0: none) */
+	int slot[BTRFS_MAX_LEVEL];
+	u64 refs[BTRFS_MAX_LEVEL], flags[BTRFS_MAX_LEVEL];
+	int level, top;
+	int stage, shared_level, update_ref;
+	struct btrfs_key update_progress;
+	struct btrfs_key drop_progress;
+	int drop_level;
+	u64 origin; /* the tree's origin generation: blocks no younger are its source's */
+	u64 let_go; /* blocks freed or let go of in this batch */
+};
+
+static struct extent_buffer *wc_block(struct walk_control *w, int level)
 {
-	u64 refs, flags;
-	if (depth > BTRFS_MAX_LEVEL)
-		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu deeper than %d levels", (unsigned long long)root->objectid, BTRFS_MAX_LEVEL);
-	int ret = btrfs_lookup_extent_info(fs, bytenr, level, &refs, &flags);
-	if (ret)
-		return ret;
-	if (refs > 1) {
-		fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = bytenr, .level = level, .tree = parent_full ? 0 : root->objectid,
-						  .a = parent_full ? parent : 0, .slot = -1});
-		root->bytes_used -= fs->nodesize;
-		if ((ret = btrfs_mod_tree_ref(fs, bytenr, level, root->objectid, parent_full ? parent : 0, -1)))
-			return ret;
-		return btrfs_qgroup_trace_subtree(fs, bytenr, level, 0);
-	}
-	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, 0);
-	if (!eb)
-		return fs->err.code;
-	int full = (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0;
-	if (level) {
-		u32 nr = btrfs_nritems(eb);
-		for (u32 i = 0; i < nr && !ret; i++) {
-			ret = drop_block(fs, root, btrfs_node_blockptr(eb, (int)i), level - 1, full, bytenr, depth + 1);
-			if (!(eb = btrfs_find_eb(fs, bytenr)) && !ret)
-				return blab_fail(&fs->err, BLAB_EIO, "block %llu left the cache while its tree was dropped", (unsigned long long)bytenr);
-		}
-	} else {
-		ret = btrfs_mod_refs_of(fs, root->objectid, eb, full, -1);
-	}
-	return ret ? ret : btrfs_free_tree_block(fs, root, eb);
+	return btrfs_read_tree_block(w->fs, w->node[level], level, 0);
 }
 
-int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r)
+static int wc_lookup(struct walk_control *w, u64 bytenr, int level)
 {
-	if (!r->node)
+	int ret = btrfs_lookup_extent_info(w->fs, bytenr, level, &w->refs[level], &w->flags[level]);
+	if (!ret && !w->refs[level])
+		ret = blab_fail(&w->fs->err, BLAB_ECORRUPT, "tree %llu: block %llu (level %d) has no references while the tree is dropped",
+				(unsigned long long)w->root->objectid, (unsigned long long)bytenr, level);
+	return ret;
+}
+
+/* The tree lets go of one reference to block bytenr at level, held through
+ * the block parent_bytenr points from (by bytenr when that one has full
+ * backrefs, else keyed by the tree, which must then own it). */
+static int wc_drop_ref(struct walk_control *w, u64 bytenr, int level, const struct extent_buffer *holder, int holder_full)
+{
+	struct btrfs_fs_info *fs = w->fs;
+	u64 parent = holder_full ? holder->start : 0;
+	if (!holder_full && btrfs_header_owner(holder->data) != w->root->objectid)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: block %llu is owned by tree %llu and has no full backrefs",
+				 (unsigned long long)w->root->objectid, (unsigned long long)holder->start,
+				 (unsigned long long)btrfs_header_owner(holder->data));
+	fs_trace(fs, (struct trace_event){.kind = TRACE_BACKREF, .bytenr = bytenr, .level = level, .tree = parent ? 0 : w->root->objectid,
+					  .a = parent, .slot = -1});
+	w->root->bytes_used -= fs->nodesize;
+	w->let_go++;
+	int ret = btrfs_mod_tree_ref(fs, bytenr, level, w->root->objectid, parent, -1);
+	/* what only others hold under it now may be theirs alone */
+	return ret ? ret : btrfs_qgroup_trace_subtree(fs, bytenr, level, 0);
+}
+
+/* At the block the path is at: 1 when the walk does not go below it. */
+static int walk_down_proc(struct walk_control *w)
+{
+	int level = w->level, ret;
+	struct extent_buffer *eb = wc_block(w, level);
+	if (!eb)
+		return w->fs->err.code;
+	if (w->stage == UPDATE_BACKREF && btrfs_header_owner(eb->data) != w->root->objectid)
+		return 1; /* another tree's block: its backrefs are not ours to change */
+	if ((w->stage == DROP_REFERENCE && w->refs[level] != 1) ||
+	    (w->stage == UPDATE_BACKREF && !(w->flags[level] & BTRFS_BLOCK_FLAG_FULL_BACKREF)))
+		if ((ret = wc_lookup(w, eb->start, level)))
+			return ret;
+	if (w->stage == DROP_REFERENCE)
+		return w->refs[level] > 1;
+	if (!(w->flags[level] & BTRFS_BLOCK_FLAG_FULL_BACKREF)) {
+		/* its children: referenced by this block from now on, not by the tree */
+		if ((ret = btrfs_mod_refs_of(w->fs, w->root->objectid, eb, 1, +1)) ||
+		    (ret = btrfs_mod_refs_of(w->fs, w->root->objectid, eb, 0, -1)) ||
+		    (ret = btrfs_set_tree_block_flags(w->fs, eb->start, level, BTRFS_BLOCK_FLAG_FULL_BACKREF)))
+			return ret;
+		fs_trace(w->fs, (struct trace_event){.kind = TRACE_FULL_BACKREF, .bytenr = eb->start, .level = level, .tree = w->root->objectid});
+		w->flags[level] |= BTRFS_BLOCK_FLAG_FULL_BACKREF;
+	}
+	return 0;
+}
+
+/* The child at the path's slot: 0 when the path went down into it, 1 when
+ * it was passed over (in DROP_REFERENCE, a shared child losing this tree's
+ * reference). */
+static int do_walk_down(struct walk_control *w)
+{
+	struct btrfs_fs_info *fs = w->fs;
+	int level = w->level, ret;
+	struct extent_buffer *eb = wc_block(w, level);
+	if (!eb)
+		return fs->err.code;
+	int slot = w->slot[level];
+	u64 child = btrfs_node_blockptr(eb, slot), gen = btrfs_key_generation(btrfs_key_ptr_nr(eb, slot));
+	if (w->stage == UPDATE_BACKREF && gen <= w->origin)
+		return 1; /* older than the tree: its source's, with backrefs of its own */
+	if ((ret = wc_lookup(w, child, level - 1)))
+		return ret;
+	if (w->stage == DROP_REFERENCE) {
+		if (w->refs[level - 1] > 1) {
+			struct btrfs_key key;
+			btrfs_node_key(eb, slot, &key);
+			if ((level == 1 && (w->flags[0] & BTRFS_BLOCK_FLAG_FULL_BACKREF)) || !w->update_ref || gen <= w->origin ||
+			    btrfs_comp_keys(&key, &w->update_progress) < 0)
+				goto skip;
+			w->stage = UPDATE_BACKREF;
+			w->shared_level = level - 1;
+		}
+	} else if (level == 1 && (w->flags[0] & BTRFS_BLOCK_FLAG_FULL_BACKREF)) {
+		goto skip;
+	}
+	struct extent_buffer *c = btrfs_read_tree_block(fs, child, level - 1, 0);
+	if (!c)
+		return fs->err.code;
+	w->level = level - 1;
+	w->node[level - 1] = child;
+	w->slot[level - 1] = 0;
+	return 0;
+skip:
+	w->refs[level - 1] = w->flags[level - 1] = 0;
+	if (w->stage == DROP_REFERENCE && (ret = wc_drop_ref(w, child, level - 1, eb, (w->flags[level] & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0)))
+		return ret;
+	return 1;
+}
+
+static int walk_down_tree(struct walk_control *w)
+{
+	while (w->level >= 0) {
+		int ret = walk_down_proc(w);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (!w->level)
+			break;
+		struct extent_buffer *eb = wc_block(w, w->level);
+		if (!eb)
+			return w->fs->err.code;
+		if (w->slot[w->level] >= (int)btrfs_nritems(eb))
+			break;
+		if ((ret = do_walk_down(w)) < 0)
+			return ret;
+		if (ret > 0)
+			w->slot[w->level]++;
+	}
+	return 0;
+}
+
+/* The key after the path's slot, looking from level up (0), or 1: none. */
+static int next_key(struct walk_control *w, int level, struct btrfs_key *key)
+{
+	for (int l = level; l <= w->top; l++) {
+		struct extent_buffer *eb = wc_block(w, l);
+		if (eb && w->slot[l] + 1 < (int)btrfs_nritems(eb)) {
+			btrfs_node_key(eb, w->slot[l] + 1, key);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Leaving the block the path is at: 1 when the walk must go down into it
+ * again (its last other holder let go while its backrefs were turned). */
+static int walk_up_proc(struct walk_control *w)
+{
+	struct btrfs_fs_info *fs = w->fs;
+	int level = w->level, ret;
+	struct extent_buffer *eb = wc_block(w, level);
+	if (!eb)
+		return fs->err.code;
+	if (w->stage == UPDATE_BACKREF) {
+		if (level < w->shared_level)
+			goto out;
+		if (next_key(w, level + 1, &w->update_progress))
+			w->update_ref = 0; /* nothing right of it left to turn */
+		w->stage = DROP_REFERENCE;
+		w->shared_level = -1;
+		w->slot[level] = 0;
+		if ((ret = wc_lookup(w, eb->start, level)))
+			return ret;
+		if (w->refs[level] == 1)
+			return 1;
+	}
+	if (w->refs[level] == 1) {
+		if (!level && (ret = btrfs_mod_refs_of(fs, w->root->objectid, eb, (w->flags[0] & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0, -1)))
+			return ret;
+		w->let_go++;
+		if ((ret = btrfs_free_tree_block(fs, w->root, eb)))
+			return ret;
+	} else {
+		const struct extent_buffer *holder = level == w->top ? eb : wc_block(w, level + 1);
+		if (!holder)
+			return fs->err.code;
+		int full = (w->flags[level == w->top ? level : level + 1] & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0;
+		if ((ret = wc_drop_ref(w, eb->start, level, holder, full)))
+			return ret;
+	}
+out:
+	w->refs[level] = w->flags[level] = 0;
+	return 0;
+}
+
+/* 1 when the whole tree is done. */
+static int walk_up_tree(struct walk_control *w)
+{
+	int level = w->level;
+	struct extent_buffer *eb = wc_block(w, level);
+	if (!eb)
+		return w->fs->err.code;
+	w->slot[level] = (int)btrfs_nritems(eb);
+	while (level <= w->top && w->node[level]) {
+		w->level = level;
+		if (!(eb = wc_block(w, level)))
+			return w->fs->err.code;
+		if (w->slot[level] + 1 < (int)btrfs_nritems(eb)) {
+			w->slot[level]++;
+			return 0;
+		}
+		int ret = walk_up_proc(w);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		w->node[level] = 0;
+		level++;
+	}
+	return 1;
+}
+
+/* The path to drop_progress (at drop_level), from the root item: where the
+ * last batch stopped. */
+static int resume_walk(struct walk_control *w)
+{
+	struct btrfs_fs_info *fs = w->fs;
+	int ret;
+	if (w->drop_level < 1 || w->drop_level > w->top)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: drop_level %d (the tree has levels 0-%d)", (unsigned long long)w->root->objectid,
+				 w->drop_level, w->top);
+	for (int l = w->top; l >= w->drop_level; l--) {
+		struct extent_buffer *eb = wc_block(w, l);
+		if (!eb)
+			return fs->err.code;
+		if ((ret = wc_lookup(w, eb->start, l)))
+			return ret;
+		int slot, found = !btrfs_bin_search(eb, &w->drop_progress, &slot);
+		if (l == w->drop_level && !found)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: drop_progress key (%llu %u %llu) is not in block %llu at drop_level %d",
+					 (unsigned long long)w->root->objectid, (unsigned long long)w->drop_progress.objectid, w->drop_progress.type,
+					 (unsigned long long)w->drop_progress.offset, (unsigned long long)eb->start, l);
+		if (!found && slot > 0)
+			slot--;
+		w->slot[l] = slot;
+		if (l > w->drop_level) {
+			if (w->refs[l] != 1)
+				return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: block %llu above drop_progress is shared (%llu refs)",
+						 (unsigned long long)w->root->objectid, (unsigned long long)eb->start, (unsigned long long)w->refs[l]);
+			w->node[l - 1] = btrfs_node_blockptr(eb, slot);
+		}
+	}
+	w->level = w->drop_level;
+	return 0;
+}
+
+int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r, u64 budget, int *done)
+{
+	*done = 0;
+	if (!r->node) {
+		*done = 1;
 		return 0;
+	}
 	btrfs_delalloc_evict_root(fs, r);
-	int ret = drop_block(fs, r, r->node->start, btrfs_level(r->node), 0, 0, 0);
-	if (ret)
+	struct walk_control *w = calloc(1, sizeof(*w));
+	if (!w)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "dropping tree %llu", (unsigned long long)r->objectid);
+	w->fs = fs;
+	w->root = r;
+	w->top = btrfs_level(r->node);
+	w->node[w->top] = r->node->start;
+	w->level = w->top;
+	w->stage = DROP_REFERENCE;
+	w->shared_level = -1;
+	w->update_ref = 1;
+	w->origin = r->item_offset;
+	btrfs_disk_key_to_cpu(&w->drop_progress, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+	w->drop_level = btrfs_root_drop_level(r->item);
+	int ret, whole = 0;
+	if (w->drop_progress.objectid || w->drop_progress.type || w->drop_progress.offset)
+		ret = resume_walk(w);
+	else
+		ret = wc_lookup(w, r->node->start, w->top);
+	while (!ret) {
+		if ((ret = walk_down_tree(w)))
+			break;
+		if ((ret = walk_up_tree(w)) < 0)
+			break;
+		if (ret > 0) {
+			ret = 0;
+			whole = 1;
+			break;
+		}
+		if (w->stage == DROP_REFERENCE) {
+			struct extent_buffer *eb = wc_block(w, w->level);
+			if (!eb) {
+				ret = fs->err.code;
+				break;
+			}
+			w->drop_level = w->level;
+			btrfs_node_key(eb, w->slot[w->level], &w->drop_progress);
+		}
+		if (budget && w->let_go >= budget)
+			break;
+	}
+	if (!ret && !whole) {
+		/* the batch ends: the next goes on from here */
+		btrfs_cpu_key_to_disk(r->item + BTRFS_ROOT_DROP_PROGRESS_OFF, &w->drop_progress);
+		btrfs_set_root_drop_level(r->item, (u8)w->drop_level);
+		r->item_dirty = 1;
+		fs_trace(fs, (struct trace_event){.kind = TRACE_DROP_PROGRESS, .tree = r->objectid, .level = w->drop_level, .key = w->drop_progress,
+						  .a = w->let_go});
+	}
+	free(w);
+	if (ret || !whole)
 		return ret;
 	struct btrfs_key item = {r->objectid, BTRFS_ROOT_ITEM_KEY, r->item_offset}, orphan = {BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY,
 														 r->objectid};
@@ -335,5 +620,17 @@ int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r)
 	r->node = NULL;
 	r->in_root_tree = 0;
 	r->item_dirty = 0;
+	*done = 1;
 	return 0;
+}
+
+struct btrfs_root *btrfs_next_dead_root(struct btrfs_fs_info *fs)
+{
+	struct btrfs_root *best = NULL;
+	for (size_t i = 0; i < fs->nroots; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		if (r->dead_seq && r->in_root_tree && r->node && (!best || r->dead_seq < best->dead_seq))
+			best = r;
+	}
+	return best;
 }

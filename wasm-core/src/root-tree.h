@@ -41,12 +41,15 @@ int btrfs_create_subvol(struct btrfs_fs_info *fs, struct btrfs_root *dst, const 
  * refs 0, flagged dead, and an ORPHAN item names it for the cleaner. ENOTEMPTY
  * when it holds subvolumes. Its id in *id. */
 int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, const char *path, u64 *id);
-/* The cleaner (btrfs_drop_snapshot), in the running transaction, all at
- * once: every block only this tree holds is freed with the references it
- * holds; blocks other trees share lose this tree's reference; the root item
- * and orphan item go. The model does not stop part way (the kernel saves
- * drop_progress and goes on in later transactions). */
-int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *root);
+/* The cleaner (btrfs_drop_snapshot), in the running transaction: every
+ * block only this tree holds is freed with the references it holds; blocks
+ * other trees share lose this tree's reference (those it owns turned to
+ * full backrefs first). It goes on from the root item's drop_progress, and
+ * stops after budget blocks (0: no limit) at a key it saves there for the
+ * next call; *done when the tree is gone, with its root and orphan items. */
+int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 budget, int *done);
+/* The deleted tree the cleaner drops next (the first deleted), or NULL. */
+struct btrfs_root *btrfs_next_dead_root(struct btrfs_fs_info *fs);
 /* Where subvolume id is, from the top level ("d/snap"), into out: 0, or 1
  * when its chain of ROOT_BACKREFs and directory names is broken. */
 int btrfs_subvol_path(struct btrfs_fs_info *fs, u64 id, char *out, size_t n);

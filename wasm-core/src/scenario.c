@@ -169,6 +169,8 @@ static int tokenize(struct scenario_run *r, const char *s, size_t n, struct line
 }
 
 /* "123", "4K", "16M", "1G". */
+static int run_cleaner(struct scenario_run *r, int all);
+
 static int parse_num(struct scenario_run *r, const char *what, const char *s, u64 *out)
 {
 	char *end;
@@ -1263,8 +1265,13 @@ static int run_line(struct scenario_run *r, struct line *l)
 	if (!strcmp(c, "commit") || !strcmp(c, "sync")) {
 		if ((ret = want_args(r, l, 0, 0, "no arguments")))
 			return ret;
-		/* syncfs: dirty pages written back and their ordered extents complete, then the commit */
-		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_commit_transaction(fs)))
+		/* syncfs: dirty pages written back and their ordered extents complete, then the commit;
+		 * with a deleted tree waiting, the cleaner's next batch goes in that commit */
+		if ((ret = btrfs_sync_data(fs)))
+			return fail_core(r, ret);
+		if (btrfs_next_dead_root(fs))
+			return (ret = run_cleaner(r, 0)) ? fail_core(r, ret) : 0;
+		if ((ret = btrfs_commit_transaction(fs)))
 			return fail_core(r, ret);
 		r->res.commits++;
 		return 0;
@@ -1278,7 +1285,13 @@ static int run_line(struct scenario_run *r, struct line *l)
 	if (!strcmp(c, "set")) {
 		if ((ret = want_args(r, l, 1, 1, "set NAME=VALUE")))
 			return ret;
-		if (!strcmp(l->argv[1], "dir_logging=index-only"))
+		if (!strncmp(l->argv[1], "drop_batch=", 11)) {
+			/* the cleaner's batch: blocks let go of before it ends a transaction */
+			u64 n;
+			if ((ret = parse_num(r, "drop_batch", l->argv[1] + 11, &n)))
+				return ret;
+			fs->drop_batch = n;
+		} else if (!strcmp(l->argv[1], "dir_logging=index-only"))
 			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_INDEX_ONLY);
 		else if (!strcmp(l->argv[1], "dir_logging=legacy"))
 			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_LEGACY);
@@ -1291,7 +1304,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
 						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION, tree_locks=path|tree, "
 						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N, "
-						    "shrink_delalloc=pages|inodes", l->argv[1]);
+						    "shrink_delalloc=pages|inodes, drop_batch=N", l->argv[1]);
 		return 0;
 	}
 	if (!strcmp(c, "schedule")) {
@@ -1499,28 +1512,64 @@ static int run_line(struct scenario_run *r, struct line *l)
 		u64 id;
 		struct btrfs_root *dst;
 		const char *in;
-		if ((ret = want_args(r, l, 2, 2, "subvol create|delete PATH")))
-			return ret;
+		static const char usage[] = "subvol create PATH, subvol delete PATH [nosync] or subvol sync";
+		if (l->argc == 2 && !strcmp(l->argv[1], "sync")) {
+			/* btrfs subvolume sync: the cleaner drops every deleted tree, a batch a transaction */
+			if (btrfs_next_dead_root(fs) && ((ret = btrfs_sync_data(fs)) || (ret = run_cleaner(r, 1))))
+				return fail_core(r, ret);
+			return 0;
+		}
+		int nosync = l->argc == 4 && !strcmp(l->argv[1], "delete") && !strcmp(l->argv[3], "nosync");
+		if (l->argc != 3 && !nosync)
+			return fail(r, BLAB_EPARSE, "expects %s", usage);
 		if (strcmp(l->argv[1], "create") && strcmp(l->argv[1], "delete"))
-			return fail(r, BLAB_EPARSE, "'subvol %s': subvol create PATH or subvol delete PATH", l->argv[1]);
+			return fail(r, BLAB_EPARSE, "'subvol %s': %s", l->argv[1], usage);
 		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
 			return ret;
 		if (!strcmp(l->argv[1], "create")) {
 			if ((ret = btrfs_create_subvol(fs, dst, in, &id)))
 				return fail_core(r, ret);
 		} else {
-			/* btrfs subvolume delete -c, then the cleaner, then subvolume sync: the
-			 * name goes in one commit, the tree in the next, its qgroup after */
-			if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_delete_subvol(fs, dst, in, &id)) ||
-			    (ret = btrfs_commit_transaction(fs)) || (ret = btrfs_start_transaction(fs)) ||
-			    (ret = btrfs_drop_snapshot(fs, btrfs_get_root(fs, id))) || (ret = btrfs_commit_transaction(fs)) ||
-			    (ret = btrfs_start_transaction(fs)) || (ret = btrfs_qgroup_remove(fs, id)) || (ret = btrfs_commit_transaction(fs)))
+			/* btrfs subvolume delete -c: the name goes in one commit; then (unless
+			 * nosync: later commits, or subvol sync) the cleaner drops the tree,
+			 * drop_batch blocks a transaction, and its qgroup goes after */
+			if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_delete_subvol(fs, dst, in, &id)) || (ret = btrfs_commit_transaction(fs)))
 				return fail_core(r, ret);
-			r->res.commits += 3;
+			r->res.commits++;
+			if (!nosync && ((ret = btrfs_start_transaction(fs)) || (ret = run_cleaner(r, 1))))
+				return fail_core(r, ret);
 		}
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
 					    "unlink rmdir setxattr clone snapshot subvol quota qgroup fsync commit sync crash set sleep schedule thread fio bonnie untar)");
+	}
+	return ret;
+}
+
+/* The cleaner (btrfs_clean_one_deleted_snapshot): the first deleted
+ * tree's next batch in the running transaction, committed; a tree it
+ * finishes loses its qgroup in the next transaction (as the kernel cleans
+ * up a dropped subvolume's qgroup). all: until no deleted tree is left, as
+ * btrfs subvolume sync waits. */
+static int run_cleaner(struct scenario_run *r, int all)
+{
+	struct btrfs_fs_info *fs = r->fs;
+	struct btrfs_root *dead;
+	int ret = 0;
+	while (!ret && (dead = btrfs_next_dead_root(fs))) {
+		u64 id = dead->objectid;
+		int done;
+		if ((!fs->trans_running && (ret = btrfs_start_transaction(fs))) || (ret = btrfs_drop_snapshot(fs, dead, fs->drop_batch, &done)) ||
+		    (ret = btrfs_commit_transaction(fs)))
+			break;
+		r->res.commits++;
+		if (done) {
+			if ((ret = btrfs_start_transaction(fs)) || (ret = btrfs_qgroup_remove(fs, id)) || (ret = btrfs_commit_transaction(fs)))
+				break;
+			r->res.commits++;
+		}
+		if (!all)
+			break;
 	}
 	return ret;
 }

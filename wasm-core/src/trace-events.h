@@ -74,6 +74,8 @@ enum btrfs_lock_mode {
 	   F(qgroup, U64, tree) F(referenced, U64, a) F(exclusive, U64, b))                                         \
 	EV(SUBVOL_DROP, "subvol_drop", "The cleaner has dropped a deleted subvolume's tree: what only it held is freed, what others share lost its reference.", \
 	   F(tree, U64, tree))                                                                                       \
+	EV(DROP_PROGRESS, "drop_progress", "The cleaner ends a batch of a dead tree's drop: the root item keeps the key it goes on from (drop_progress, at drop_level), for the next batch or for the kernel after a mount.", \
+	   F(tree, U64, tree) F(level, INT, level) F(key, KEY, key) F(blocks, U64, a))                              \
 	EV(SEARCH, "search", "A search descends through one block, choosing a slot.",                               \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(slot, INT, slot) F(key, KEY, key)      \
 	   F(found, BOOL, a))                                                                                        \

@@ -49,6 +49,7 @@ export const TRACE_SCHEMA = {
   qgroup_root: { doc: 'One subvolume tree that reached the extent before (after false) or after the transaction.', fields: [['bytenr', 'u64'], ['root', 'u64'], ['after', 'bool']] },
   qgroup_update: { doc: 'A qgroup\'s numbers after a commit\'s accounting (or a rescan, or a snapshot\'s inheritance).', fields: [['qgroup', 'u64'], ['referenced', 'u64'], ['exclusive', 'u64']] },
   subvol_drop: { doc: 'The cleaner has dropped a deleted subvolume\'s tree: what only it held is freed, what others share lost its reference.', fields: [['tree', 'u64']] },
+  drop_progress: { doc: 'The cleaner ends a batch of a dead tree\'s drop: the root item keeps the key it goes on from (drop_progress, at drop_level), for the next batch or for the kernel after a mount.', fields: [['tree', 'u64'], ['level', 'int'], ['key', 'key'], ['blocks', 'u64']] },
   search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
   item_insert: { doc: 'An item is inserted into a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key'], ['size', 'u32']] },
   item_delete: { doc: 'An item is deleted from a leaf.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['slot', 'int'], ['key', 'key']] },
@@ -111,6 +112,7 @@ export type TraceEvent =
   | { seq: number; kind: 'qgroup_root'; bytenr: bigint; root: bigint; after: boolean }
   | { seq: number; kind: 'qgroup_update'; qgroup: bigint; referenced: bigint; exclusive: bigint }
   | { seq: number; kind: 'subvol_drop'; tree: bigint }
+  | { seq: number; kind: 'drop_progress'; tree: bigint; level: number; key: Key; blocks: bigint }
   | { seq: number; kind: 'search'; tree: bigint; bytenr: bigint; level: number; slot: number; key: Key; found: boolean }
   | { seq: number; kind: 'item_insert'; tree: bigint; bytenr: bigint; slot: number; key: Key; size: number }
   | { seq: number; kind: 'item_delete'; tree: bigint; bytenr: bigint; slot: number; key: Key }
