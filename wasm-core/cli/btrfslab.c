@@ -447,6 +447,21 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 	free(path);
 	return ok ? 0 : 1;
 }
+/* A scenario's mkfs rootdir= reads host directories, relative ones from the
+ * script's own directory (the working directory for stdin). Returns the
+ * directory string to free after the run. */
+static char *host_dirs(struct scenario_options *o, const char *script)
+{
+	o->rootdir_estimate = rootdir_estimate;
+	o->rootdir_copy = rootdir_copy;
+	const char *slash = strrchr(script, '/');
+	if (!strcmp(script, "-") || !slash)
+		return NULL;
+	char *d = slash == script ? strdup("/") : strndup(script, (size_t)(slash - script));
+	o->base_dir = d;
+	return d;
+}
+
 static int cmd_run(int argc, char **argv, int variant)
 {
 	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
@@ -488,6 +503,7 @@ static int cmd_run(int argc, char **argv, int variant)
 	char *text = read_script(script, &len);
 	if (!text)
 		return 1;
+	char *base = host_dirs(&o, script);
 	o.trace = trace != NULL;
 	o.count_events = metrics != NULL;
 	/* a failed run still writes its trace and metrics (a deadlock's cycle is at the trace's end); an image only
@@ -510,6 +526,7 @@ static int cmd_run(int argc, char **argv, int variant)
 	}
 	free(text);
 	if (ret && !res.fs) {
+		free(base);
 		scenario_session_free(sess);
 		return fprintf(stderr, "%s\n", err.msg), 1;
 	}
@@ -553,6 +570,7 @@ static int cmd_run(int argc, char **argv, int variant)
 		btrfs_fs_free(res.fs);
 		scenario_result_free(&res);
 	}
+	free(base);
 	return rc;
 }
 
@@ -957,8 +975,10 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	const char *name = strcmp(script, "-") ? script : "<stdin>";
 	struct crash_report rep;
 	struct blab_err err = {0};
+	char *base = host_dirs(&o, script);
 	int ret = crash_walk(text, len, name, &o, &wo, &rep, &err);
 	free(text);
+	free(base);
 	if (x.tmp[0])
 		rmdir(x.tmp);
 	if (ret) {

@@ -1574,7 +1574,10 @@ static int run_cleaner(struct scenario_run *r, int all)
 	return ret;
 }
 
-static int parse_mkfs_line(struct scenario_run *r, const struct line *l, struct mkfs_options *mo, char *label, size_t lsize)
+/* The options of the mkfs line into mo (label into label[lsize]); rootdir=
+ * into rootdir[rsize] ("" when absent); *have_size when size= is given. */
+static int parse_mkfs_line(struct scenario_run *r, const struct line *l, struct mkfs_options *mo, char *label, size_t lsize,
+			   char *rootdir, size_t rsize, int *have_size)
 {
 	for (int i = 1; i < l->argc; i++) {
 		const char *eq = strchr(l->argv[i], '=');
@@ -1594,11 +1597,22 @@ static int parse_mkfs_line(struct scenario_run *r, const struct line *l, struct 
 		} else if (kl == 4 && !strncmp(l->argv[i], "size", kl)) {
 			if ((ret = parse_num(r, "size", eq + 1, &mo->size)))
 				return ret;
+			*have_size = 1;
+		} else if (kl == 7 && !strncmp(l->argv[i], "rootdir", kl)) {
+			if (!r->o.rootdir_copy || !r->o.rootdir_estimate)
+				return fail(r, BLAB_EINVAL, "rootdir=%s: copying a host directory needs the native CLI (btrfslab run); "
+							    "this build has no host files", eq + 1);
+			if (!eq[1])
+				return fail(r, BLAB_EPARSE, "rootdir= needs a directory (rootdir=DIR)");
+			/* relative to the script's directory */
+			const char *base = eq[1] == '/' ? NULL : r->o.base_dir;
+			if ((size_t)snprintf(rootdir, rsize, "%s%s%s", base ? base : "", base ? "/" : "", eq + 1) >= rsize)
+				return fail(r, BLAB_EINVAL, "rootdir=%s: the path is too long", eq + 1);
 		} else if (kl == 5 && !strncmp(l->argv[i], "label", kl)) {
 			snprintf(label, lsize, "%s", eq + 1);
 			mo->label = label;
 		} else {
-			return fail(r, BLAB_EPARSE, "unknown mkfs option '%.*s' (nodesize, sectorsize, size, label)", (int)kl, l->argv[i]);
+			return fail(r, BLAB_EPARSE, "unknown mkfs option '%.*s' (nodesize, sectorsize, size, label, rootdir)", (int)kl, l->argv[i]);
 		}
 	}
 	return 0;
@@ -1694,6 +1708,21 @@ static int run_failed(struct scenario_run *r, struct scenario_result *out, struc
 	return code;
 }
 
+/* The mkfs line's rootdir= failed (me says how): the error names the line. */
+static int rootdir_failed(struct scenario_run *r, int code, const char *dir, const struct blab_err *me, struct blab_err *err)
+{
+	/* rootdir.c names the directory as the CLI's option: "ENAME: --rootdir DIR: why" */
+	const char *why = me->msg, *p = strstr(why, "--rootdir ");
+	size_t dl = strlen(dir);
+	if (p && !strncmp(p + 10, dir, dl) && p[10 + dl] == ':')
+		why = p + 10 + dl + 2;
+	else if (!strncmp(why, blab_errname(code), strlen(blab_errname(code))) && why[strlen(blab_errname(code))] == ':')
+		why += strlen(blab_errname(code)) + 2;
+	r->err.code = code;
+	snprintf(r->err.msg, sizeof(r->err.msg), "%s:%d: mkfs: %s: rootdir=%s: %s", r->name, r->lineno, blab_errname(code), dir, why);
+	return run_failed(r, NULL, err);
+}
+
 int scenario_begin(const char *text, size_t len, const char *name, const struct scenario_options *o, int copy_text,
 		   struct scenario_run **out, struct blab_err *err)
 {
@@ -1723,19 +1752,28 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 	r->max_bytes = o->max_bytes ? o->max_bytes : SCENARIO_MAX_BYTES;
 	struct mkfs_options mo;
 	char label[BTRFS_LABEL_SIZE] = "";
+	char rootdir[4096] = "";
+	int have_size = 0;
 	btrfs_mkfs_defaults(&mo);
 	mo.seed = o->seed;
 	mo.now = o->now;
 	/* the filesystem is made before the first command, by the mkfs line if it is one */
 	int ret = read_line(r);
 	if (!ret && r->held && !strcmp(r->l->argv[0], "mkfs")) {
-		if ((ret = parse_mkfs_line(r, r->l, &mo, label, sizeof(label))))
+		if ((ret = parse_mkfs_line(r, r->l, &mo, label, sizeof(label), rootdir, sizeof(rootdir), &have_size)))
 			return run_failed(r, NULL, err);
 		r->held = 0;
 	}
 	if (ret)
 		return run_failed(r, NULL, err);
 	struct blab_err me = {0};
+	struct rootdir_stats rst;
+	u64 want = 0;
+	/* rootdir= without size=: sized to fit, as mkfs --rootdir (never below the default) */
+	if (rootdir[0] && (ret = o->rootdir_estimate(rootdir, mo.nodesize, &want, &rst, &me)))
+		return rootdir_failed(r, ret, rootdir, &me, err);
+	if (!have_size && want > mo.size)
+		mo.size = want;
 	if ((ret = btrfs_mkfs(&mo, &r->fs, &me))) {
 		if (r->cmd)
 			snprintf(r->err.msg, sizeof(r->err.msg), "%s:%d: %s: %s", r->name, r->lineno, r->cmd, me.msg);
@@ -1744,9 +1782,23 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 		r->err.code = ret;
 		return run_failed(r, NULL, err);
 	}
+	/* the copy is part of mkfs: committed, and not in the trace */
+	if (rootdir[0]) {
+		r->fs->trace.enabled = 0;
+		if ((ret = btrfs_start_transaction(r->fs)) || (ret = o->rootdir_copy(r->fs, rootdir, &rst, &me)) ||
+		    (ret = btrfs_commit_transaction(r->fs))) {
+			if (r->fs->err.code && !me.code)
+				me = r->fs->err;
+			if (ret == BLAB_ENOSPC && have_size)
+				blab_fail(&me, ret, "%s does not fit in size=%llu: it needs about %llu (leave out size= to size the filesystem to fit)",
+					  rootdir, (unsigned long long)mo.size, (unsigned long long)want);
+			return rootdir_failed(r, ret, rootdir, &me, err);
+		}
+	}
 	r->fs->trace.enabled = o->trace || o->count_events;
 	r->fs->trace.count_only = !o->trace;
 	r->ms += ms_since(&r->t0);
+	r->res.mkfs_ms = r->ms;
 	*out = r;
 	return 0;
 }
@@ -1930,9 +1982,9 @@ char *scenario_metrics_json(const struct scenario_result *r)
 	struct btrfs_fs_info *fs = r->fs;
 	struct strbuf out = {0};
 	const unsigned long long *kinds = fs->trace.counts;
-	sb_printf(&out, "{\"run_ms\":%.3f,\"lines\":%d,\"ops\":%d,\"commits\":%d,\"generation\":%" PRIu64 ",\"nodesize\":%u,\"bytes_used\":%" PRIu64
+	sb_printf(&out, "{\"run_ms\":%.3f,\"mkfs_ms\":%.3f,\"lines\":%d,\"ops\":%d,\"commits\":%d,\"generation\":%" PRIu64 ",\"nodesize\":%u,\"bytes_used\":%" PRIu64
 			",\"trees\":{",
-		  r->run_ms, r->lines, r->ops, r->commits, fs->generation, fs->nodesize, btrfs_super_bytes_used(fs->super));
+		  r->run_ms, r->mkfs_ms, r->lines, r->ops, r->commits, fs->generation, fs->nodesize, btrfs_super_bytes_used(fs->super));
 	struct btrfs_root *list[BLAB_MAX_ROOTS];
 	size_t n = 0;
 	for (size_t i = 0; i < fs->nroots; i++)

@@ -1,7 +1,9 @@
 /* scenario.h — the scenario language: one command a line, run against a
  * filesystem made for it, with an errno-style error naming the line.
  *
- *   mkfs [nodesize=N] [sectorsize=4096] [size=S] [label=L]  (optional first line)
+ *   mkfs [nodesize=N] [sectorsize=4096] [size=S] [label=L] [rootdir=DIR]  (optional
+ *                     first line; rootdir= copies a host directory into /, as
+ *                     mkfs --rootdir, in the native CLI only)
  *   mkdir PATH        create PATH         symlink TARGET PATH
  *   write PATH OFFSET LENGTH [SEED]       (deterministic bytes from SEED)
  *   truncate PATH SIZE                    link EXISTING NEW
@@ -20,6 +22,7 @@
 #include "fs.h"
 #include "tree-log.h"
 #include "tasks.h"
+#include "rootdir.h"
 
 struct scenario_options {
 	u64 seed; /* UUIDs */
@@ -30,6 +33,13 @@ struct scenario_options {
 	u64 max_ops;   /* operations a run may do (each name of a brace range is one); 0: SCENARIO_MAX_OPS */
 	u64 max_bytes; /* bytes all `write` lines together may write; 0: SCENARIO_MAX_BYTES */
 	int keep_failed; /* on an error, still return the filesystem as the error left it, with its trace (result.failure) */
+	/* mkfs rootdir=DIR, a copy of a host directory (rootdir.h): the native CLI
+	 * sets both functions; without them (WASM, the fuzzers) the option is
+	 * refused. Relative DIRs are taken from base_dir (the script's
+	 * directory; NULL: the working directory). */
+	int (*rootdir_estimate)(const char *src, u32 nodesize, u64 *size, struct rootdir_stats *st, struct blab_err *err);
+	int (*rootdir_copy)(struct btrfs_fs_info *fs, const char *src, struct rootdir_stats *st, struct blab_err *err);
+	const char *base_dir;
 };
 
 /* Threads of one timed section, and the length of a thread's name. */
@@ -56,6 +66,7 @@ struct scenario_result {
 	struct scenario_fsync *fsyncs; /* malloc'd; free with scenario_result_free */
 	int nfsyncs, capfsyncs;
 	double run_ms; /* time in the core, for benchmarks */
+	double mkfs_ms; /* the part of it the mkfs line took (with rootdir=, the copy) */
 	struct timed_state *timed; /* what timed sections did (malloc'd; NULL when there were none) */
 	struct timed_config tcfg;  /* the time settings at the end */
 	struct blab_err failure;   /* keep_failed: the error that stopped the run (code 0: none); fs is
