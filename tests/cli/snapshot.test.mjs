@@ -152,7 +152,7 @@ describe('snapshot', () => {
       [['subvol create /v', 'rename /d/x /v/x'], /:5: .*\/d\/x and \/v\/x are in different subvolumes \(EXDEV\)/],
       [['subvol delete /d'], /:4: .*\/d: not a subvolume/],
       [['subvol create /v', 'subvol create /v/w', 'subvol delete /v'], /:6: .*\/v: subvolume 256 holds subvolume 257: delete that first/],
-      [['subvol remove /v'], /:4: .*subvol create PATH or subvol delete PATH/],
+      [['subvol remove /v'], /:4: .*subvol create PATH, subvol delete PATH or subvol set-default PATH/],
       [['clone /d /y'], /:4: .*inode 257 is not a regular file/],
       [['link /d/x /d/x2', 'clone /d/x /d/x2'], /:5: .*a file cannot be cloned onto itself/],
       [['snapshot / /s ro', 'clone /d/x /s/d/x'], /:5: .*\/s\/d\/x: in read-only subvolume 256 \(EROFS\)/],

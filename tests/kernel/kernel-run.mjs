@@ -35,6 +35,7 @@ export function runInKernel(cmds, mnt) {
       case 'snapshot': btrfs('subvolume', 'snapshot', ...(a[2] === 'ro' ? ['-r'] : []), at(mnt, a[0]), at(mnt, a[1])); break;
       case 'subvol':
         if (a[0] === 'create') btrfs('subvolume', 'create', at(mnt, a[1]));
+        else if (a[0] === 'set-default') btrfs('subvolume', 'set-default', at(mnt, a[1]));
         else {
           btrfs('subvolume', 'delete', '-c', at(mnt, a[1]));
           btrfs('subvolume', 'sync', mnt);

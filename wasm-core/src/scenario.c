@@ -1495,14 +1495,25 @@ static int run_line(struct scenario_run *r, struct line *l)
 		if (ret || (ret = btrfs_clone_file(fs, sroot, sino, droot, dino)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "subvol")) {
-		/* btrfs subvolume create PATH */
-		u64 id;
+		/* btrfs subvolume create | delete | set-default PATH */
+		u64 id, ino;
 		struct btrfs_root *dst;
 		const char *in;
-		if ((ret = want_args(r, l, 2, 2, "subvol create|delete PATH")))
+		if ((ret = want_args(r, l, 2, 2, "subvol create|delete|set-default PATH")))
 			return ret;
-		if (strcmp(l->argv[1], "create") && strcmp(l->argv[1], "delete"))
-			return fail(r, BLAB_EPARSE, "'subvol %s': subvol create PATH or subvol delete PATH", l->argv[1]);
+		if (strcmp(l->argv[1], "create") && strcmp(l->argv[1], "delete") && strcmp(l->argv[1], "set-default"))
+			return fail(r, BLAB_EPARSE, "'subvol %s': subvol create PATH, subvol delete PATH or subvol set-default PATH", l->argv[1]);
+		if (!strcmp(l->argv[1], "set-default")) {
+			/* the ioctl changes one item in the running transaction (no commit),
+			 * and is allowed on a read-only subvolume */
+			if ((ret = btrfs_lookup_path_subvol(fs, l->argv[2], &dst, &ino)))
+				return fail_core(r, ret);
+			if (ino != btrfs_root_dirid(dst->item))
+				return fail(r, BLAB_EINVAL, "set-default %s: not a subvolume (the top level is /)", l->argv[2]);
+			if ((ret = btrfs_set_default_subvol(fs, dst->objectid)))
+				return fail_core(r, ret);
+			return 0;
+		}
 		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
 			return ret;
 		if (!strcmp(l->argv[1], "create")) {
