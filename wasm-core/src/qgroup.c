@@ -696,12 +696,13 @@ int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root
 	*by = 0;
 	if (why && nwhy)
 		why[0] = 0;
-	if (!len || !btrfs_qgroup_limited(fs, root))
+	if (!len || !btrfs_qgroup_enabled(fs))
 		return 0;
 	u64 ss = fs->sectorsize, key = btrfs_ikey(fs, root, ino), first = off / ss * ss, end = off + len;
 	u64 last = (end + ss - 1) / ss * ss;
 	u64 ids[64];
 	size_t ng = groups_of(fs, root->objectid, ids, 64);
+	/* without a limit the write is whole, and still reserves (a limit set before the commit counts it) */
 	/* the inode's own outstanding extents (its ordered ones, and its dirty bytes as the write adds to them) */
 	u64 own_on, own_dirty = btrfs_dirty_bytes(fs, key);
 	btrfs_ordered_bytes(fs, key, &own_on);

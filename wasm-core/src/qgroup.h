@@ -86,7 +86,8 @@ int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 which, u64 value);
  * sectors reserved in every qgroup above root. When fewer than len fit,
  * *by names the qgroup whose limit stops the next sector (0 when none
  * does) and *why says how (a message). The caller flushes and commits and
- * asks again, as the kernel does on EDQUOT; what does not fit then fails. */
+ * asks again, as the kernel does on EDQUOT; what does not fit then fails.
+ * With quotas on, every buffered write reserves through here. */
 int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u64 len, u64 *allowed, u64 *by,
 			       char *why, size_t nwhy);
 /* Whether any qgroup above root has a limit. */

@@ -334,12 +334,12 @@ static int do_unlink(struct scenario_run *r, const char *path)
 	return ret ? fail_core(r, ret) : 0;
 }
 
-/* A write under a qgroup limit (qgroup.h): what fits goes into the page
- * cache; when the rest does not, delalloc is flushed and the transaction
- * committed (the kernel's try_flush_qgroup) and the rest tried again; when
- * it still does not fit, the write stops there with EDQUOT, having written
- * the sectors that fit, as the kernel's short write and the write(2) after
- * it that fails. */
+/* A write with quotas on, checked against qgroup limits (qgroup.h): what
+ * fits goes into the page cache; when the rest does not, delalloc is
+ * flushed and the transaction committed (the kernel's try_flush_qgroup) and
+ * the rest tried again; when it still does not fit, the write stops there
+ * with EDQUOT, having written the sectors that fit, as the kernel's short
+ * write and the write(2) after it that fails. */
 static int limited_write(struct scenario_run *r, const char *path, struct btrfs_root *root, u64 ino, u64 off, const u8 *buf, u64 len)
 {
 	struct btrfs_fs_info *fs = r->fs;
@@ -382,8 +382,8 @@ static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, 
 	if (!buf)
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
 	scenario_data_fill(seed, off, buf, len);
-	ret = btrfs_qgroup_limited(r->fs, root) ? limited_write(r, path, root, ino, off, buf, len)
-						  : btrfs_buffered_write(r->fs, root, ino, off, buf, len);
+	ret = btrfs_qgroup_enabled(r->fs) ? limited_write(r, path, root, ino, off, buf, len)
+					  : btrfs_buffered_write(r->fs, root, ino, off, buf, len);
 	free(buf);
 	return ret ? (r->err.code ? ret : fail_core(r, ret)) : 0;
 }
