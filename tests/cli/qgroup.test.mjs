@@ -2,7 +2,10 @@
 // subvolume, a rescan), accounting at each commit, a snapshot inheriting its
 // source's numbers, `qgroup create` / `assign` (inconsistent until `quota
 // rescan`), and `btrfslab qgroup show`, as `btrfs qgroup show --raw`
-// prints. (The kernel's and btrfs check's side: tests/kernel/qgroup.test.mjs.)
+// prints; `qgroup limit SIZE|none QGROUP [excl]` (the LIMIT item, `qgroup
+// show -r -e`, and a write that would pass a limit failing with EDQUOT).
+// (The kernel's and btrfs check's side: tests/kernel/qgroup.test.mjs and
+// tests/kernel/qgroup-limit.test.mjs.)
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -93,7 +96,7 @@ describe('qgroups', () => {
       [['quota enable', 'qgroup assign 0/5 1/3'], /:7: .*qgroup 1\/3 does not exist/],
       [['quota enable', 'qgroup create 1/1', 'qgroup create 2/1', 'qgroup assign 2/1 1/1'], /:9: .*qgroup 1\/1 is not above 2\/1/],
       [['quota enable', 'qgroup create 1/1', 'qgroup create 1/1'], /:8: .*qgroup 1\/1 exists/],
-      [['quota enable', 'qgroup frob 1/1'], /:7: .*qgroup create LEVEL\/ID, or qgroup assign CHILD PARENT/],
+      [['quota enable', 'qgroup frob 1/1'], /:7: .*qgroup create LEVEL\/ID, qgroup assign CHILD PARENT \(as 0\/257 1\/100\), or qgroup limit SIZE\|none QGROUP \[excl\]/],
     ];
     for (const [extra, want] of cases) {
       const r = run([...BASE, ...extra], 'bad');
@@ -105,5 +108,95 @@ describe('qgroups', () => {
     assert.equal(s.status, 1);
     assert.match(s.stderr, /quotas are not enabled/);
     assert.equal(spawnSync(CLI, ['qgroup', 'list', plain.img]).status, 2);
+  });
+});
+
+/** The LIMIT item of qgroup id in a dump-tree -t quota listing: [flags, max_rfer, max_excl, rsv_rfer, rsv_excl]. */
+function limitItem(img, id) {
+  const dump = execFileSync(CLI, ['dump-tree', '-t', 'quota', img], { encoding: 'utf8' });
+  const m = dump.match(new RegExp(`key \\(0 QGROUP_LIMIT ${id}\\) itemoff \\d+ itemsize 40\n\t\tflags (\\d+)\n\t\tmax_referenced (\\d+) max_exclusive (\\d+)\n\t\trsv_referenced (\\d+) rsv_exclusive (\\d+)\n`));
+  assert.ok(m, dump);
+  return m.slice(1).map(Number);
+}
+const LIMITED = ['mkfs nodesize=4K size=256M', 'quota enable', 'subvol create /sv', 'commit', 'create /sv/f'];
+/** 64 KiB writes to /sv/f, n of them. */
+const writes = (n, path = '/sv/f') => Array.from({ length: n }, (_, i) => `write ${path} ${i * 65536} 64K ${i + 1}`);
+
+describe('qgroup limits', () => {
+  test('the LIMIT item: one limit set leaves the other; none clears one (its flag, its value 0)', () => {
+    const r = run([...LIMITED, 'qgroup create 1/7', 'qgroup limit 10M 0/5', 'qgroup limit 5M 0/256 excl', 'qgroup limit 3M 1/7',
+      'qgroup limit 2M 1/7 excl', 'qgroup limit 1G 0/256'], 'limits');
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(limitItem(r.img, '0/5'), [1, 10485760, 0, 0, 0]);
+    assert.deepEqual(limitItem(r.img, '0/256'), [3, 1073741824, 5242880, 0, 0]);
+    assert.deepEqual(limitItem(r.img, '1/7'), [3, 3145728, 2097152, 0, 0]);
+    const n = run([...LIMITED, 'qgroup limit 10M 0/256', 'qgroup limit 5M 0/256 excl', 'qgroup limit none 0/256'], 'none');
+    assert.equal(n.status, 0, n.stderr);
+    assert.deepEqual(limitItem(n.img, '0/256'), [2, 0, 5242880, 0, 0]);
+    const both = run([...LIMITED, 'qgroup limit 10M 0/256', 'qgroup limit none 0/256', 'qgroup limit none 0/256 excl'], 'both');
+    assert.deepEqual(limitItem(both.img, '0/256'), [0, 0, 0, 0, 0]);
+    assert.match(execFileSync(CLI, ['check', both.img], { encoding: 'utf8' }), /0 errors found/);
+  });
+
+  test('qgroup show -r -e: the limits, none when unset, as btrfs qgroup show -pre --raw', () => {
+    const r = run([...LIMITED, 'qgroup create 1/7', 'qgroup assign 0/256 1/7', 'quota rescan', 'qgroup limit 10M 0/5', 'qgroup limit 5M 0/256 excl',
+      'qgroup limit 3M 1/7', 'qgroup limit 2M 1/7 excl'], 'show');
+    assert.equal(r.status, 0, r.stderr);
+    const pre = spawnSync(CLI, ['qgroup', 'show', '-pre', '--raw', r.img], { encoding: 'utf8' });
+    assert.equal(pre.status, 0, pre.stderr);
+    const lines = pre.stdout.split('\n');
+    assert.equal(lines[0], 'Qgroupid    Referenced    Exclusive  Max referenced  Max exclusive Parent     Path ');
+    assert.equal(lines[1], '--------    ----------    ---------  --------------  ------------- ------     ---- ');
+    assert.match(lines[2], /^0\/5 {10,}\d+ +\d+ +10485760 +none -          <toplevel>$/);
+    assert.match(lines[3], /^0\/256 {8,}\d+ +\d+ +none +5242880 1\/7        sv$/);
+    assert.match(lines[4], /^1\/7 {10,}\d+ +\d+ +3145728 +2097152 -          <0 member qgroups>$/);
+    // the same as separate flags; -r alone, -e alone
+    assert.equal(spawnSync(CLI, ['qgroup', 'show', '-p', '-r', '-e', '--raw', r.img], { encoding: 'utf8' }).stdout, pre.stdout);
+    const re = spawnSync(CLI, ['qgroup', 'show', '-re', '--raw', r.img], { encoding: 'utf8' }).stdout.split('\n');
+    assert.equal(re[0], 'Qgroupid    Referenced    Exclusive  Max referenced  Max exclusive   Path ');
+    assert.match(spawnSync(CLI, ['qgroup', 'show', '-r', '--raw', r.img], { encoding: 'utf8' }).stdout, /^Qgroupid {4}Referenced {4}Exclusive  Max referenced   Path \n/);
+    assert.match(spawnSync(CLI, ['qgroup', 'show', '-e', '--raw', r.img], { encoding: 'utf8' }).stdout, /^Qgroupid {4}Referenced {4}Exclusive  Max exclusive   Path \n/);
+    assert.equal(spawnSync(CLI, ['qgroup', 'show', '-x', r.img]).status, 2);
+  });
+
+  test('a write past a limit fails with EDQUOT, naming the qgroup, its limit and the bytes written; none lifts it', () => {
+    // 1M: the subvolume's leaf (4096) + a node of metadata for the file's extent leave 1040384 bytes of data
+    const r = run([...LIMITED, 'qgroup limit 1M 0/256', ...writes(20)], 'edquot');
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /edquot\.txt:22: write: EDQUOT: \/sv\/f: write of 65536 bytes at 983040 passes qgroup 0\/256's limit of 1048576 referenced bytes \(it has 1044480, 0 reserved; this sector needs 4096 and 4096 of metadata\): 57344 bytes written/);
+    const e = run([...LIMITED, 'qgroup limit 1M 0/256 excl', ...writes(20)], 'edquot-excl');
+    assert.match(e.stderr, /edquot-excl\.txt:22: write: EDQUOT: .*qgroup 0\/256's limit of 1048576 exclusive bytes/);
+    // a group above: its limit counts both subvolumes' writes
+    const p = run([...LIMITED, 'subvol create /b', 'create /b/f', 'qgroup create 1/1', 'qgroup assign 0/256 1/1', 'qgroup assign 0/257 1/1', 'quota rescan',
+      'qgroup limit 1M 1/1', ...writes(6), ...writes(6, '/b/f'), ...writes(20).slice(6)], 'parent');
+    assert.match(p.stderr, /parent\.txt:\d+: write: EDQUOT: .*qgroup 1\/1's limit of 1048576 referenced bytes/);
+    const line = Number(p.stderr.match(/parent\.txt:(\d+):/)[1]);
+    assert.ok(line > 12 + 12, `stopped at line ${line}: the writes of both subvolumes count`);
+    // no limit, or the limit cleared: the same writes go through; a limit that holds them changes nothing
+    for (const [name, lim] of [['lifted', ['qgroup limit 1M 0/256', 'qgroup limit none 0/256']], ['roomy', ['qgroup limit 2M 0/256']]]) {
+      const ok = run([...LIMITED, ...lim, ...writes(20)], name);
+      assert.equal(ok.status, 0, ok.stderr);
+      assert.match(execFileSync(CLI, ['check', ok.img], { encoding: 'utf8' }), /0 errors found/);
+    }
+    const free = run([...LIMITED, ...writes(20)], 'free');
+    assert.equal(execFileSync('sha256sum', [free.img], { encoding: 'utf8' }).split(' ')[0],
+      execFileSync('sha256sum', [run([...LIMITED, ...writes(20)], 'free2').img], { encoding: 'utf8' }).split(' ')[0]);
+  });
+
+  test('bad limit lines: clear errors with their line', () => {
+    const cases = [
+      [['qgroup limit 1M 0/5'], /bad\.txt:5: qgroup: EINVAL: quotas are not enabled \(quota enable\)/],
+      [['quota enable', 'qgroup limit 1M 0/300'], /bad\.txt:6: qgroup: ENOENT: qgroup 0\/300 does not exist/],
+      [['quota enable', 'qgroup limit 1X 0/5'], /bad\.txt:6: qgroup: EPARSE: limit '1X' is not a number \(sizes take K, M or G\)/],
+      [['quota enable', 'qgroup limit -1 0/5'], /bad\.txt:6: qgroup: EPARSE: limit '-1' is not a number/],
+      [['quota enable', 'qgroup limit 1M 0/x'], /bad\.txt:6: qgroup: EPARSE: '0\/x': a qgroup is LEVEL\/ID/],
+      [['quota enable', 'qgroup limit 1M'], /bad\.txt:6: qgroup: EPARSE: expects qgroup limit SIZE\|none QGROUP \[excl\]/],
+      [['quota enable', 'qgroup limit 1M 0/5 rfer'], /bad\.txt:6: qgroup: EPARSE: expects qgroup limit SIZE\|none QGROUP \[excl\]/],
+    ];
+    for (const [extra, want] of cases) {
+      const r = run(['mkfs nodesize=4K size=256M', 'subvol create /sv', 'commit', 'create /sv/f', ...extra], 'bad');
+      assert.notEqual(r.status, 0, extra.join('; '));
+      assert.match(r.stderr, want, extra.join('; '));
+    }
   });
 });

@@ -75,8 +75,9 @@ static const char usage_text[] =
 	"  serve [--port N] [--app URL] [--origin ORIGIN]... [--max-body S] [--timeout SECONDS]\n"
 	"        (root) the companion the app asks the kernel through: 127.0.0.1 only, a random token\n"
 	"        in the URL it prints, Origin and Host checked; one `kernel` job at a time\n"
-	"  qgroup show [-p] [--raw] IMAGE\n"
-	"        the quota groups of IMAGE as `btrfs qgroup show --raw` prints them (bytes; -p: parents)\n"
+	"  qgroup show [-p] [-r] [-e] [--raw] IMAGE\n"
+	"        the quota groups of IMAGE as `btrfs qgroup show --raw` prints them (bytes; -p: parents,\n"
+	"        -r / -e: the referenced / exclusive limits, none when unset)\n"
 	"  kernel IMAGE [--json] [--in-place]\n"
 	"        (root) a private copy of IMAGE (or IMAGE itself with --in-place) on a loop device of\n"
 	"        its own, mounted by the kernel (which replays a pending log): every path it lists,\n"
@@ -800,20 +801,29 @@ static int cmd_check(int argc, char **argv, int variant)
 static int cmd_qgroup(int argc, char **argv, int variant)
 {
 	(void)variant;
-	int parents = 0;
+	int columns = 0, bad = 0;
 	const char *image = NULL;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "-p"))
-			parents = 1;
-		else if (!strcmp(argv[i], "--raw"))
+		if (argv[i][0] == '-' && argv[i][1] && argv[i][1] != '-') {
+			/* -p, -r, -e, or several at once (-pre), as progs takes them */
+			for (const char *f = argv[i] + 1; *f; f++) {
+				const char *at = strchr("pre", *f);
+				if (at)
+					columns |= 1 << (at - "pre"); /* BTRFS_QGROUP_SHOW_PARENTS, _MAX_RFER, _MAX_EXCL */
+				else
+					bad = 1;
+			}
+			if (bad)
+				image = NULL, i = argc;
+		} else if (!strcmp(argv[i], "--raw"))
 			; /* bytes: the only way it prints */
 		else if (argv[i][0] == '-' || image)
 			image = NULL, i = argc;
 		else
 			image = argv[i];
 	}
-	if (argc < 3 || strcmp(argv[1], "show") || !image)
-		return fprintf(stderr, "btrfslab qgroup: usage: qgroup show [-p] [--raw] IMAGE\n"), 2;
+	if (argc < 3 || strcmp(argv[1], "show") || !image || bad)
+		return fprintf(stderr, "btrfslab qgroup: usage: qgroup show [-p] [-r] [-e] [--raw] IMAGE\n"), 2;
 	struct btrfs_fs_info *fs = open_image("qgroup", image);
 	if (!fs)
 		return 1;
@@ -823,7 +833,7 @@ static int cmd_qgroup(int argc, char **argv, int variant)
 		rc = 1;
 	} else {
 		struct strbuf out = {0};
-		btrfs_qgroup_show(fs, &out, parents);
+		btrfs_qgroup_show(fs, &out, columns);
 		if (btrfs_qgroup_status(fs) & BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT)
 			fprintf(stderr, "WARNING: qgroup data inconsistent, rescan recommended\n");
 		fwrite(out.s, 1, out.len, stdout);

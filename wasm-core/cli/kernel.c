@@ -3,8 +3,9 @@
  *
  * A private sparse copy of IMAGE (the user's file is not changed, unless
  * --in-place) is attached to a loop device this command makes itself, and
- * mounted read-write, so the kernel replays a pending log as a mount after a
- * power cut does. Every path is listed (type, permission bits, links, size,
+ * mounted read-write (its top level, subvolid=5, whatever the default
+ * subvolume), so the kernel replays a pending log as a mount after a power
+ * cut does. Every path is listed (type, permission bits, links, size,
  * a regular file's SHA-256, a symlink's target), the filesystem unmounted,
  * `btrfs check --readonly` run on the device, the kernel told to forget it,
  * the loop device detached, and the private directory removed: on every
@@ -471,7 +472,9 @@ int kernel_inspect(const char *image, int in_place, struct kernel_view *v)
 		cleanup(&r);
 		return -1;
 	}
-	if (!stop_signal && mount(r.loop, r.mnt, "btrfs", 0, NULL)) {
+	/* subvolid=5: the top level whatever subvolume set-default chose, so the
+	 * whole filesystem is listed, as `btrfslab ls` lists it */
+	if (!stop_signal && mount(r.loop, r.mnt, "btrfs", 0, "subvolid=5")) {
 		snprintf(v->mount_err, sizeof(v->mount_err), "mount: %s (the kernel's log says why: dmesg)", strerror(errno));
 	} else if (!stop_signal) {
 		r.mounted = 1;

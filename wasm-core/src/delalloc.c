@@ -224,6 +224,18 @@ u64 btrfs_dirty_bytes(const struct btrfs_fs_info *fs, u64 ino)
 	return ic ? ic->dirty_bytes : 0;
 }
 
+u64 btrfs_delalloc_clean_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end)
+{
+	const struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);
+	u64 clean = end > start ? end - start : 0;
+	for (size_t i = 0; ic && i < ic->ndirty && clean; i++) {
+		u64 s = ic->dirty[i].start > start ? ic->dirty[i].start : start, e = ic->dirty[i].end < end ? ic->dirty[i].end : end;
+		if (e > s)
+			clean -= e - s;
+	}
+	return clean;
+}
+
 u64 btrfs_inode_dirtied_at(const struct btrfs_fs_info *fs, u64 ino)
 {
 	const struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);

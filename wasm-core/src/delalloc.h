@@ -60,6 +60,10 @@ u64 btrfs_inode_isize(const struct btrfs_fs_info *fs, u64 ino, u64 item_size);
 void btrfs_read_cached(const struct btrfs_fs_info *fs, u64 ino, u64 off, u8 *buf, u64 len);
 /* Dirty bytes of ino (all inodes: ino 0). */
 u64 btrfs_dirty_bytes(const struct btrfs_fs_info *fs, u64 ino);
+/* Bytes of [start, end) (whole sectors) of ino that are not dirty: what a
+ * write there reserves anew (the kernel's EXTENT_QGROUP_RESERVED bits are
+ * set on dirty ranges until writeback). */
+u64 btrfs_delalloc_clean_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end);
 
 struct btrfs_ordered_extent;
 /* Starts writeback of ino's dirty pages in [start, end): inline data is

@@ -24,6 +24,8 @@ static const struct {
 	[15] = {"EBUSY", "device or resource busy"},
 	[16] = {"EPARSE", "cannot parse input"},
 	[17] = {"EDEADLK", "deadlock"},
+	[18] = {"EPERM", "operation not permitted"},
+	[19] = {"EDQUOT", "disk quota exceeded"},
 };
 
 static int index_of(int code)

@@ -22,7 +22,9 @@ enum blab_errno {
 	BLAB_EBUSY = -15,     /* a device is in use */
 	BLAB_EPARSE = -16,    /* a scenario line cannot be parsed */
 	BLAB_EDEADLK = -17,   /* simulated tasks wait for each other in a cycle */
-	BLAB_ERRNO_MIN = -17,
+	BLAB_EPERM = -18,     /* the operation is not permitted (deleting the default subvolume) */
+	BLAB_EDQUOT = -19,    /* a qgroup's limit would be passed */
+	BLAB_ERRNO_MIN = -19,
 };
 
 #define BLAB_ERRMSG_MAX 512

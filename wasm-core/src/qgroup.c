@@ -9,6 +9,8 @@
 #include "print-tree.h"
 #include "root-tree.h"
 #include "array.h"
+#include "delalloc.h"
+#include "ordered-data.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -522,6 +524,10 @@ int btrfs_qgroup_account(struct btrfs_fs_info *fs)
 		u64map_free(&sizes);
 	}
 	u64map_clear(&q->dirty);
+	/* what writes reserved is accounted now: the reservations go (the
+	 * kernel frees them as the delayed refs carrying them are accounted) */
+	for (size_t i = 0; i < q->n; i++)
+		q->g[i].reserved = 0;
 	q->status_dirty = 1; /* its generation: this commit's */
 	return ret ? ret : write_items(fs);
 }
@@ -637,7 +643,7 @@ int btrfs_qgroup_assign(struct btrfs_fs_info *fs, u64 child, u64 parent)
 	return write_items(fs);
 }
 
-int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 max_rfer, u64 max_excl)
+int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 which, u64 value)
 {
 	char n[48];
 	if (!fs->qgroup->enabled)
@@ -645,11 +651,159 @@ int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 max_rfer, u64 max_e
 	struct btrfs_qgroup *g = find(fs, id);
 	if (!g)
 		return blab_fail(&fs->err, BLAB_ENOENT, "qgroup %s does not exist", btrfs_qgroup_name(id, n, sizeof(n)));
-	g->max_rfer = max_rfer;
-	g->max_excl = max_excl;
-	g->lim_flags = (max_rfer ? BTRFS_QGROUP_LIMIT_MAX_RFER : 0) | (max_excl ? BTRFS_QGROUP_LIMIT_MAX_EXCL : 0);
+	u64 *max = which == BTRFS_QGROUP_LIMIT_MAX_EXCL ? &g->max_excl : &g->max_rfer;
+	if (value == BTRFS_QGROUP_LIMIT_NONE) {
+		g->lim_flags &= ~which;
+		*max = 0;
+	} else {
+		g->lim_flags |= which;
+		*max = value;
+	}
 	g->dirty = 1;
 	return write_items(fs);
+}
+
+/* ---- limits: what a buffered write reserves ----
+ *
+ * The kernel checks a qgroup's limits when space is reserved, not when it
+ * is accounted: a buffered write reserves each page's data (the sectors not
+ * already dirty, qgroup_reserve_data) and then metadata for the inode's
+ * outstanding extents (btrfs_delalloc_reserve_metadata: a node a extent,
+ * one more while the page's extent is being merged in), and either fails
+ * when, for the subvolume's qgroup or any above it with a limit,
+ *   referenced + reserved + the new bytes > max_referenced
+ * (exclusive alike). On EDQUOT it flushes delalloc, commits (the reserved
+ * bytes are then accounted, the reservations gone) and tries the page once
+ * more; a write that stops part way returns what it wrote. The kernel
+ * writes a page at a time, so the write stops at the last sector that fits
+ * after the flush: referenced + the data up to it + one node. The model:
+ * reserved = the data bytes writes reserved since the last commit (dropped
+ * at the commit), metadata = a node for each outstanding extent of the
+ * inodes below the qgroup (an inode's dirty bytes in 128 MiB extents, plus
+ * its ordered extents: the space model's count, which takes a file's
+ * separate dirty ranges as one extent), plus the one being added. Not
+ * modelled: the metadata a transaction start reserves per item (pertrans,
+ * freed at commit; it only makes the kernel flush sooner, and a flush moves
+ * where extents split, which moves referenced by a sector when a later
+ * write rewrites the split sector), and freeing a reservation when dirty
+ * pages are truncated before writeback. */
+
+#define QGROUP_MAX_EXTENT (128ULL << 20) /* BTRFS_MAX_EXTENT_SIZE */
+
+int btrfs_qgroup_limited(struct btrfs_fs_info *fs, const struct btrfs_root *root)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	u64 ids[64];
+	size_t n = groups_of(fs, root->objectid, ids, 64);
+	for (size_t k = 0; k < n; k++) {
+		struct btrfs_qgroup *g = find(fs, ids[k]);
+		if (g && (g->lim_flags & (BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL)))
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether qgroup id is root's or above it. */
+static int holds_root(struct btrfs_fs_info *fs, u64 id, u64 root)
+{
+	u64 ids[64];
+	size_t n = groups_of(fs, root, ids, 64);
+	for (size_t k = 0; k < n; k++)
+		if (ids[k] == id)
+			return 1;
+	return 0;
+}
+
+/* The outstanding extents of the inodes below qgroup id, the inode with key
+ * except (counted by the caller) left out. */
+static int outstanding_below(struct btrfs_fs_info *fs, u64 id, u64 except, u64 *out)
+{
+	u64 *keys = NULL;
+	size_t n = 0;
+	*out = 0;
+	if (btrfs_dirty_inodes_all(fs, &keys, &n))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup reservation");
+	for (size_t i = 0; i < n; i++) {
+		struct btrfs_root *r = btrfs_ikey_root(fs, keys[i]);
+		if (keys[i] == except || !r || !holds_root(fs, id, r->objectid))
+			continue;
+		u64 on;
+		btrfs_ordered_bytes(fs, keys[i], &on);
+		*out += (btrfs_dirty_bytes(fs, keys[i]) + QGROUP_MAX_EXTENT - 1) / QGROUP_MAX_EXTENT + on;
+	}
+	free(keys);
+	return 0;
+}
+
+int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u64 len, u64 *allowed, u64 *by,
+			       char *why, size_t nwhy)
+{
+	*allowed = len;
+	*by = 0;
+	if (why && nwhy)
+		why[0] = 0;
+	if (!len || !btrfs_qgroup_enabled(fs))
+		return 0;
+	u64 ss = fs->sectorsize, key = btrfs_ikey(fs, root, ino), first = off / ss * ss, end = off + len;
+	u64 last = (end + ss - 1) / ss * ss;
+	u64 ids[64];
+	size_t ng = groups_of(fs, root->objectid, ids, 64);
+	/* without a limit the write is whole, and still reserves (a limit set before the commit counts it) */
+	/* the inode's own outstanding extents (its ordered ones, and its dirty bytes as the write adds to them) */
+	u64 own_on, own_dirty = btrfs_dirty_bytes(fs, key);
+	btrfs_ordered_bytes(fs, key, &own_on);
+	u64 stop = last; /* the first sector that does not fit */
+	u64 stop_id = 0, stop_have = 0, stop_max = 0;
+	int stop_excl = 0;
+	for (size_t k = 0; k < ng; k++) {
+		struct btrfs_qgroup *g = find(fs, ids[k]);
+		if (!g || !(g->lim_flags & (BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL)))
+			continue;
+		u64 others;
+		int ret = outstanding_below(fs, g->id, key, &others);
+		if (ret)
+			return ret;
+		/* walk the write's sectors while they fit this qgroup */
+		u64 newb = 0, s;
+		for (s = first; s < stop; s += ss) {
+			u64 add = btrfs_delalloc_clean_bytes(fs, key, s, s + ss);
+			u64 held = others + own_on + (own_dirty + newb + QGROUP_MAX_EXTENT - 1) / QGROUP_MAX_EXTENT;
+			/* data and metadata: the data first, then a node more for the page's extent */
+			u64 need = g->reserved + newb + add + (held + 1) * fs->nodesize;
+			int over_r = (g->lim_flags & BTRFS_QGROUP_LIMIT_MAX_RFER) && g->rfer + need > g->max_rfer;
+			int over_e = (g->lim_flags & BTRFS_QGROUP_LIMIT_MAX_EXCL) && g->excl + need > g->max_excl;
+			if (over_r || over_e) {
+				stop = s;
+				stop_id = g->id;
+				stop_excl = !over_r;
+				stop_have = (over_r ? g->rfer : g->excl);
+				stop_max = over_r ? g->max_rfer : g->max_excl;
+				if (why && nwhy) {
+					char n[48];
+					snprintf(why, nwhy, "qgroup %s's limit of %llu %s bytes (it has %llu, %llu reserved; this sector needs %llu and %llu of metadata)",
+						 btrfs_qgroup_name(g->id, n, sizeof(n)), (unsigned long long)stop_max, stop_excl ? "exclusive" : "referenced",
+						 (unsigned long long)stop_have, (unsigned long long)(g->reserved + newb), (unsigned long long)add,
+						 (unsigned long long)((held + 1) * fs->nodesize));
+				}
+				break;
+			}
+			newb += add;
+		}
+	}
+	/* the sectors that fit are reserved in every qgroup above root */
+	u64 fit_end = stop < end ? stop : end;
+	*allowed = fit_end > off ? fit_end - off : 0;
+	*by = stop < last ? stop_id : 0;
+	if (*allowed) {
+		u64 res = btrfs_delalloc_clean_bytes(fs, key, first, (fit_end + ss - 1) / ss * ss);
+		for (size_t k = 0; k < ng; k++) {
+			struct btrfs_qgroup *g = find(fs, ids[k]);
+			if (g)
+				g->reserved += res;
+		}
+	}
+	return 0;
 }
 
 int btrfs_qgroup_subvol_created(struct btrfs_fs_info *fs, u64 id)
@@ -685,23 +839,40 @@ int btrfs_qgroup_inherit(struct btrfs_fs_info *fs, u64 src, u64 id)
 
 static size_t width(size_t a, size_t b) { return a > b ? a : b; }
 
-void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents)
+/* A limit as `qgroup show --raw` prints it: bytes, or "none" when unset. */
+static const char *limit_text(u64 flags, u64 flag, u64 max, char *buf, size_t n)
+{
+	if (!(flags & flag))
+		return "none";
+	snprintf(buf, n, "%llu", (unsigned long long)max);
+	return buf;
+}
+
+void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int columns)
 {
 	struct btrfs_qgroup_state *q = fs->qgroup;
+	int parents = columns & BTRFS_QGROUP_SHOW_PARENTS, mr = columns & BTRFS_QGROUP_SHOW_MAX_RFER,
+	    me = columns & BTRFS_QGROUP_SHOW_MAX_EXCL;
 	char buf[64], path[4096];
-	/* columns as wide as their widest value */
-	size_t wid = 8, wref = 10, wexcl = 9, wpar = 6;
+	/* columns as wide as their widest value (at least their heading) */
+	size_t wid = 8, wref = 10, wexcl = 9, wpar = 6, wmr = 14, wme = 13;
 	for (size_t i = 0; i < q->n; i++) {
 		const struct btrfs_qgroup *g = &q->g[i];
 		wid = width(wid, strlen(btrfs_qgroup_name(g->id, buf, sizeof(buf))));
 		wref = width(wref, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g->rfer));
 		wexcl = width(wexcl, (size_t)snprintf(buf, sizeof(buf), "%llu", (unsigned long long)g->excl));
+		wmr = width(wmr, strlen(limit_text(g->lim_flags, BTRFS_QGROUP_LIMIT_MAX_RFER, g->max_rfer, buf, sizeof(buf))));
+		wme = width(wme, strlen(limit_text(g->lim_flags, BTRFS_QGROUP_LIMIT_MAX_EXCL, g->max_excl, buf, sizeof(buf))));
 		size_t pl = 0;
 		for (size_t p = 0; p < g->nparents; p++)
 			pl += strlen(btrfs_qgroup_name(g->parents[p], buf, sizeof(buf))) + (p ? 1 : 0);
 		wpar = width(wpar, pl);
 	}
 	sb_printf(out, "%-*s    %*s    %*s", (int)wid, "Qgroupid", (int)wref, "Referenced", (int)wexcl, "Exclusive");
+	if (mr)
+		sb_printf(out, "  %*s", (int)wmr, "Max referenced");
+	if (me)
+		sb_printf(out, "  %*s", (int)wme, "Max exclusive");
 	if (wpar < 10)
 		wpar = 10; /* progs pads the parent column to ten */
 	if (parents)
@@ -710,6 +881,10 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents
 		sb_printf(out, "   Path \n");
 	memset(path, '-', sizeof(path));
 	sb_printf(out, "%.*s    %.*s    %.*s", (int)wid, path, (int)wref, path, (int)wexcl, path);
+	if (mr)
+		sb_printf(out, "  %.*s", (int)wmr, path);
+	if (me)
+		sb_printf(out, "  %.*s", (int)wme, path);
 	if (parents)
 		sb_printf(out, " %.*s%*s ---- \n", 6, path, (int)(wpar - 6), "");
 	else
@@ -718,6 +893,10 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents
 		const struct btrfs_qgroup *g = &q->g[i];
 		sb_printf(out, "%-*s    %*llu    %*llu", (int)wid, btrfs_qgroup_name(g->id, buf, sizeof(buf)), (int)wref,
 			  (unsigned long long)g->rfer, (int)wexcl, (unsigned long long)g->excl);
+		if (mr)
+			sb_printf(out, "  %*s", (int)wmr, limit_text(g->lim_flags, BTRFS_QGROUP_LIMIT_MAX_RFER, g->max_rfer, buf, sizeof(buf)));
+		if (me)
+			sb_printf(out, "  %*s", (int)wme, limit_text(g->lim_flags, BTRFS_QGROUP_LIMIT_MAX_EXCL, g->max_excl, buf, sizeof(buf)));
 		if (parents) {
 			char pl[1024] = "";
 			size_t at = 0;

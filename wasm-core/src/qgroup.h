@@ -38,7 +38,10 @@
 struct btrfs_qgroup {
 	u64 id;   /* level << 48 | number */
 	u64 rfer, excl;
+	/* the LIMIT item: which limits are set, the limits, and the rsv_*
+	 * fields, which the kernel writes as the limit ioctl gave them (0) */
 	u64 lim_flags, max_rfer, max_excl, rsv_rfer, rsv_excl;
+	u64 reserved; /* in memory: data bytes buffered writes reserved since the last commit */
 	u64 generation;
 	u64 *parents;
 	size_t nparents, capparents;
@@ -65,10 +68,30 @@ int btrfs_quota_enable(struct btrfs_fs_info *fs);
 /* btrfs quota rescan: every qgroup counted again from the trees as they are
  * now (committed first); the inconsistent flag cleared. */
 int btrfs_qgroup_rescan(struct btrfs_fs_info *fs);
-/* btrfs qgroup create / assign / limit. ids are level << 48 | number. */
+/* btrfs qgroup create / assign. ids are level << 48 | number. */
 int btrfs_qgroup_create(struct btrfs_fs_info *fs, u64 id);
 int btrfs_qgroup_assign(struct btrfs_fs_info *fs, u64 child, u64 parent);
-int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 max_rfer, u64 max_excl);
+/* btrfs qgroup limit [-e] SIZE|none: which is BTRFS_QGROUP_LIMIT_MAX_RFER or
+ * _MAX_EXCL; value the limit, or BTRFS_QGROUP_LIMIT_NONE to clear it (its
+ * flag off, the value 0), as the kernel's limit ioctl sets one limit and
+ * leaves the other. The LIMIT item is written in the running transaction.
+ * EINVAL when quotas are off, ENOENT when the qgroup does not exist. */
+#define BTRFS_QGROUP_LIMIT_NONE ((u64)-1)
+int btrfs_qgroup_limit(struct btrfs_fs_info *fs, u64 id, u64 which, u64 value);
+
+/* Limits at buffered-write time, as the kernel's qgroup data and metadata
+ * reservations enforce them. How many bytes of a write of len bytes at off
+ * to inode ino of root may go into the page cache now (*allowed, up to len;
+ * whole sectors, the first of which may start before off), those bytes'
+ * sectors reserved in every qgroup above root. When fewer than len fit,
+ * *by names the qgroup whose limit stops the next sector (0 when none
+ * does) and *why says how (a message). The caller flushes and commits and
+ * asks again, as the kernel does on EDQUOT; what does not fit then fails.
+ * With quotas on, every buffered write reserves through here. */
+int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 ino, u64 off, u64 len, u64 *allowed, u64 *by,
+			       char *why, size_t nwhy);
+/* Whether any qgroup above root has a limit. */
+int btrfs_qgroup_limited(struct btrfs_fs_info *fs, const struct btrfs_root *root);
 /* A new subvolume (its empty qgroup), or a snapshot of src (inheriting). */
 int btrfs_qgroup_subvol_created(struct btrfs_fs_info *fs, u64 id);
 int btrfs_qgroup_inherit(struct btrfs_fs_info *fs, u64 src, u64 id);
@@ -87,9 +110,12 @@ int btrfs_qgroup_account(struct btrfs_fs_info *fs);
 /* After the commit: the trees as committed are the next "before". */
 void btrfs_qgroup_committed(struct btrfs_fs_info *fs);
 
-/* What `btrfs qgroup show --raw` prints (with parents: -p). */
+/* What `btrfs qgroup show --raw` prints: BTRFS_QGROUP_SHOW_* columns too. */
+#define BTRFS_QGROUP_SHOW_PARENTS 1  /* -p */
+#define BTRFS_QGROUP_SHOW_MAX_RFER 2 /* -r */
+#define BTRFS_QGROUP_SHOW_MAX_EXCL 4 /* -e */
 struct strbuf;
-void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int parents);
+void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int columns);
 /* "L/N" of a qgroup id into buf. */
 const char *btrfs_qgroup_name(u64 id, char *buf, size_t n);
 /* Parses "L/N" or "N" (level 0): 0 or EINVAL. */

@@ -8,6 +8,8 @@
 #include "delayed-ref.h"
 #include "delalloc.h"
 #include "mkfs.h"
+#include "dir-item.h"
+#include "crc32c.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -258,6 +260,12 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
 		return blab_fail(&fs->err, BLAB_ENOTEMPTY, "%s: subvolume %llu holds subvolume %llu: delete that first", path,
 				 (unsigned long long)subvol, (unsigned long long)next.offset);
 	(void)k;
+	u64 def;
+	if ((ret = btrfs_default_subvol(fs, &def)))
+		return ret;
+	if (def == subvol)
+		return blab_fail(&fs->err, BLAB_EPERM, "%s: deleting default subvolume %llu is not allowed (set-default another first)", path,
+				 (unsigned long long)subvol);
 	/* its name, refs and UUID go; the root item stays (refs 0) with an
 	 * orphan item, for the cleaner that drops the tree */
 	u8 *p;
@@ -279,6 +287,49 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
 	if ((ret = btrfs_insert_item(fs, fs->tree_root, &orphan, NULL, 0)) && ret != BLAB_EEXIST)
 		return ret;
 	*id = subvol;
+	return 0;
+}
+
+static const char default_name[] = "default";
+#define DEFAULT_LEN 7
+
+/* The "default" entry: *off into the item at key, 0 or ECORRUPT. */
+static int find_default(struct btrfs_fs_info *fs, struct dir_entry *e, u32 *off)
+{
+	int ret = btrfs_lookup_dir_entry(fs, fs->tree_root, BTRFS_ROOT_TREE_DIR_OBJECTID, BTRFS_DIR_ITEM_KEY, default_name, DEFAULT_LEN, e, off);
+	if (ret == BLAB_ENOENT)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "the root tree has no \"default\" entry in directory %llu", (unsigned long long)BTRFS_ROOT_TREE_DIR_OBJECTID);
+	return ret;
+}
+
+int btrfs_default_subvol(struct btrfs_fs_info *fs, u64 *id)
+{
+	struct dir_entry e;
+	u32 off;
+	int ret = find_default(fs, &e, &off);
+	if (ret)
+		return ret;
+	*id = e.location.objectid;
+	return 0;
+}
+
+int btrfs_set_default_subvol(struct btrfs_fs_info *fs, u64 id)
+{
+	struct btrfs_root *r = btrfs_get_root(fs, id);
+	if (!r || !r->in_root_tree || !btrfs_root_shareable(r) || !btrfs_root_refs(r->item))
+		return blab_fail(&fs->err, BLAB_ENOENT, "subvolume %llu does not exist", (unsigned long long)id);
+	struct dir_entry e;
+	u32 off, size;
+	u8 *p;
+	int ret = find_default(fs, &e, &off);
+	if (ret)
+		return ret;
+	struct btrfs_key item = {BTRFS_ROOT_TREE_DIR_OBJECTID, BTRFS_DIR_ITEM_KEY, btrfs_name_hash(default_name, DEFAULT_LEN)};
+	if ((ret = btrfs_lookup_item(fs, fs->tree_root, &item, &p, &size, 1)))
+		return ret;
+	/* only the location changes: its transid and type stay as mkfs wrote them */
+	btrfs_cpu_key_to_disk(p + off, &(struct btrfs_key){id, BTRFS_ROOT_ITEM_KEY, r->item_offset});
+	btrfs_set_super_incompat_flags(fs->super, btrfs_super_incompat_flags(fs->super) | BTRFS_FEATURE_INCOMPAT_DEFAULT_SUBVOL);
 	return 0;
 }
 

@@ -50,6 +50,17 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
 int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 budget, int *done);
 /* The deleted tree the cleaner drops next (the first deleted), or NULL. */
 struct btrfs_root *btrfs_next_dead_root(struct btrfs_fs_info *fs);
+/* btrfs subvolume set-default: the root tree directory's (6) "default"
+ * entry, which mkfs points at (5 ROOT_ITEM -1), names subvolume id by its
+ * ROOT_ITEM key as the root tree holds it ((256 ROOT_ITEM 0) for a
+ * subvolume, (257 ROOT_ITEM <its generation>) for a snapshot, (5 ROOT_ITEM
+ * 0) for the top level), and the superblock gains the DEFAULT_SUBVOL
+ * incompat flag: the kernel's set-default ioctl, in the running transaction.
+ * ENOENT when id is no live subvolume, ECORRUPT when the entry is missing. */
+int btrfs_set_default_subvol(struct btrfs_fs_info *fs, u64 id);
+/* The subvolume the "default" entry names (what a mount without subvol=
+ * opens): 5 until set-default. 0 or an error. */
+int btrfs_default_subvol(struct btrfs_fs_info *fs, u64 *id);
 /* Where subvolume id is, from the top level ("d/snap"), into out: 0, or 1
  * when its chain of ROOT_BACKREFs and directory names is broken. */
 int btrfs_subvol_path(struct btrfs_fs_info *fs, u64 id, char *out, size_t n);

@@ -336,6 +336,40 @@ static int do_unlink(struct scenario_run *r, const char *path)
 	return ret ? fail_core(r, ret) : 0;
 }
 
+/* A write with quotas on, checked against qgroup limits (qgroup.h): what
+ * fits goes into the page cache; when the rest does not, delalloc is
+ * flushed and the transaction committed (the kernel's try_flush_qgroup) and
+ * the rest tried again; when it still does not fit, the write stops there
+ * with EDQUOT, having written the sectors that fit, as the kernel's short
+ * write and the write(2) after it that fails. */
+static int limited_write(struct scenario_run *r, const char *path, struct btrfs_root *root, u64 ino, u64 off, const u8 *buf, u64 len)
+{
+	struct btrfs_fs_info *fs = r->fs;
+	u64 done = 0, flushed_at = (u64)-1;
+	char why[320];
+	while (done < len) {
+		u64 n, by;
+		int ret = btrfs_qgroup_reserve_write(fs, root, ino, off + done, len - done, &n, &by, why, sizeof(why));
+		if (ret)
+			return ret;
+		if (n) {
+			if ((ret = btrfs_buffered_write(fs, root, ino, off + done, buf + done, n)))
+				return ret;
+			done += n;
+			continue;
+		}
+		if (flushed_at == done)
+			return fail(r, BLAB_EDQUOT, "%s: write of %llu bytes at %llu passes %s: %llu bytes written", path, (unsigned long long)len,
+				    (unsigned long long)off, why, (unsigned long long)done);
+		/* the reservation failed: flush and commit, then once more */
+		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_commit_transaction(fs)) || (ret = btrfs_start_transaction(fs)))
+			return ret;
+		r->res.commits++;
+		flushed_at = done;
+	}
+	return 0;
+}
+
 static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, u64 seed)
 {
 	u64 ino;
@@ -350,9 +384,10 @@ static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, 
 	if (!buf)
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
 	scenario_data_fill(seed, off, buf, len);
-	ret = btrfs_buffered_write(r->fs, root, ino, off, buf, len);
+	ret = btrfs_qgroup_enabled(r->fs) ? limited_write(r, path, root, ino, off, buf, len)
+					  : btrfs_buffered_write(r->fs, root, ino, off, buf, len);
 	free(buf);
-	return ret ? fail_core(r, ret) : 0;
+	return ret ? (r->err.code ? ret : fail_core(r, ret)) : 0;
 }
 
 static int power_cut(struct scenario_run *r);
@@ -1475,11 +1510,26 @@ static int run_line(struct scenario_run *r, struct line *l)
 			return fail_core(r, ret);
 		r->res.commits++;
 	} else if (!strcmp(c, "qgroup")) {
-		/* btrfs qgroup create ID | assign CHILD PARENT */
+		/* btrfs qgroup create ID | assign CHILD PARENT | limit [-e] SIZE|none ID */
 		u64 a1, a2 = 0;
 		int create = l->argc == 3 && !strcmp(l->argv[1], "create"), assign = l->argc == 4 && !strcmp(l->argv[1], "assign");
+		if (l->argc >= 2 && !strcmp(l->argv[1], "limit")) {
+			if (l->argc < 4 || l->argc > 5 || (l->argc == 5 && strcmp(l->argv[4], "excl")))
+				return fail(r, BLAB_EPARSE, "expects qgroup limit SIZE|none QGROUP [excl] (as 100M 0/256; excl: the exclusive limit)");
+			if (btrfs_qgroup_parse(l->argv[3], &a1))
+				return fail(r, BLAB_EPARSE, "'%s': a qgroup is LEVEL/ID (0/257, 1/100) or ID", l->argv[3]);
+			if (!strcmp(l->argv[2], "none"))
+				a2 = BTRFS_QGROUP_LIMIT_NONE;
+			else if ((ret = parse_num(r, "limit", l->argv[2], &a2)))
+				return ret;
+			else if (a2 == BTRFS_QGROUP_LIMIT_NONE)
+				return fail(r, BLAB_EPARSE, "limit '%s' is too large", l->argv[2]);
+			if ((ret = btrfs_qgroup_limit(fs, a1, l->argc == 5 ? BTRFS_QGROUP_LIMIT_MAX_EXCL : BTRFS_QGROUP_LIMIT_MAX_RFER, a2)))
+				return fail_core(r, ret);
+			return 0;
+		}
 		if (!create && !assign)
-			return fail(r, BLAB_EPARSE, "qgroup create LEVEL/ID, or qgroup assign CHILD PARENT (as 0/257 1/100)");
+			return fail(r, BLAB_EPARSE, "qgroup create LEVEL/ID, qgroup assign CHILD PARENT (as 0/257 1/100), or qgroup limit SIZE|none QGROUP [excl]");
 		if (btrfs_qgroup_parse(l->argv[2], &a1) || (assign && btrfs_qgroup_parse(l->argv[3], &a2)))
 			return fail(r, BLAB_EPARSE, "'%s': a qgroup is LEVEL/ID (0/257, 1/100) or ID", btrfs_qgroup_parse(l->argv[2], &a1) ? l->argv[2] : l->argv[3]);
 		if (create && !(a1 >> BTRFS_QGROUP_LEVEL_SHIFT))
@@ -1508,11 +1558,11 @@ static int run_line(struct scenario_run *r, struct line *l)
 		if (ret || (ret = btrfs_clone_file(fs, sroot, sino, droot, dino)))
 			return fail_core(r, ret);
 	} else if (!strcmp(c, "subvol")) {
-		/* btrfs subvolume create PATH */
-		u64 id;
+		/* btrfs subvolume create | delete | set-default PATH */
+		u64 id, ino;
 		struct btrfs_root *dst;
 		const char *in;
-		static const char usage[] = "subvol create PATH, subvol delete PATH [nosync] or subvol sync";
+		static const char usage[] = "subvol create PATH, subvol delete PATH [nosync], subvol set-default PATH or subvol sync";
 		if (l->argc == 2 && !strcmp(l->argv[1], "sync")) {
 			/* btrfs subvolume sync: the cleaner drops every deleted tree, a batch a transaction */
 			if (btrfs_next_dead_root(fs) && ((ret = btrfs_sync_data(fs)) || (ret = run_cleaner(r, 1))))
@@ -1522,8 +1572,19 @@ static int run_line(struct scenario_run *r, struct line *l)
 		int nosync = l->argc == 4 && !strcmp(l->argv[1], "delete") && !strcmp(l->argv[3], "nosync");
 		if (l->argc != 3 && !nosync)
 			return fail(r, BLAB_EPARSE, "expects %s", usage);
-		if (strcmp(l->argv[1], "create") && strcmp(l->argv[1], "delete"))
+		if (strcmp(l->argv[1], "create") && strcmp(l->argv[1], "delete") && strcmp(l->argv[1], "set-default"))
 			return fail(r, BLAB_EPARSE, "'subvol %s': %s", l->argv[1], usage);
+		if (!strcmp(l->argv[1], "set-default")) {
+			/* the ioctl changes one item in the running transaction (no commit),
+			 * and is allowed on a read-only subvolume */
+			if ((ret = btrfs_lookup_path_subvol(fs, l->argv[2], &dst, &ino)))
+				return fail_core(r, ret);
+			if (ino != btrfs_root_dirid(dst->item))
+				return fail(r, BLAB_EINVAL, "set-default %s: not a subvolume (the top level is /)", l->argv[2]);
+			if ((ret = btrfs_set_default_subvol(fs, dst->objectid)))
+				return fail_core(r, ret);
+			return 0;
+		}
 		if ((ret = sv_path(r, l->argv[2], &dst, &in)))
 			return ret;
 		if (!strcmp(l->argv[1], "create")) {

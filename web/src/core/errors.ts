@@ -17,6 +17,8 @@ export const CORE_ERRNO = {
   EBUSY: -15,
   EPARSE: -16,
   EDEADLK: -17,
+  EPERM: -18,
+  EDQUOT: -19,
 } as const;
 
 export type CoreErrorName = keyof typeof CORE_ERRNO | 'EUNKNOWN';
