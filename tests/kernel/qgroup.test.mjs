@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { runInKernel } from './kernel-run.mjs';
-import { CLI, scratchDir, skipReason, SNAP, withMount } from './lib.mjs';
+import { CLI, dumpTreeAll, progsDumpTree, scratchDir, skipReason, SNAP, withMount } from './lib.mjs';
 import { randomScenario } from './model.mjs';
 
 const skip = skipReason();
@@ -51,6 +51,8 @@ async function checkScenario(seed, nodesize, ops) {
     assert.equal(c.status, 0, `seed ${seed} nodesize ${nodesize}: btrfs check failed (script ${script}):\n${report}`);
     assert.doesNotMatch(report, /are different|Rescan hasn't been/, `seed ${seed} nodesize ${nodesize}: qgroup numbers differ from btrfs check's count (script ${script}):\n${report}`);
     assert.match(report, /Counts for qgroup id: 0\/5/);
+    assert.deepEqual(dumpTreeAll(execFileSync(CLI, ['dump-tree', img], { encoding: 'utf8', maxBuffer: 1 << 28 })), dumpTreeAll(progsDumpTree(img)),
+      `seed ${seed} nodesize ${nodesize}: dump-tree (the quota tree too) differs from btrfs-progs' (script ${script})`);
     const ours = execFileSync(CLI, ['qgroup', 'show', '-p', '--raw', img], { encoding: 'utf8' });
     const seen = await withMount(img, (mnt) => {
       const files = JSON.parse(execFileSync('python3', [SNAP, mnt], { encoding: 'utf8', maxBuffer: 1 << 28 }));

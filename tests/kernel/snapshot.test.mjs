@@ -22,7 +22,7 @@ import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { btrfsCheck, CLI, replayBothWays, scratchDir, skipReason, SNAP, withMount } from './lib.mjs';
+import { btrfsCheck, CLI, dumpTreeAll, progsDumpTree, replayBothWays, scratchDir, skipReason, SNAP, withMount } from './lib.mjs';
 import { randomScenario } from './model.mjs';
 
 const skip = skipReason();
@@ -45,6 +45,9 @@ async function checkScenario(seed, nodesize, ops) {
     const c = btrfsCheck(img, ['--check-data-csum']);
     assert.ok(c.ok, `seed ${seed} nodesize ${nodesize} (${snaps} snapshots): btrfs check failed (script ${script}):\n${c.output}`);
     execFileSync(CLI, ['check', '--check-data-csum', img], { encoding: 'utf8' }); // ours agrees: nothing wrong
+    // dump-tree as progs prints it: root items and refs, orphans, every backref type (keyed and shared, inline and keyed items)
+    assert.deepEqual(dumpTreeAll(execFileSync(CLI, ['dump-tree', img], { encoding: 'utf8', maxBuffer: 1 << 28 })), dumpTreeAll(progsDumpTree(img)),
+      `seed ${seed} nodesize ${nodesize}: dump-tree differs from btrfs-progs' (script ${script})`);
     const seen = await withMount(img, (mnt) => JSON.parse(execFileSync('python3', [SNAP, mnt], { encoding: 'utf8', maxBuffer: 1 << 28 })), { readOnly: true });
     assert.deepEqual(seen, model.snapshot(), `seed ${seed} nodesize ${nodesize}: the kernel's view differs from the model (script ${script})`);
     // the kernel writes into it: / changes under its snapshots, which stay as they were
