@@ -74,6 +74,7 @@ function runOne([op, ...a], mnt) {
       else if (a[0] === 'limit') btrfs('qgroup', 'limit', ...(a[3] === 'excl' ? ['-e'] : []), String(a[1]), a[2], mnt);
       else btrfs('qgroup', 'assign', '--no-rescan', a[1], a[2], mnt);
       break;
+    case 'balance': btrfs('balance', 'start', ...a, mnt); break;
     case 'set': break; // the model's own pace (drop_batch): the kernel keeps its own
     default: throw new Error(`runInKernel: no way to do ${op}`);
   }

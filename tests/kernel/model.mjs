@@ -137,7 +137,7 @@ export class FsModel {
         else dir.entries.set(name, newInode('dir', { entries: new Map(), subvol: true }));
         break;
       }
-      case 'commit': case 'quota': case 'qgroup': case 'set': break; // no change to any file
+      case 'commit': case 'quota': case 'qgroup': case 'set': case 'balance': case 'relocate': break; // no change to any file
       default: throw new Error(`model: unknown command ${op}`);
     }
   }
@@ -210,7 +210,7 @@ export function snapshotMount(mnt, getXattrs) {
  * A random valid script: returns { text, cmds, model } where model is the
  * expected final state. Every command is valid when it runs.
  */
-export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false, aligned = false, drops = false, endDropping = false } = {}) {
+export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 15, maxWrite = 200_000, bulk = true, snapshots = 0, subvols = 0, clones = 0, quota = false, aligned = false, drops = false, endDropping = false, balance = 0 } = {}) {
   // aligned also commits before a truncate: the model writes a file back before truncating it, where the
   // kernel drops the dirty pages past the new size (their data never reaches an extent)
   // aligned: writes and truncates on 4 KiB boundaries (no block is partly written, so none is zeroed and rewritten)
@@ -278,6 +278,11 @@ export function randomScenario(seed, { ops = 60, nodesize = 4096, commitEvery = 
     }
     if (drops && r.chance(0.02)) {
       push(['subvol', 'sync']);
+      continue;
+    }
+    if (balance && r.chance(balance)) {
+      // btrfs balance start -m: every metadata and system block group moved elsewhere
+      push(['balance', '-m']);
       continue;
     }
     if (snapshots && r.chance(snapshots)) {

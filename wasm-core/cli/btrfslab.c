@@ -19,6 +19,9 @@
 #include "kernel.h"
 #include "../src/qgroup.h"
 #include "serve.h"
+#include "../src/relocation.h"
+#include "../src/tree-log.h"
+#include "../src/block-group.h"
 #include "write.h"
 #include "ls.h"
 #define _GNU_SOURCE
@@ -54,6 +57,11 @@ static const char usage_text[] =
 	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
 	"        write the result (no log left) to OUT; --trace writes every replay step\n"
+	"  balance [-m] [-d] [-s] [usage=N] IMAGE -o OUT [--trace OUT.jsonl]\n"
+	"        btrfs balance start on a copy of IMAGE (a pending log replayed first, as a mount\n"
+	"        does): each block group of the types asked for (all when none; -m takes the system\n"
+	"        ones too) relocated, highest first, and removed; prints what the kernel logs\n"
+	"        (relocating block group N flags T, found N extents) and writes the result to OUT\n"
 	"  crashes SCRIPT [--json] [--kernel] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
 	"        a power cut after every tree block or superblock copy the run writes (or a seeded\n"
 	"        sample of N of them): each image replayed, checked, and what every fsync that had\n"
@@ -663,6 +671,89 @@ static int cmd_replay(int argc, char **argv, int variant)
 	return rc;
 }
 
+static const char *group_type(u64 flags)
+{
+	return (flags & BTRFS_BLOCK_GROUP_DATA) ? ((flags & BTRFS_BLOCK_GROUP_METADATA) ? "data|metadata" : "data")
+	       : (flags & BTRFS_BLOCK_GROUP_SYSTEM) ? "system"
+						    : "metadata";
+}
+
+static void print_group(void *ctx, u64 start, u64 flags, u64 extents)
+{
+	(void)ctx;
+	printf("relocating block group %llu flags %s\nfound %llu extents\n", (unsigned long long)start, group_type(flags),
+	       (unsigned long long)extents);
+}
+
+static int cmd_balance(int argc, char **argv, int variant)
+{
+	(void)variant;
+	const char *image = NULL, *out = NULL, *trace = NULL;
+	u64 mask = 0;
+	int usage = 100;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if ((!strcmp(a, "-o") || !strcmp(a, "--trace")) && i + 1 < argc) {
+			if (!strcmp(a, "-o"))
+				out = argv[++i];
+			else
+				trace = argv[++i];
+		} else if (!strcmp(a, "-m")) {
+			mask |= BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM;
+		} else if (!strcmp(a, "-d")) {
+			mask |= BTRFS_BLOCK_GROUP_DATA;
+		} else if (!strcmp(a, "-s")) {
+			mask |= BTRFS_BLOCK_GROUP_SYSTEM;
+		} else if (!strncmp(a, "usage=", 6)) {
+			char *end;
+			long v = strtol(a + 6, &end, 10);
+			if (!a[6] || *end || v < 0 || v > 100)
+				return fprintf(stderr, "btrfslab balance: '%s': usage is a percentage, 0 to 100\n", a), 2;
+			usage = (int)v;
+		} else if (a[0] == '-' && a[1]) {
+			return fprintf(stderr, "btrfslab balance: unknown option '%s'\n", a), 2;
+		} else if (!image) {
+			image = a;
+		} else {
+			return fprintf(stderr, "btrfslab balance: unexpected argument '%s'\n", a), 2;
+		}
+	}
+	if (!image || !out)
+		return fprintf(stderr, "btrfslab balance: usage: balance [-m] [-d] [-s] [usage=N] IMAGE -o OUT [--trace OUT.jsonl]\n"), 2;
+	struct btrfs_fs_info *fs = open_image("balance", image);
+	if (!fs)
+		return 1;
+	fs->trace.enabled = trace != NULL;
+	struct btrfs_replay_stats rs = {0};
+	struct btrfs_reloc_stats st = {.on_group = print_group};
+	int rc = 0;
+	if (btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
+	    btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st)) {
+		fprintf(stderr, "btrfslab balance: %s: %s\n", image, fs->err.msg);
+		btrfs_fs_free(fs);
+		return 1;
+	}
+	struct strbuf t = {0};
+	for (size_t i = 0; i < fs->trace.len; i++) {
+		char buf[TRACE_JSON_MAX];
+		trace_event_json(&fs->trace.ev[i], buf, sizeof(buf));
+		sb_printf(&t, "%s\n", buf);
+	}
+	if (trace)
+		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "balance");
+	sb_free(&t);
+	struct blab_err err = {0};
+	if (image_write_file(&fs->dev, out, &err)) {
+		fail_err("balance", &err);
+		rc = 1;
+	} else {
+		printf("relocated %llu block groups (%llu extents, %llu tree blocks copied); written to %s\n", (unsigned long long)st.block_groups,
+		       (unsigned long long)st.extents, (unsigned long long)st.tree_blocks, out);
+	}
+	btrfs_fs_free(fs);
+	return rc;
+}
+
 /* Writes a regular file's contents to standard output; stops at the first
  * failed write (the caller reports it). */
 static int cat_file(struct btrfs_fs_info *fs, const char *path)
@@ -1060,7 +1151,7 @@ static int run_command(int argc, char **argv)
 		int (*fn)(int argc, char **argv, int variant);
 		int variant;
 	} commands[] = {
-		{"mkfs", cmd_mkfs, 0},   {"run", cmd_run, 0},		{"replay", cmd_replay, 0},
+		{"mkfs", cmd_mkfs, 0},   {"run", cmd_run, 0},		{"replay", cmd_replay, 0}, {"balance", cmd_balance, 0},
 		{"ls", cmd_ls_cat, 0},   {"cat", cmd_ls_cat, 1},	{"extract", cmd_extract, 0},
 		{"check", cmd_check, 0}, {"dump-tree", cmd_dump, 0}, {"dump-json", cmd_dump, 1},
 		{"crashes", cmd_crashes, 0},	 {"kernel", cmd_kernel, 0}, {"write", cmd_write, 0}, {"serve", cmd_serve, 0},

@@ -184,6 +184,39 @@ static struct extent_buffer *read_child(struct btrfs_fs_info *fs, struct btrfs_r
 	return c;
 }
 
+int btrfs_cow_path_to(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, int level, const struct btrfs_key *key,
+		      struct extent_buffer **out)
+{
+	if (!root->node)
+		return 1;
+	/* first without changing anything: is the block where key leads at level? */
+	struct extent_buffer *b = root->node;
+	for (int depth = 0; btrfs_level(b) > level; depth++) {
+		int slot;
+		if (depth > BTRFS_MAX_LEVEL)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu deeper than %d levels", (unsigned long long)root->objectid,
+					 BTRFS_MAX_LEVEL);
+		if (btrfs_bin_search(b, key, &slot) && slot > 0)
+			slot--;
+		if (!(b = btrfs_read_node_slot(fs, b, slot, root->objectid)))
+			return fs->err.code;
+	}
+	if (btrfs_level(b) != level || b->start != bytenr)
+		return 1;
+	b = root->node;
+	if (btrfs_cow_block(fs, root, b, NULL, 0, &b))
+		return fs->err.code;
+	while (btrfs_level(b) > level) {
+		int slot;
+		if (btrfs_bin_search(b, key, &slot) && slot > 0)
+			slot--;
+		if (!(b = read_child(fs, root, b, slot, 1)))
+			return fs->err.code;
+	}
+	*out = b;
+	return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Keys along the path                                                    */
 

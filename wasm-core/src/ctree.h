@@ -102,6 +102,13 @@ u32 btrfs_nodeptrs(const struct btrfs_fs_info *fs);
 int btrfs_root_shareable(const struct btrfs_root *root);
 int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
 		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out);
+/* The path from root to block bytenr at level, found by key (its first
+ * key), made writable: every block on it copied unless this transaction
+ * made it (as a search with cow and lowest_level = level). 0 with *out the
+ * block's copy; 1 when key does not lead there (not, or no longer, this
+ * tree's block); or an error. */
+int btrfs_cow_path_to(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, int level, const struct btrfs_key *key,
+		      struct extent_buffer **out);
 /* Inserts an empty (zeroed) item; path then points at it. */
 int btrfs_insert_empty_item(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path,
 			    const struct btrfs_key *key, u32 size);

@@ -17,7 +17,7 @@ int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align,
 {
 	for (size_t b = 0; b < fs->nbgs; b++) {
 		struct btrfs_block_group *bg = &fs->bgs[b];
-		if ((bg->flags & BTRFS_BLOCK_GROUP_TYPE_MASK) != type)
+		if ((bg->flags & BTRFS_BLOCK_GROUP_TYPE_MASK) != type || bg->ro)
 			continue;
 		for (size_t i = 0; i < bg->nfree; i++) {
 			u64 s = (bg->free[i].start + align - 1) / align * align;
@@ -139,8 +139,12 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 	u64 bytenr;
 	int ret = btrfs_reserve_extent(fs, type, fs->nodesize, fs->nodesize, &bytenr);
 	if (ret == BLAB_ENOSPC) {
-		u64 logical;
-		if (btrfs_alloc_chunk(fs, type, btrfs_chunk_size_for(fs, type), &logical))
+		/* a new chunk of the profile the others of its type have (DUP or single) */
+		u64 logical, flags = type;
+		for (size_t i = 0; i < fs->nbgs; i++)
+			if ((fs->bgs[i].flags & BTRFS_BLOCK_GROUP_TYPE_MASK) == type)
+				flags = fs->bgs[i].flags;
+		if (btrfs_alloc_chunk(fs, flags, btrfs_chunk_size_for(fs, type), &logical))
 			return NULL;
 		ret = btrfs_reserve_extent(fs, type, fs->nodesize, fs->nodesize, &bytenr);
 	}
@@ -668,7 +672,9 @@ static int run_data_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h)
 	return ret;
 }
 
-int btrfs_lookup_extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags)
+/* The references of tree block bytenr, the queued changes counted: *n may
+ * be 0 or less (its last reference dropped in this transaction). */
+static int extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, long long *np, u64 *flags)
 {
 	struct delayed_ref_head *h = u64map_get(&fs->delayed_refs, bytenr);
 	long long n = 0;
@@ -701,6 +707,25 @@ int btrfs_lookup_extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, u6
 		if (h->ref_mod < 0 && !h->new_extent)
 			n--;
 	}
+	*np = n;
+	return 0;
+}
+
+int btrfs_tree_block_refs(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags)
+{
+	long long n;
+	int ret = extent_info(fs, bytenr, level, &n, flags);
+	if (!ret)
+		*refs = n > 0 ? (u64)n : 0;
+	return ret;
+}
+
+int btrfs_lookup_extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags)
+{
+	long long n;
+	int ret = extent_info(fs, bytenr, level, &n, flags);
+	if (ret)
+		return ret;
 	if (n <= 0)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu is in a tree but has %lld references",
 				 (unsigned long long)bytenr, n);

@@ -22,6 +22,9 @@ int btrfs_drop_tree_block_ref(struct btrfs_fs_info *fs, struct btrfs_root *root,
 /* The references to a tree block (extent item and queued changes) and its
  * extent flags (BTRFS_BLOCK_FLAG_FULL_BACKREF): btrfs_lookup_extent_info. */
 int btrfs_lookup_extent_info(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags);
+/* The same, where the block may have lost its last reference in this
+ * transaction (*refs 0) or have none (ECORRUPT: no extent item). */
+int btrfs_tree_block_refs(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 *refs, u64 *flags);
 /* Every reference eb holds (children, or file extents' data) gains (mod +1)
  * or loses (-1) a backref: keyed by root, or with full by eb itself
  * (btrfs_inc_ref / btrfs_dec_ref). */

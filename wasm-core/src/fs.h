@@ -42,6 +42,7 @@ struct btrfs_block_group {
 	struct free_range *free; /* sorted, non-overlapping, coalesced */
 	size_t nfree, capfree;
 	int pending;   /* BLOCK_GROUP_ITEM not yet in the extent tree */
+	int ro;        /* being relocated: nothing new is allocated in it */
 	int dirty;     /* used changed since the last commit */
 	int fst_dirty; /* free space changed since the last commit */
 	u64 pinned;    /* bytes freed in this transaction, free after commit */

@@ -2,6 +2,7 @@
 #include "ordered-data.h"
 #include "scenario.h"
 #include "root-tree.h"
+#include "relocation.h"
 #include "reflink.h"
 #include "qgroup.h"
 #include "untar.h"
@@ -1557,6 +1558,40 @@ static int run_line(struct scenario_run *r, struct line *l)
 		}
 		if (ret || (ret = btrfs_clone_file(fs, sroot, sino, droot, dino)))
 			return fail_core(r, ret);
+	} else if (!strcmp(c, "balance") || !strcmp(c, "relocate")) {
+		/* btrfs balance start [-d] [-m] [-s] [usage=N]; relocate BYTENR (one block group) */
+		struct btrfs_reloc_stats st = {0};
+		if (!strcmp(c, "relocate")) {
+			u64 at;
+			if ((ret = want_args(r, l, 1, 1, "relocate BYTENR (a block group's start)")) || (ret = parse_num(r, "relocate", l->argv[1], &at)))
+				return ret;
+			if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_relocate_block_group(fs, at, &st)))
+				return fail_core(r, ret);
+		} else {
+			u64 mask = 0, usage = 100;
+			for (int i = 1; i < l->argc; i++) {
+				const char *opt = l->argv[i];
+				if (!strcmp(opt, "-d"))
+					mask |= BTRFS_BLOCK_GROUP_DATA;
+				else if (!strcmp(opt, "-m")) /* as btrfs balance does: system chunks with the metadata */
+					mask |= BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM;
+				else if (!strcmp(opt, "-s"))
+					mask |= BTRFS_BLOCK_GROUP_SYSTEM;
+				else if (!strncmp(opt, "usage=", 6)) {
+					if ((ret = parse_num(r, "usage", opt + 6, &usage)))
+						return ret;
+					if (usage > 100)
+						return fail(r, BLAB_EPARSE, "'%s': usage is a percentage, 0 to 100", opt);
+				} else
+					return fail(r, BLAB_EPARSE, "'%s': balance [-d] [-m] [-s] [usage=N]", opt);
+			}
+			if (!mask)
+				mask = BTRFS_BLOCK_GROUP_TYPE_MASK;
+			if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_balance(fs, mask, (int)usage, &st)))
+				return fail_core(r, ret);
+		}
+		r->res.reloc_groups += st.block_groups;
+		r->res.reloc_extents += st.extents;
 	} else if (!strcmp(c, "subvol")) {
 		/* btrfs subvolume create | delete | set-default PATH */
 		u64 id, ino;
@@ -1602,7 +1637,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 		}
 	} else {
 		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr clone snapshot subvol quota qgroup fsync commit sync crash set sleep schedule thread fio bonnie untar)");
+					    "unlink rmdir setxattr clone snapshot subvol quota qgroup balance relocate fsync commit sync crash set sleep schedule thread fio bonnie untar)");
 	}
 	return ret;
 }
@@ -2057,7 +2092,7 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		sb_printf(&out, "%s\"%lld\":{\"level\":%d,\"blocks\":%" PRIu64 ",\"items\":%" PRIu64 "}", i ? "," : "",
 			  (long long)list[i]->objectid, btrfs_level(list[i]->node), st.blocks, st.items);
 	}
-	sb_printf(&out, "},\"events\":{");
+	sb_printf(&out, "},\"relocated\":{\"block_groups\":%" PRIu64 ",\"extents\":%" PRIu64 "},\"events\":{", r->reloc_groups, r->reloc_extents);
 	int firstk = 1;
 	for (int k = 0; k < TRACE_KIND_COUNT; k++) {
 		if (!kinds[k])

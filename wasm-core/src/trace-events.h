@@ -51,6 +51,14 @@ enum btrfs_lock_mode {
 	EV(TRANS_START, "trans_start", "A transaction starts.", F(generation, U64, a))                               \
 	EV(CHUNK_ALLOC, "chunk_alloc", "A chunk is allocated: logical range mapped to the device.",                  \
 	   F(logical, U64, bytenr) F(length, U64, a) F(type, U64, b) F(physical, U64, c))                          \
+	EV(CHUNK_REMOVE, "chunk_remove", "A chunk is removed after relocation emptied its block group: its block group, CHUNK and DEV_EXTENT items go, its device space is free.", \
+	   F(logical, U64, bytenr) F(length, U64, a) F(type, U64, b) F(physical, U64, c))                          \
+	EV(RELOC_GROUP, "reloc_group", "Relocation of a block group begins: it is read-only, and its extent tree lists this many extents in it.", \
+	   F(logical, U64, bytenr) F(length, U64, a) F(type, U64, b) F(extents, U64, c))                           \
+	EV(RELOC_FOUND, "reloc_found", "Relocation of a block group has moved its extents: how many it found to move (the kernel's 'found N extents': not those a path copied for another one had moved already).", \
+	   F(logical, U64, bytenr) F(extents, U64, a))                                                                \
+	EV(RELOC_EXTENT, "reloc_extent", "A tree block leaves the read-only block group: the path to it in its tree is copied, the copy elsewhere.", \
+	   F(tree, U64, tree) F(from, U64, bytenr) F(to, U64, a) F(level, INT, level))                               \
 	EV(BLOCK_ALLOC, "block_alloc",                                                                               \
 	   "A tree block is allocated (level < 0: a data extent, generation holding its length).",                  \
 	   F(tree, U64, tree) F(bytenr, U64, bytenr) F(level, INT, level) F(generation, U64, a))                    \

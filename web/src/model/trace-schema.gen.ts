@@ -39,6 +39,10 @@ export const TRACE_SCHEMA = {
   op: { doc: 'A scenario command begins.', fields: [['line', 'int']] },
   trans_start: { doc: 'A transaction starts.', fields: [['generation', 'u64']] },
   chunk_alloc: { doc: 'A chunk is allocated: logical range mapped to the device.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['physical', 'u64']] },
+  chunk_remove: { doc: 'A chunk is removed after relocation emptied its block group: its block group, CHUNK and DEV_EXTENT items go, its device space is free.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['physical', 'u64']] },
+  reloc_group: { doc: 'Relocation of a block group begins: it is read-only, and its extent tree lists this many extents in it.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['extents', 'u64']] },
+  reloc_found: { doc: 'Relocation of a block group has moved its extents: how many it found to move (the kernel\'s \'found N extents\': not those a path copied for another one had moved already).', fields: [['logical', 'u64'], ['extents', 'u64']] },
+  reloc_extent: { doc: 'A tree block leaves the read-only block group: the path to it in its tree is copied, the copy elsewhere.', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int']] },
   block_alloc: { doc: 'A tree block is allocated (level < 0: a data extent, generation holding its length).', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['generation', 'u64']] },
   block_free: { doc: 'A tree block is freed (reusable after the commit).', fields: [['tree', 'u64'], ['bytenr', 'u64']] },
   cow: { doc: 'A tree block is copied before it changes (the original, of generation fromGeneration, stays on disk until the commit).', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int'], ['generation', 'u64'], ['fromGeneration', 'u64']] },
@@ -102,6 +106,10 @@ export type TraceEvent =
   | { seq: number; kind: 'op'; line: number }
   | { seq: number; kind: 'trans_start'; generation: bigint }
   | { seq: number; kind: 'chunk_alloc'; logical: bigint; length: bigint; type: bigint; physical: bigint }
+  | { seq: number; kind: 'chunk_remove'; logical: bigint; length: bigint; type: bigint; physical: bigint }
+  | { seq: number; kind: 'reloc_group'; logical: bigint; length: bigint; type: bigint; extents: bigint }
+  | { seq: number; kind: 'reloc_found'; logical: bigint; extents: bigint }
+  | { seq: number; kind: 'reloc_extent'; tree: bigint; from: bigint; to: bigint; level: number }
   | { seq: number; kind: 'block_alloc'; tree: bigint; bytenr: bigint; level: number; generation: bigint }
   | { seq: number; kind: 'block_free'; tree: bigint; bytenr: bigint }
   | { seq: number; kind: 'cow'; tree: bigint; from: bigint; to: bigint; level: number; generation: bigint; fromGeneration: bigint }

@@ -5,6 +5,10 @@ import type { Sentences } from './sentences';
 export const treeSentences = {
   op: (e) => `Line ${e.line} starts`,
   trans_start: (e) => `Transaction ${e.generation} starts`,
+  chunk_remove: (e) => `Chunk at logical ${e.logical} (${e.length} bytes) removed: relocation emptied its block group, and its device space at ${e.physical} is free again`,
+  reloc_group: (e) => `Relocating the block group at ${e.logical} (${e.length} bytes): read-only now, ${e.extents} extent${e.extents === 1n ? '' : 's'} in it`,
+  reloc_found: (e) => `The block group at ${e.logical} is empty: found ${e.extents} extent${e.extents === 1n ? '' : 's'} to move (the others moved with a path copied for one of these)`,
+  reloc_extent: (e) => `${what(e.level)} ${e.from} of the ${treeName(e.tree)} leaves the read-only block group: the path to it is copied, the copy at ${e.to}`,
   chunk_alloc: (e) => `New chunk at logical ${e.logical}, ${e.length} bytes, on the device at ${e.physical}`,
   block_alloc: (e) => e.level < 0
     ? `Data extent of ${e.generation} bytes allocated at ${e.bytenr} for the ${treeName(e.tree)}`

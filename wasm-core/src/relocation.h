@@ -1,0 +1,34 @@
+/* relocation.h — balance: a block group made read-only, every extent in it
+ * moved elsewhere, then the block group and its chunk removed (the kernel's
+ * btrfs_relocate_chunk / relocate_block_group, and btrfs_balance choosing
+ * the block groups). */
+#ifndef BTRFSLAB_RELOCATION_H
+#define BTRFSLAB_RELOCATION_H
+#include "fs.h"
+
+struct btrfs_reloc_stats {
+	u64 block_groups; /* relocated and removed */
+	u64 extents;      /* found in them: the kernel's "found N extents" */
+	u64 tree_blocks;  /* of those, tree blocks copied */
+	/* told of each block group as its relocation begins (NULL: not) */
+	void (*on_group)(void *ctx, u64 start, u64 flags, u64 extents);
+	void *ctx;
+};
+
+/* Relocates the block group that starts at start: the running transaction
+ * is committed, the group set read-only (a new chunk of its type allocated
+ * first when the others lack room for what it holds), committed; each tree
+ * block in it copied by copying the path to it in its tree (the blocks of
+ * the subvolume trees only where no other tree shares them: shared ones
+ * need reloc trees, not modelled yet, and give ENOTSUP, as do data
+ * extents); committed, so the old copies are freed; then the group's item,
+ * free space items, chunk item and device extents removed, committed. Adds
+ * to *st. */
+int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs_reloc_stats *st);
+
+/* btrfs balance start with type filters: each block group of the types in
+ * mask (BTRFS_BLOCK_GROUP_DATA / METADATA / SYSTEM) whose use is at most
+ * usage percent (100: all) relocated in logical order, as the kernel walks
+ * the chunk tree; the groups allocated while balancing are not. */
+int btrfs_balance(struct btrfs_fs_info *fs, u64 mask, int usage, struct btrfs_reloc_stats *st);
+#endif
