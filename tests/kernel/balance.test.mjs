@@ -1,6 +1,7 @@
 // Balance: block groups relocated and removed. Seeded random scenarios
-// (4K and 16K nodes, quotas in half of them) with `balance -m` between their
-// steps and at the end: every image passes `btrfs check --check-data-csum`
+// (4K and 16K nodes, quotas in half of them, snapshots, subvolumes and
+// reflinks: their shared blocks move through reloc trees) with `balance -m`
+// between their steps and at the end: every image passes `btrfs check --check-data-csum`
 // (and `--qgroup-report`: relocation must not change what a qgroup counts),
 // our check, the kernel's read-only mount holds the model's files, and the
 // kernel then balances our image again and it checks clean. Then the same
@@ -49,7 +50,7 @@ function kernelBalance(mnt, args) {
 
 async function checkScenario(seed, nodesize) {
   const quota = seed % 2 === 0;
-  const { text, model } = randomScenario(seed, { ops: 70, nodesize, commitEvery: 10, balance: 0.04, quota });
+  const { text, model } = randomScenario(seed, { ops: 70, nodesize, commitEvery: 10, balance: 0.04, quota, snapshots: 0.05, subvols: 0.03, clones: 0.05 });
   const script = join(dir, `b${seed}-${nodesize}.txt`), img = join(dir, `b${seed}-${nodesize}.img`);
   writeFileSync(script, text + 'balance -m\n');
   try {

@@ -120,8 +120,10 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out)
 {
 	assert(fs->trans_running);
+	/* a reloc tree's block (RELOC flag) may be shared by several subvolumes
+	 * since the merge: copied, never changed in place */
 	if (btrfs_header_generation(eb->data) == fs->generation && !(btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_WRITTEN) &&
-	    !root->force_cow) {
+	    !(btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_RELOC) && !root->force_cow) {
 		/* Allocated in this transaction and not yet written: change in place
 		 * (a copy of its own if a checkpoint holds these bytes too). A log
 		 * block a log sync wrote is copied like a committed one: the
@@ -138,7 +140,7 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 	 * too: its references say (btrfs_block_can_be_shared) */
 	u64 refs = 1, flags = 0;
 	if (btrfs_root_shareable(root) && eb != root->node &&
-	    btrfs_header_generation(eb->data) <= btrfs_root_last_snapshot(root->item)) {
+	    (btrfs_header_generation(eb->data) <= btrfs_root_last_snapshot(root->item) || (btrfs_header_flags(eb->data) & BTRFS_HEADER_FLAG_RELOC))) {
 		int ret = btrfs_lookup_extent_info(fs, eb->start, level, &refs, &flags);
 		if (ret)
 			return ret;

@@ -2,19 +2,37 @@
  *
  * A block group is relocated as the kernel relocates one: it is made
  * read-only, so that nothing new is allocated in it; every extent in it is
- * then moved. A tree block moves when the path to it in its tree is copied
- * (a search that copies every block on its way down, stopping at the
- * block's level): the copy is allocated in another group, its old extent
- * freed at the commit. When the group is empty its BLOCK_GROUP_ITEM, free
- * space items, CHUNK item and DEV_EXTENTs go, and its chunk's device space
- * is free again.
+ * then moved. A tree block of a tree no other shares (the extent, csum,
+ * root, chunk... trees) moves when the path to it in its tree is copied (a
+ * search that copies every block on its way down, stopping at the block's
+ * level): the copy is allocated in another group, the old extent freed at
+ * the commit.
  *
- * Not modelled yet: blocks of subvolume trees that other trees share (the
- * kernel builds a reloc tree per subvolume, copies the paths there, and
- * swaps pointers between the two trees in merge_reloc_roots), and data
- * extents (the data reloc tree): a block group holding either gives
- * ENOTSUP, naming the block or the group. Empty data groups go. */
+ * A block of a subvolume tree may be shared by snapshots, and copying the
+ * path in each tree would unshare it. So, as the kernel does, each subvolume
+ * tree that reaches a block in the group gets a reloc tree (TREE_RELOC,
+ * created as a copy of its root, sharing every block below): the path is
+ * copied there, once, and a reloc tree that reaches a block another already
+ * copied points at that copy. Reloc tree blocks keep their subvolume as
+ * owner, carry the RELOC header flag, and have full backrefs (their
+ * children are referenced by them). Then merge: the subvolume's root is
+ * copied in its own tree, and each pointer where its reloc tree's root
+ * points elsewhere is swapped (replace_path: the subvolume takes the new
+ * subtree, the reloc tree the old one); the reloc trees are dropped, which
+ * frees the old blocks no snapshot still shares. All of it in one
+ * transaction (the kernel commits between relocating and merging, with root
+ * items for the reloc trees; here they never reach disk).
+ *
+ * When the group is empty its BLOCK_GROUP_ITEM, free space items, CHUNK item
+ * and DEV_EXTENTs go, and its chunk's device space is free again.
+ *
+ * Not modelled yet: data extents (the data reloc tree), and blocks of
+ * deleted subvolumes the cleaner has not dropped: a group holding either
+ * gives ENOTSUP, naming the group or the block. Empty data groups go. */
 #include "relocation.h"
+#include "root-tree.h"
+#include "tree-checker.h"
+#include "delayed-ref.h"
 #include "block-group.h"
 #include "ctree.h"
 #include "disk-io.h"
@@ -101,12 +119,240 @@ static struct btrfs_root *tree_of(struct btrfs_fs_info *fs, u64 owner)
 	return btrfs_get_root(fs, owner);
 }
 
+/* ---- reloc trees ---- */
+
+struct reloc_control {
+	struct btrfs_fs_info *fs;
+	struct btrfs_root **rr; /* the reloc tree of fs->roots[i], or NULL */
+	size_t nroots;
+	struct u64map moved;    /* old block -> its copy in a reloc tree */
+};
+
+static int reloc_owned_refs(struct btrfs_fs_info *fs, struct extent_buffer *n, u64 parent)
+{
+	/* allocated keyed by its owner: reloc tree blocks are referenced by their
+	 * parent instead (by themselves at the top), and have full backrefs */
+	int level = btrfs_level(n), ret;
+	if ((ret = btrfs_mod_tree_ref(fs, n->start, level, BTRFS_TREE_RELOC_OBJECTID, 0, -1)) ||
+	    (ret = btrfs_mod_tree_ref(fs, n->start, level, 0, parent ? parent : n->start, +1)))
+		return ret;
+	return btrfs_set_tree_block_flags(fs, n->start, level, BTRFS_BLOCK_FLAG_FULL_BACKREF);
+}
+
+static struct extent_buffer *reloc_alloc(struct btrfs_fs_info *fs, const struct extent_buffer *src)
+{
+	struct extent_buffer *n = btrfs_alloc_tree_block(fs, BTRFS_TREE_RELOC_OBJECTID, btrfs_level(src));
+	if (!n)
+		return NULL;
+	memcpy(n->data, src->data, fs->nodesize);
+	btrfs_set_header_bytenr(n->data, n->start);
+	btrfs_set_header_generation(n->data, fs->generation);
+	/* the owner stays the subvolume's (a reloc tree's copy is one of its
+	 * blocks once merged); the RELOC flag says it was made by a reloc tree */
+	btrfs_set_header_flags(n->data, (BTRFS_MIXED_BACKREF_REV << BTRFS_BACKREF_REV_SHIFT) | BTRFS_HEADER_FLAG_RELOC);
+	n->dirty = 1;
+	return n;
+}
+
+/* The reloc tree of subvolume r (fs->roots[i]): a copy of its root whose
+ * children every one gain a reference by it (create_reloc_root). r's
+ * last_snapshot becomes the transaction before, so its own copies from now
+ * on look its blocks' references up. */
+static struct btrfs_root *reloc_root_of(struct reloc_control *rc, size_t i)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	if (rc->rr[i])
+		return rc->rr[i];
+	struct btrfs_root *r = fs->roots[i], *rr = calloc(1, sizeof(*rr));
+	if (!rr) {
+		blab_fail(&fs->err, BLAB_ENOMEM, "reloc tree of tree %llu", (unsigned long long)r->objectid);
+		return NULL;
+	}
+	struct extent_buffer *n = reloc_alloc(fs, r->node);
+	if (!n || reloc_owned_refs(fs, n, 0) || btrfs_mod_refs_of(fs, BTRFS_TREE_RELOC_OBJECTID, n, 1, +1)) {
+		free(rr);
+		return NULL;
+	}
+	rr->objectid = BTRFS_TREE_RELOC_OBJECTID;
+	rr->item_offset = r->objectid;
+	rr->node = n;
+	u64map_init(&rr->dir_index, sizeof(u64));
+	btrfs_set_root_last_snapshot(r->item, fs->generation - 1);
+	r->item_dirty = 1;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_ROOT, .tree = r->objectid, .bytenr = n->start, .level = btrfs_level(n)});
+	return rc->rr[i] = rr;
+}
+
+/* eb copied into reloc tree rr, under parent at slot (the update_ref_for_cow
+ * of a reloc tree: full backrefs on both sides). */
+static int reloc_cow(struct reloc_control *rc, struct btrfs_root *rr, struct extent_buffer *eb, struct extent_buffer *parent, int slot,
+		     struct extent_buffer **out)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	int level = btrfs_level(eb), ret;
+	u64 refs, flags, owner = btrfs_header_owner(eb->data), old = eb->start;
+	if ((ret = btrfs_lookup_extent_info(fs, eb->start, level, &refs, &flags)))
+		return ret;
+	struct extent_buffer *n = reloc_alloc(fs, eb);
+	if (!n || (ret = reloc_owned_refs(fs, n, parent->start)))
+		return n ? ret : fs->err.code;
+	u8 *kp = btrfs_key_ptr_nr(parent, slot);
+	btrfs_set_key_blockptr(kp, n->start);
+	btrfs_set_key_generation(kp, fs->generation);
+	parent->dirty = 1;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_COW, .tree = rr->objectid, .bytenr = old, .a = n->start, .level = level,
+					  .b = fs->generation, .c = btrfs_header_generation(eb->data)});
+	if (refs > 1) {
+		if (!(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF)) {
+			/* its children were referenced keyed by its owner: by it now */
+			if ((ret = btrfs_mod_refs_of(fs, owner, eb, 1, +1)) || (ret = btrfs_mod_refs_of(fs, owner, eb, 0, -1)) ||
+			    (ret = btrfs_set_tree_block_flags(fs, old, level, BTRFS_BLOCK_FLAG_FULL_BACKREF)))
+				return ret;
+			fs_trace(fs, (struct trace_event){.kind = TRACE_FULL_BACKREF, .bytenr = old, .level = level, .tree = owner});
+		}
+		if ((ret = btrfs_mod_refs_of(fs, BTRFS_TREE_RELOC_OBJECTID, n, 1, +1)) ||
+		    (ret = btrfs_mod_tree_ref(fs, old, level, 0, parent->start, -1)))
+			return ret;
+	} else {
+		/* only this reloc tree held it (through parent) */
+		if ((ret = btrfs_mod_refs_of(fs, BTRFS_TREE_RELOC_OBJECTID, n, 1, +1)) ||
+		    (ret = btrfs_mod_refs_of(fs, owner, eb, (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) != 0, -1)) ||
+		    (ret = btrfs_free_tree_block(fs, rr, eb)))
+			return ret;
+	}
+	u64 *m = u64map_put(&rc->moved, old);
+	if (!m)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
+	*m = n->start;
+	*out = n;
+	return 0;
+}
+
+/* Whether tree r reaches block bytenr at level by key. */
+static int reaches(struct btrfs_fs_info *fs, struct btrfs_root *r, const struct btrfs_key *key, int level, u64 bytenr)
+{
+	struct extent_buffer *b = r->node;
+	for (int depth = 0; b && btrfs_level(b) > level; depth++) {
+		int slot;
+		if (depth > BTRFS_MAX_LEVEL)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu deeper than %d levels", (unsigned long long)r->objectid, BTRFS_MAX_LEVEL);
+		if (btrfs_bin_search(b, key, &slot) && slot > 0)
+			slot--;
+		if (!(b = btrfs_read_node_slot(fs, b, slot, 0)))
+			return fs->err.code;
+	}
+	return b && btrfs_level(b) == level && b->start == bytenr;
+}
+
+/* Block bytenr of the subvolume trees out of the group: the path to it copied
+ * in the reloc tree of each subvolume that reaches it, once (a reloc tree
+ * whose path meets a block another copied points at that copy). */
+static int relocate_shared_block(struct reloc_control *rc, u64 bytenr, int level, const struct btrfs_key *key)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	int any = 0, ret;
+	for (size_t i = 0; i < rc->nroots; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		if (!btrfs_root_shareable(r) || !r->in_root_tree || !r->node)
+			continue;
+		if ((ret = reaches(fs, r, key, level, bytenr)) < 0)
+			return ret;
+		if (!ret)
+			continue;
+		if (!btrfs_root_refs(r->item))
+			return blab_fail(&fs->err, BLAB_ENOTSUP,
+					 "tree block %llu (level %d) is in deleted subvolume %llu, which the cleaner has not dropped: relocating "
+					 "it is not modelled yet (subvol sync first)",
+					 (unsigned long long)bytenr, level, (unsigned long long)r->objectid);
+		any = 1;
+		struct btrfs_root *rr = reloc_root_of(rc, i);
+		if (!rr)
+			return fs->err.code;
+		if (r->node->start == bytenr)
+			continue; /* the subvolume's root: merge copies it */
+		struct extent_buffer *cur = rr->node;
+		while (btrfs_level(cur) > level) {
+			int slot;
+			if (btrfs_bin_search(cur, key, &slot) && slot > 0)
+				slot--;
+			u64 child = btrfs_node_blockptr(cur, slot), *to = u64map_get(&rc->moved, child);
+			struct extent_buffer *c;
+			if (to) {
+				/* another reloc tree copied it: point at that copy */
+				if ((ret = btrfs_mod_tree_ref(fs, *to, btrfs_level(cur) - 1, 0, cur->start, +1)) ||
+				    (ret = btrfs_mod_tree_ref(fs, child, btrfs_level(cur) - 1, 0, cur->start, -1)))
+					return ret;
+				u8 *kp = btrfs_key_ptr_nr(cur, slot);
+				btrfs_set_key_blockptr(kp, *to);
+				btrfs_set_key_generation(kp, fs->generation);
+				cur->dirty = 1;
+				if (!(c = btrfs_read_tree_block(fs, *to, btrfs_level(cur) - 1, 0)))
+					return fs->err.code;
+			} else {
+				if (!(c = btrfs_read_node_slot(fs, cur, slot, 0)))
+					return fs->err.code;
+				/* made in this relocation: changes in place */
+				if (btrfs_header_generation(c->data) != fs->generation || !(btrfs_header_flags(c->data) & BTRFS_HEADER_FLAG_RELOC))
+					if ((ret = reloc_cow(rc, rr, c, cur, slot, &c)))
+						return ret;
+			}
+			cur = c;
+		}
+	}
+	if (!any)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu (level %d) of a subvolume tree is reached by no subvolume",
+				 (unsigned long long)bytenr, level);
+	return 0;
+}
+
+/* merge_reloc_root: subvolume r's root copied in r, then each of its
+ * pointers its reloc tree's root does not share swapped (replace_path): r
+ * takes the reloc tree's new subtree, the reloc tree the old one. */
+static int merge_reloc_root(struct reloc_control *rc, struct btrfs_root *r, struct btrfs_root *rr)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	struct extent_buffer *n, *m = rr->node;
+	int ret = btrfs_cow_block(fs, r, r->node, NULL, 0, &n);
+	if (ret)
+		return ret;
+	int level = btrfs_level(n);
+	if (!level)
+		return 0;
+	if (btrfs_nritems(n) != btrfs_nritems(m))
+		return blab_fail(&fs->err, BLAB_EIO, "tree %llu changed while it was relocated", (unsigned long long)r->objectid);
+	for (u32 s = 0; s < btrfs_nritems(n); s++) {
+		u64 nb = btrfs_node_blockptr(n, (int)s), mb = btrfs_node_blockptr(m, (int)s);
+		if (nb == mb)
+			continue;
+		struct btrfs_key nk, mk;
+		btrfs_node_key(n, (int)s, &nk);
+		btrfs_node_key(m, (int)s, &mk);
+		if (btrfs_comp_keys(&nk, &mk))
+			return blab_fail(&fs->err, BLAB_EIO, "tree %llu and its reloc tree differ at slot %u", (unsigned long long)r->objectid, s);
+		u64 ngen = btrfs_key_generation(btrfs_key_ptr_nr(n, (int)s)), mgen = btrfs_key_generation(btrfs_key_ptr_nr(m, (int)s));
+		/* refs: the new subtree keyed by r (its root's pointers are r's), no longer by the reloc root; the old one the other way */
+		if ((ret = btrfs_mod_tree_ref(fs, mb, level - 1, r->objectid, 0, +1)) || (ret = btrfs_mod_tree_ref(fs, mb, level - 1, 0, m->start, -1)) ||
+		    (ret = btrfs_mod_tree_ref(fs, nb, level - 1, 0, m->start, +1)) || (ret = btrfs_mod_tree_ref(fs, nb, level - 1, r->objectid, 0, -1)))
+			return ret;
+		btrfs_set_key_blockptr(btrfs_key_ptr_nr(n, (int)s), mb);
+		btrfs_set_key_generation(btrfs_key_ptr_nr(n, (int)s), mgen);
+		btrfs_set_key_blockptr(btrfs_key_ptr_nr(m, (int)s), nb);
+		btrfs_set_key_generation(btrfs_key_ptr_nr(m, (int)s), ngen);
+		n->dirty = m->dirty = 1;
+		fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_SWAP, .tree = r->objectid, .bytenr = nb, .a = mb, .level = level - 1});
+	}
+	return 0;
+}
+
 /* One tree block out of the read-only group: the path to it copied. 1
  * when it had moved already (a path copied for another block went through
  * it: the kernel marks those processed and does not count them found). */
-static int relocate_tree_block(struct btrfs_fs_info *fs, u64 bytenr, int level, struct btrfs_reloc_stats *st)
+static int relocate_tree_block(struct reloc_control *rc, u64 bytenr, int level, struct btrfs_reloc_stats *st)
 {
+	struct btrfs_fs_info *fs = rc->fs;
 	u64 refs, flags;
+	if (u64map_get(&rc->moved, bytenr))
+		return 1; /* copied into a reloc tree already, on the path to another */
 	int ret = btrfs_tree_block_refs(fs, bytenr, level, &refs, &flags);
 	if (ret)
 		return ret;
@@ -120,17 +366,21 @@ static int relocate_tree_block(struct btrfs_fs_info *fs, u64 bytenr, int level, 
 	if (!root || !root->node)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu says its owner is tree %llu, which this filesystem does not have",
 				 (unsigned long long)bytenr, (unsigned long long)owner);
-	if (btrfs_root_shareable(root) && (refs > 1 || (flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) || !btrfs_root_refs(root->item)))
-		return blab_fail(&fs->err, BLAB_ENOTSUP,
-				 "tree block %llu (level %d, tree %llu) is shared with other trees or its tree is deleted: relocating it needs "
-				 "reloc trees, not modelled yet",
-				 (unsigned long long)bytenr, level, (unsigned long long)owner);
+	(void)flags;
 	struct btrfs_key key = {0, 0, 0};
 	if (btrfs_nritems(eb)) {
 		if (level)
 			btrfs_node_key(eb, 0, &key);
 		else
 			btrfs_item_key(eb, 0, &key);
+	}
+	if (btrfs_root_shareable(root)) {
+		if ((ret = relocate_shared_block(rc, bytenr, level, &key)))
+			return ret;
+		u64 *to = u64map_get(&rc->moved, bytenr);
+		fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_EXTENT, .bytenr = bytenr, .a = to ? *to : 0, .level = level, .tree = owner});
+		st->tree_blocks++;
+		return 0;
 	}
 	struct extent_buffer *copy;
 	ret = btrfs_cow_path_to(fs, root, bytenr, level, &key, &copy);
@@ -250,11 +500,29 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
 	}
 	/* in logical order, as the kernel's find_next_extent; found: those not moved already */
 	u64 found = extents - n;
+	struct reloc_control rc = {.fs = fs, .nroots = fs->nroots, .rr = calloc(fs->nroots + 1, sizeof(struct btrfs_root *))};
+	u64map_init(&rc.moved, sizeof(u64));
+	if (!rc.rr)
+		ret = blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
 	for (size_t i = 0; i < n && ret >= 0; i++)
-		if (!(ret = relocate_tree_block(fs, blocks[i].bytenr, blocks[i].level, st)))
+		if (!(ret = relocate_tree_block(&rc, blocks[i].bytenr, blocks[i].level, st)))
 			found++;
 	ret = ret < 0 ? ret : 0;
 	free(blocks);
+	/* merge_reloc_roots, then the reloc trees dropped: the old blocks go */
+	for (size_t i = 0; i < rc.nroots && rc.rr && !ret; i++)
+		if (rc.rr[i])
+			ret = merge_reloc_root(&rc, fs->roots[i], rc.rr[i]);
+	for (size_t i = 0; i < rc.nroots && rc.rr; i++) {
+		if (!rc.rr[i])
+			continue;
+		if (!ret)
+			ret = btrfs_drop_reloc_tree(fs, rc.rr[i], 0);
+		u64map_free(&rc.rr[i]->dir_index);
+		free(rc.rr[i]);
+	}
+	free(rc.rr);
+	u64map_free(&rc.moved);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_FOUND, .bytenr = start, .a = found});
 	if (st->on_group)
 		st->on_group(st->ctx, start, flags, found);

@@ -362,6 +362,7 @@ struct walk_control {
 	int drop_level;
 	u64 origin; /* the tree's origin generation: blocks no younger are its source's */
 	u64 let_go; /* blocks freed or let go of in this batch */
+	int trace;  /* qgroups: trace the subtrees of shared blocks let go of (not for a reloc tree) */
 };
 
 static struct extent_buffer *wc_block(struct walk_control *w, int level)
@@ -395,7 +396,7 @@ static int wc_drop_ref(struct walk_control *w, u64 bytenr, int level, const stru
 	w->let_go++;
 	int ret = btrfs_mod_tree_ref(fs, bytenr, level, w->root->objectid, parent, -1);
 	/* what only others hold under it now may be theirs alone */
-	return ret ? ret : btrfs_qgroup_trace_subtree(fs, bytenr, level, 0);
+	return ret || !w->trace ? ret : btrfs_qgroup_trace_subtree(fs, bytenr, level, 0);
 }
 
 /* At the block the path is at: 1 when the walk does not go below it. */
@@ -602,14 +603,9 @@ static int resume_walk(struct walk_control *w)
 	return 0;
 }
 
-int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r, u64 budget, int *done)
+/* The walk over r from its drop_progress: whole set when it is all gone. */
+static int drop_tree(struct btrfs_fs_info *fs, struct btrfs_root *r, u64 budget, int update_ref, int trace, int *whole_out)
 {
-	*done = 0;
-	if (!r->node) {
-		*done = 1;
-		return 0;
-	}
-	btrfs_delalloc_evict_root(fs, r);
 	struct walk_control *w = calloc(1, sizeof(*w));
 	if (!w)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "dropping tree %llu", (unsigned long long)r->objectid);
@@ -620,7 +616,8 @@ int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r, u64 budg
 	w->level = w->top;
 	w->stage = DROP_REFERENCE;
 	w->shared_level = -1;
-	w->update_ref = 1;
+	w->update_ref = update_ref;
+	w->trace = trace;
 	w->origin = r->item_offset;
 	btrfs_disk_key_to_cpu(&w->drop_progress, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
 	w->drop_level = btrfs_root_drop_level(r->item);
@@ -660,6 +657,29 @@ int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r, u64 budg
 						  .a = w->let_go});
 	}
 	free(w);
+	*whole_out = whole;
+	return ret;
+}
+
+int btrfs_drop_reloc_tree(struct btrfs_fs_info *fs, struct btrfs_root *rr, int trace)
+{
+	int whole = 0;
+	int ret = rr->node ? drop_tree(fs, rr, 0, 0, trace, &whole) : 0;
+	if (!ret && rr->node && !whole)
+		ret = blab_fail(&fs->err, BLAB_EIO, "reloc tree of tree %llu not dropped whole", (unsigned long long)rr->item_offset);
+	rr->node = NULL;
+	return ret;
+}
+
+int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *r, u64 budget, int *done)
+{
+	*done = 0;
+	if (!r->node) {
+		*done = 1;
+		return 0;
+	}
+	btrfs_delalloc_evict_root(fs, r);
+	int whole = 0, ret = drop_tree(fs, r, budget, 1, 1, &whole);
 	if (ret || !whole)
 		return ret;
 	struct btrfs_key item = {r->objectid, BTRFS_ROOT_ITEM_KEY, r->item_offset}, orphan = {BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY,

@@ -48,6 +48,12 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
  * stops after budget blocks (0: no limit) at a key it saves there for the
  * next call; *done when the tree is gone, with its root and orphan items. */
 int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 budget, int *done);
+/* A reloc tree (not in the root tree) dropped whole, in the running
+ * transaction, as the kernel drops one after merging it: its blocks' shared
+ * children lose its references, nothing is turned to full backrefs (they
+ * have them); trace: qgroups trace the subtrees of shared blocks it lets go
+ * of (the kernel did before 4.20). */
+int btrfs_drop_reloc_tree(struct btrfs_fs_info *fs, struct btrfs_root *rr, int trace);
 /* The deleted tree the cleaner drops next (the first deleted), or NULL. */
 struct btrfs_root *btrfs_next_dead_root(struct btrfs_fs_info *fs);
 /* btrfs subvolume set-default: the root tree directory's (6) "default"

@@ -57,6 +57,10 @@ enum btrfs_lock_mode {
 	   F(logical, U64, bytenr) F(length, U64, a) F(type, U64, b) F(extents, U64, c))                           \
 	EV(RELOC_FOUND, "reloc_found", "Relocation of a block group has moved its extents: how many it found to move (the kernel's 'found N extents': not those a path copied for another one had moved already).", \
 	   F(logical, U64, bytenr) F(extents, U64, a))                                                                \
+	EV(RELOC_ROOT, "reloc_root", "A subvolume that reaches the block group gets a reloc tree: a copy of its root (owner TREE_RELOC) sharing every block below.", \
+	   F(tree, U64, tree) F(root, U64, bytenr) F(level, INT, level))                                            \
+	EV(RELOC_SWAP, "reloc_swap", "Merge swaps a pointer: the subvolume takes the reloc tree's new subtree, the reloc tree the old one (dropped with it).", \
+	   F(tree, U64, tree) F(old, U64, bytenr) F(new, U64, a) F(level, INT, level))                              \
 	EV(RELOC_EXTENT, "reloc_extent", "A tree block leaves the read-only block group: the path to it in its tree is copied, the copy elsewhere.", \
 	   F(tree, U64, tree) F(from, U64, bytenr) F(to, U64, a) F(level, INT, level))                               \
 	EV(BLOCK_ALLOC, "block_alloc",                                                                               \

@@ -381,9 +381,13 @@ struct extent_buffer *btrfs_read_node_slot(struct btrfs_fs_info *fs, const struc
 {
 	const u8 *kp = btrfs_key_ptr_nr(parent, slot);
 	struct extent_buffer *c = btrfs_read_tree_block(fs, btrfs_key_blockptr(kp), btrfs_level(parent) - 1, owner);
-	if (c && c->dirty && btrfs_header_owner(c->data) != owner) {
+	u64 cowner = c ? btrfs_header_owner(c->data) : 0;
+	int subvols = (owner == BTRFS_FS_TREE_OBJECTID || (owner >= BTRFS_FIRST_FREE_OBJECTID && owner <= BTRFS_LAST_FREE_OBJECTID)) &&
+		      (cowner == BTRFS_FS_TREE_OBJECTID || (cowner >= BTRFS_FIRST_FREE_OBJECTID && cowner <= BTRFS_LAST_FREE_OBJECTID));
+	if (c && c->dirty && owner && cowner != owner && !subvols) {
 		/* another tree's new block: the free space handed out a block this
-		 * tree still points at */
+		 * tree still points at (subvolume trees share blocks: a merged reloc
+		 * tree's copy keeps the subvolume that owned the original) */
 		corrupt(fs, c, owner, -1, "block %llu below slot %d of node %llu belongs to tree %lld",
 			(unsigned long long)c->start, slot, (unsigned long long)parent->start,
 			(long long)btrfs_header_owner(c->data));

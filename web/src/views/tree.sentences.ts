@@ -8,6 +8,8 @@ export const treeSentences = {
   chunk_remove: (e) => `Chunk at logical ${e.logical} (${e.length} bytes) removed: relocation emptied its block group, and its device space at ${e.physical} is free again`,
   reloc_group: (e) => `Relocating the block group at ${e.logical} (${e.length} bytes): read-only now, ${e.extents} extent${e.extents === 1n ? '' : 's'} in it`,
   reloc_found: (e) => `The block group at ${e.logical} is empty: found ${e.extents} extent${e.extents === 1n ? '' : 's'} to move (the others moved with a path copied for one of these)`,
+  reloc_root: (e) => `The ${treeName(e.tree)} gets a reloc tree: ${what(e.level)} ${e.root}, a copy of its root sharing every block below it`,
+  reloc_swap: (e) => `Merge: the ${treeName(e.tree)} now points at the reloc tree's ${what(e.level)} ${e.new}, and the reloc tree at its old ${e.old}, to be dropped`,
   reloc_extent: (e) => `${what(e.level)} ${e.from} of the ${treeName(e.tree)} leaves the read-only block group: the path to it is copied, the copy at ${e.to}`,
   chunk_alloc: (e) => `New chunk at logical ${e.logical}, ${e.length} bytes, on the device at ${e.physical}`,
   block_alloc: (e) => e.level < 0
