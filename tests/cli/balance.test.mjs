@@ -97,6 +97,30 @@ describe('balance', () => {
     assert.doesNotMatch(cli('dump-tree', b.img), /owner TREE_RELOC/);
   });
 
+  test('qgroup_swap=full|subtree|deferred: the same numbers, the same images; only the qgroup records differ', () => {
+    const lines = ['mkfs nodesize=4K size=256M', 'quota enable', 'mkdir /d', 'create /d/f_{1..1500}', 'write /d/f_3 0 64K 1', 'commit',
+      'snapshot / /s1', 'write /s1/d/f_1000 0 4K 2', 'snapshot / /s2 ro', 'write /d/f_50 0 4K 3', 'commit'];
+    const base = JSON.parse(run(lines, 'qs-base', ['--metrics', '-']).stdout).qgroup_dirty_extents;
+    const got = {};
+    for (const mode of ['full', 'subtree', 'deferred']) {
+      const r = run([lines[0], `set qgroup_swap=${mode}`, ...lines.slice(1), 'balance -m'], `qs-${mode}`, ['--metrics', '-', '--trace', join(dir, `qs-${mode}.jsonl`)]);
+      assert.equal(r.status, 0, r.stderr);
+      const m = JSON.parse(r.stdout);
+      const events = readFileSync(join(dir, `qs-${mode}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      assert.equal(events.filter((e) => e.kind === 'qgroup_dirty').reduce((s, e) => s + Number(e.extents), 0), m.qgroup_dirty_extents);
+      got[mode] = { dirty: m.qgroup_dirty_extents - base, extents: m.relocated.extents, qgroups: cli('qgroup', 'show', '--raw', r.img), check: cli('check', r.img) };
+      if (mode === 'subtree') assert.ok(events.some((e) => e.kind === 'qgroup_trace_swap'));
+    }
+    assert.equal(got.full.qgroups, got.deferred.qgroups);
+    assert.equal(got.subtree.qgroups, got.deferred.qgroups);
+    assert.equal(got.full.extents, got.deferred.extents);
+    for (const g of Object.values(got)) assert.match(g.check, /0 errors found/);
+    // deferred, as this kernel: each subvolume's root copied by merge, the old and the new (3 subvolumes, one metadata group)
+    assert.equal(got.deferred.dirty, 6, JSON.stringify(got));
+    assert.ok(got.full.dirty > got.subtree.dirty && got.subtree.dirty > got.deferred.dirty, JSON.stringify({ full: got.full.dirty, subtree: got.subtree.dirty }));
+    assert.match(run([lines[0], 'set qgroup_swap=lazy'], 'qs-bad').stderr, /qgroup_swap=full \(before 4\.20\), subtree \(4\.20\) or deferred \(since 5\.1\)/);
+  });
+
   test('btrfslab balance IMAGE -o OUT prints what the kernel logs; the image itself untouched', () => {
     const src = run(BASE, 'src');
     const out = join(dir, 'balanced.img');

@@ -10,6 +10,7 @@
  * root when it is left with one child.
  */
 #include "ctree.h"
+#include "qgroup.h"
 #include "tree-checker.h"
 #include "disk-io.h"
 #include "extent-tree.h"
@@ -145,6 +146,9 @@ int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct ex
 		if (ret)
 			return ret;
 	}
+	/* a block relocation swapped in, copied before the commit: its deferred qgroup trace runs now */
+	if (btrfs_root_shareable(root) && btrfs_qgroup_cow_swapped(fs, eb->start))
+		return fs->err.code;
 	struct extent_buffer *n = btrfs_alloc_tree_block(fs, root->objectid, level);
 	if (!n)
 		return fs->err.code;

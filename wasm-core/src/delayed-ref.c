@@ -74,11 +74,23 @@ static int mod_ref(struct btrfs_fs_info *fs, struct delayed_ref_head *h, struct 
 	return 0;
 }
 
+/* Whether a reference change by tree root (or by a parent block: the tree
+ * working on it is a subvolume's, or a reloc tree's) is a qgroup record: the
+ * kernel records those of subvolume trees (btrfs_init_tree_ref's
+ * skip_qgroup), not a reloc tree's since 4.20. */
+static void note_qgroup(struct btrfs_fs_info *fs, struct delayed_ref_head *h, u64 root, u64 parent)
+{
+	if (!fs->qgroup_skip && (parent || root == BTRFS_FS_TREE_OBJECTID ||
+				 (root >= BTRFS_FIRST_FREE_OBJECTID && root <= BTRFS_LAST_FREE_OBJECTID)))
+		h->qgroup = 1;
+}
+
 int btrfs_mod_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, u64 root, u64 ino, u64 offset, int mod)
 {
 	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
 	if (!h)
 		return fs->err.code;
+	note_qgroup(fs, h, root, 1);
 	h->is_data = 1;
 	h->num_bytes = num_bytes;
 	return mod_ref(fs, h, (struct data_ref){.root = root, .objectid = ino, .offset = offset, .count_mod = mod});
@@ -89,6 +101,7 @@ int btrfs_mod_shared_data_ref(struct btrfs_fs_info *fs, u64 bytenr, u64 num_byte
 	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, bytenr);
 	if (!h)
 		return fs->err.code;
+	note_qgroup(fs, h, 0, parent);
 	h->is_data = 1;
 	h->num_bytes = num_bytes;
 	return mod_ref(fs, h, (struct data_ref){.parent = parent, .count_mod = mod});
@@ -101,6 +114,7 @@ int btrfs_mod_tree_ref(struct btrfs_fs_info *fs, u64 bytenr, int level, u64 root
 		return fs->err.code;
 	h->num_bytes = fs->nodesize;
 	h->level = level;
+	note_qgroup(fs, h, root, parent);
 	return mod_ref(fs, h, (struct data_ref){.root = parent ? 0 : root, .parent = parent, .count_mod = mod});
 }
 

@@ -34,6 +34,7 @@ struct delayed_ref_head {
 	struct data_ref *drefs; /* changes per backref (data; tree blocks that trees share) */
 	int ndrefs, capdrefs;
 	u64 set_flags;          /* tree blocks: extent flags to set (FULL_BACKREF) */
+	int qgroup;             /* a change the kernel records for qgroups (a dirty extent): by a subvolume tree */
 };
 
 /* The head for bytenr, made (zeroed but for bytenr) when absent. NULL with

@@ -9,6 +9,7 @@
 #include "array.h"
 #include "tree-log.h"
 #include "qgroup.h"
+#include "qgroup.h"
 #include <stdlib.h>
 
 /* Allocation policy: the first free range, in block group order, that
@@ -176,7 +177,8 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 	if (!h)
 		return NULL;
 	*h = (struct delayed_ref_head){.bytenr = bytenr, .num_bytes = fs->nodesize, .ref_mod = +1, .level = level,
-				       .owner = owner, .generation = fs->generation, .new_extent = 1};
+				       .owner = owner, .generation = fs->generation, .new_extent = 1,
+				       .qgroup = !fs->qgroup_skip && btrfs_root_shareable(&(struct btrfs_root){.objectid = owner})};
 	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = owner, .bytenr = bytenr, .level = level,
 					  .a = fs->generation});
 	return eb;
@@ -196,12 +198,16 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 	}
 	root->bytes_used -= fs->nodesize;
 	eb->dirty = 0;
+	int ret0;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_FREE, .tree = root->objectid, .bytenr = bytenr,
 					  .level = btrfs_level(eb)});
 	struct delayed_ref_head *h = u64map_get(&fs->delayed_refs, bytenr);
 	if (h && h->new_extent) {
 		/* never written: its space is free again at once, and it may be
-		 * allocated again in this transaction, so it leaves the cache now */
+		 * allocated again in this transaction, so it leaves the cache now
+		 * (a qgroup record made for it stays: the kernel counts it) */
+		if (h->qgroup && (ret0 = btrfs_qgroup_note(fs, bytenr)))
+			return ret0;
 		btrfs_drop_delayed_ref_head(fs, h);
 		btrfs_evict_eb(fs, bytenr);
 		return btrfs_free_reserved(fs, bytenr, fs->nodesize);
@@ -215,6 +221,8 @@ int btrfs_free_tree_block(struct btrfs_fs_info *fs, struct btrfs_root *root, str
 	h->ref_mod = -1;
 	h->level = btrfs_level(eb);
 	h->owner = root->objectid;
+	if (!fs->qgroup_skip && btrfs_root_shareable(root))
+		h->qgroup = 1;
 	int ret = pin(fs, bytenr, fs->nodesize);
 	return ret ? ret : queue_evict(fs, bytenr);
 }
@@ -794,7 +802,7 @@ int btrfs_run_delayed_refs(struct btrfs_fs_info *fs)
 		int ret = 0;
 		for (k = 0; k < n && !ret; k++) {
 			/* qgroups account what changed: the heads of this transaction */
-			if (!(ret = btrfs_qgroup_record_extent(fs, heads[k].bytenr, heads[k].is_data ? heads[k].num_bytes : 0)))
+			if (!(ret = btrfs_qgroup_changed(fs, heads[k].bytenr, heads[k].is_data ? heads[k].num_bytes : 0, heads[k].qgroup)))
 				ret = heads[k].is_data ? run_data_ref(fs, &heads[k]) : run_tree_ref(fs, &heads[k]);
 		}
 		for (k = 0; k < n; k++)

@@ -25,6 +25,15 @@ struct btrfs_qgroup_state {
 	u64 relations_new[16][2];     /* relations to write at commit */
 	int nrelations_new;
 	u64 last_dirty;               /* extents the last commit accounted */
+	/* the kernel's qgroup records (dirty extents) of this transaction, as
+	 * btrfs_qgroup_num_dirty_extents counts them at commit: the reference
+	 * changes of subvolume trees and what is traced (accounting itself runs
+	 * over every changed extent, a superset: the numbers do not depend on it) */
+	struct u64map recorded;
+	u64 dirty_total;              /* summed over the commits */
+	int swap_mode;                /* enum btrfs_qgroup_swap_mode */
+	struct u64map swapped;        /* deferred: a swapped-in block -> the block it replaced (level in the top byte) */
+	u64 counted_gen;              /* the transaction whose records were counted (its commit is running) */
 };
 
 #define QGROUP_ITEM_SIZE 40
@@ -35,6 +44,9 @@ int btrfs_qgroup_init(struct btrfs_fs_info *fs)
 	if (!(fs->qgroup = calloc(1, sizeof(*fs->qgroup))))
 		return BLAB_ENOMEM;
 	u64map_init(&fs->qgroup->dirty, sizeof(u64));
+	u64map_init(&fs->qgroup->recorded, 1);
+	u64map_init(&fs->qgroup->swapped, sizeof(u64));
+	fs->qgroup->swap_mode = BTRFS_QGROUP_SWAP_DEFERRED;
 	return 0;
 }
 
@@ -47,6 +59,8 @@ void btrfs_qgroup_free(struct btrfs_fs_info *fs)
 		free(q->g[i].parents);
 	free(q->g);
 	u64map_free(&q->dirty);
+	u64map_free(&q->recorded);
+	u64map_free(&q->swapped);
 	free(q);
 	fs->qgroup = NULL;
 }
@@ -56,9 +70,13 @@ int btrfs_qgroup_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *sr
 	struct btrfs_qgroup_state *d = dst->qgroup, *s = src->qgroup;
 	int ret = 0;
 	u64map_free(&d->dirty);
-	struct u64map keep = d->dirty;
+	u64map_free(&d->recorded);
+	u64map_free(&d->swapped);
+	struct u64map keep = d->dirty, keep_rec = d->recorded, keep_sw = d->swapped;
 	*d = *s;
 	d->dirty = keep;
+	d->recorded = keep_rec;
+	d->swapped = keep_sw;
 	d->g = array_dup(s->g, s->n, s->cap, sizeof(*s->g), &ret);
 	if (!d->g) {
 		d->n = d->cap = 0;
@@ -69,7 +87,7 @@ int btrfs_qgroup_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *sr
 	for (size_t i = 0; i < d->n && !ret; i++)
 		if (s->g[i].nparents)
 			d->g[i].parents = array_dup(s->g[i].parents, s->g[i].nparents, s->g[i].capparents, sizeof(u64), &ret);
-	if (!ret && u64map_clone(&d->dirty, &s->dirty))
+	if (!ret && (u64map_clone(&d->dirty, &s->dirty) || u64map_clone(&d->recorded, &s->recorded) || u64map_clone(&d->swapped, &s->swapped)))
 		ret = BLAB_ENOMEM;
 	return ret ? blab_fail(&dst->err, ret, "qgroups") : 0;
 }
@@ -456,6 +474,19 @@ static void account_one(struct btrfs_fs_info *fs, u64 old, u64 new, u64 size, u3
 	}
 }
 
+int btrfs_qgroup_changed(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, int recorded)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	u64 *v = u64map_put(&fs->qgroup->dirty, bytenr);
+	if (!v)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup dirty extents");
+	*v = num_bytes;
+	/* changes the commit makes after counting are accounted with the next
+	 * transaction's, but were the kernel's records of this one */
+	return recorded && fs->qgroup->counted_gen != fs->generation ? btrfs_qgroup_note(fs, bytenr) : 0;
+}
+
 int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes)
 {
 	if (!btrfs_qgroup_enabled(fs))
@@ -464,6 +495,15 @@ int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_byt
 	if (!v)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup dirty extents");
 	*v = num_bytes;
+	return btrfs_qgroup_note(fs, bytenr);
+}
+
+int btrfs_qgroup_note(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	if (!u64map_put(&fs->qgroup->recorded, bytenr))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup records");
 	return 0;
 }
 
@@ -478,11 +518,18 @@ int btrfs_qgroup_account(struct btrfs_fs_info *fs)
 	void *v;
 	while (u64map_next(&fs->delayed_refs, &it, &b, &v)) {
 		const struct delayed_ref_head *h = v;
-		int ret = btrfs_qgroup_record_extent(fs, b, h->is_data ? h->num_bytes : 0);
+		/* every changed extent is accounted; those the kernel records are counted */
+		int ret = btrfs_qgroup_changed(fs, b, h->is_data ? h->num_bytes : 0, h->qgroup);
 		if (ret)
 			return ret;
 	}
 	q->last_dirty = q->dirty.len;
+	/* the kernel's btrfs_qgroup_num_dirty_extents tracepoint */
+	fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_DIRTY, .a = fs->generation, .b = q->recorded.len});
+	q->dirty_total += q->recorded.len;
+	q->counted_gen = fs->generation;
+	u64map_clear(&q->recorded);
+	u64map_clear(&q->swapped);
 	int ret = 0;
 	/* inconsistent numbers are still moved (a rescan sets them right): level 0 stays exact */
 	if (q->dirty.len) {
@@ -975,4 +1022,83 @@ int btrfs_qgroup_remove(struct btrfs_fs_info *fs, u64 id)
 	memmove(&q->g[at], &q->g[at + 1], (q->n - at - 1) * sizeof(*q->g));
 	q->n--;
 	return ret;
+}
+
+/* ---- relocation's subtree swaps (seed 004) ---- */
+
+void btrfs_qgroup_set_swap_mode(struct btrfs_fs_info *fs, int mode)
+{
+	if (fs->qgroup)
+		fs->qgroup->swap_mode = mode;
+}
+
+int btrfs_qgroup_swap_mode(const struct btrfs_fs_info *fs) { return fs->qgroup ? fs->qgroup->swap_mode : BTRFS_QGROUP_SWAP_DEFERRED; }
+
+u64 btrfs_qgroup_dirty_total(const struct btrfs_fs_info *fs) { return fs->qgroup ? fs->qgroup->dirty_total : 0; }
+
+/* The subtree mode's tracing of one swap: the blocks the reloc tree made
+ * (generation of this transaction) under the swapped-in block, each with
+ * the block it replaced at the same place in the old subtree (found slot by
+ * slot: the copies keep their originals' keys); data extents only when data
+ * moved (a data block group), not for metadata. */
+static int trace_swap_pair(struct btrfs_fs_info *fs, u64 newb, u64 oldb, int level, int depth)
+{
+	int ret;
+	if ((ret = btrfs_qgroup_record_extent(fs, newb, 0)) || (ret = btrfs_qgroup_record_extent(fs, oldb, 0)))
+		return ret;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_TRACE_SWAP, .bytenr = oldb, .a = newb, .level = level});
+	if (!level || depth > BTRFS_MAX_LEVEL)
+		return 0;
+	struct extent_buffer *n = btrfs_read_tree_block(fs, newb, level, 0), *o;
+	if (!n)
+		return fs->err.code;
+	u32 nr = btrfs_nritems(n);
+	for (u32 s = 0; s < nr; s++) {
+		if (!(n = btrfs_read_tree_block(fs, newb, level, 0)) || !(o = btrfs_read_tree_block(fs, oldb, level, 0)))
+			return fs->err.code;
+		if (btrfs_key_generation(btrfs_key_ptr_nr(n, (int)s)) != fs->generation || s >= btrfs_nritems(o))
+			continue;
+		u64 nc = btrfs_node_blockptr(n, (int)s), oc = btrfs_node_blockptr(o, (int)s);
+		if (nc != oc && (ret = trace_swap_pair(fs, nc, oc, level - 1, depth + 1)))
+			return ret;
+	}
+	return 0;
+}
+
+int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int level)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	int ret;
+	switch (q->swap_mode) {
+	case BTRFS_QGROUP_SWAP_FULL:
+		/* before 4.20: both subtrees, every block down to the leaves and their data */
+		if ((ret = btrfs_qgroup_trace_subtree(fs, oldb, level, 0)))
+			return ret;
+		return btrfs_qgroup_trace_subtree(fs, newb, level, 0);
+	case BTRFS_QGROUP_SWAP_SUBTREE:
+		return trace_swap_pair(fs, newb, oldb, level, 0);
+	default: {
+		/* since 5.1: only remembered, traced if the subvolume copies the
+		 * block before the commit (btrfs_qgroup_trace_subtree_after_cow) */
+		u64 *v = u64map_put(&q->swapped, newb);
+		if (!v)
+			return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup swapped blocks");
+		*v = oldb | ((u64)level << 56);
+		return 0;
+	}
+	}
+}
+
+int btrfs_qgroup_cow_swapped(struct btrfs_fs_info *fs, u64 bytenr)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	u64 *v;
+	if (!q || !q->swapped.len || !(v = u64map_get(&q->swapped, bytenr)))
+		return 0;
+	u64 oldb = *v & ((1ULL << 56) - 1);
+	int level = (int)(*v >> 56);
+	u64map_del(&q->swapped, bytenr);
+	return trace_swap_pair(fs, bytenr, oldb, level, 0);
 }

@@ -104,6 +104,28 @@ int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, 
 int btrfs_qgroup_remove(struct btrfs_fs_info *fs, u64 id);
 /* The heads of delayed refs about to run: their extents are dirty. */
 int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes);
+/* An extent whose references changed, for accounting at the commit (a
+ * qgroup record of the kernel's, counted, when recorded). */
+int btrfs_qgroup_changed(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, int recorded);
+/* A qgroup record of the kernel's for bytenr, counted (deduplicated) for
+ * this transaction's btrfs_qgroup_num_dirty_extents (and in the total). */
+int btrfs_qgroup_note(struct btrfs_fs_info *fs, u64 bytenr);
+
+/* How relocation's subtree swaps are traced (seed 004): full, as before
+ * 4.20 (both subtrees, down to the leaves' data); subtree, as 4.20 (the
+ * reloc tree's new blocks and the blocks they replaced); deferred, as since
+ * 5.1 and this kernel (remembered, traced only if the subvolume copies the
+ * swapped-in block before the commit). The numbers are the same in every
+ * mode: only the records (the work) differ. */
+enum btrfs_qgroup_swap_mode { BTRFS_QGROUP_SWAP_DEFERRED, BTRFS_QGROUP_SWAP_SUBTREE, BTRFS_QGROUP_SWAP_FULL };
+void btrfs_qgroup_set_swap_mode(struct btrfs_fs_info *fs, int mode);
+int btrfs_qgroup_swap_mode(const struct btrfs_fs_info *fs);
+/* Merge swapped oldb (the subvolume's, at level) for newb (the reloc tree's). */
+int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int level);
+/* The subvolume copies block bytenr: a deferred swap of it is traced now. */
+int btrfs_qgroup_cow_swapped(struct btrfs_fs_info *fs, u64 bytenr);
+/* Qgroup records (dirty extents) summed over every commit so far. */
+u64 btrfs_qgroup_dirty_total(const struct btrfs_fs_info *fs);
 /* At commit, before the delayed refs run: the dirty extents accounted and
  * the quota tree's items written. */
 int btrfs_qgroup_account(struct btrfs_fs_info *fs);

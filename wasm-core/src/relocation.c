@@ -33,6 +33,7 @@
 #include "root-tree.h"
 #include "tree-checker.h"
 #include "delayed-ref.h"
+#include "qgroup.h"
 #include "block-group.h"
 #include "ctree.h"
 #include "disk-io.h"
@@ -151,6 +152,9 @@ static struct extent_buffer *reloc_alloc(struct btrfs_fs_info *fs, const struct 
 	 * blocks once merged); the RELOC flag says it was made by a reloc tree */
 	btrfs_set_header_flags(n->data, (BTRFS_MIXED_BACKREF_REV << BTRFS_BACKREF_REV_SHIFT) | BTRFS_HEADER_FLAG_RELOC);
 	n->dirty = 1;
+	/* before 4.20 the kernel took the subvolume owning it for the tree making it: a qgroup record */
+	if (btrfs_qgroup_swap_mode(fs) == BTRFS_QGROUP_SWAP_FULL && btrfs_qgroup_note(fs, n->start))
+		return NULL;
 	return n;
 }
 
@@ -331,8 +335,16 @@ static int merge_reloc_root(struct reloc_control *rc, struct btrfs_root *r, stru
 			return blab_fail(&fs->err, BLAB_EIO, "tree %llu and its reloc tree differ at slot %u", (unsigned long long)r->objectid, s);
 		u64 ngen = btrfs_key_generation(btrfs_key_ptr_nr(n, (int)s)), mgen = btrfs_key_generation(btrfs_key_ptr_nr(m, (int)s));
 		/* refs: the new subtree keyed by r (its root's pointers are r's), no longer by the reloc root; the old one the other way */
-		if ((ret = btrfs_mod_tree_ref(fs, mb, level - 1, r->objectid, 0, +1)) || (ret = btrfs_mod_tree_ref(fs, mb, level - 1, 0, m->start, -1)) ||
-		    (ret = btrfs_mod_tree_ref(fs, nb, level - 1, 0, m->start, +1)) || (ret = btrfs_mod_tree_ref(fs, nb, level - 1, r->objectid, 0, -1)))
+		fs->qgroup_skip = btrfs_qgroup_swap_mode(fs) != BTRFS_QGROUP_SWAP_FULL; /* replace_path's refs skip qgroups since 4.20 */
+		ret = btrfs_mod_tree_ref(fs, mb, level - 1, r->objectid, 0, +1);
+		if (!ret)
+			ret = btrfs_mod_tree_ref(fs, mb, level - 1, 0, m->start, -1);
+		if (!ret)
+			ret = btrfs_mod_tree_ref(fs, nb, level - 1, 0, m->start, +1);
+		if (!ret)
+			ret = btrfs_mod_tree_ref(fs, nb, level - 1, r->objectid, 0, -1);
+		fs->qgroup_skip = 0;
+		if (ret || (ret = btrfs_qgroup_trace_swap(fs, nb, mb, level - 1)))
 			return ret;
 		btrfs_set_key_blockptr(btrfs_key_ptr_nr(n, (int)s), mb);
 		btrfs_set_key_generation(btrfs_key_ptr_nr(n, (int)s), mgen);
@@ -504,9 +516,14 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
 	u64map_init(&rc.moved, sizeof(u64));
 	if (!rc.rr)
 		ret = blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
-	for (size_t i = 0; i < n && ret >= 0; i++)
+	/* the reloc trees' reference changes: qgroup records before 4.20, not since */
+	int full = btrfs_qgroup_swap_mode(fs) == BTRFS_QGROUP_SWAP_FULL;
+	for (size_t i = 0; i < n && ret >= 0; i++) {
+		fs->qgroup_skip = !full;
 		if (!(ret = relocate_tree_block(&rc, blocks[i].bytenr, blocks[i].level, st)))
 			found++;
+		fs->qgroup_skip = 0;
+	}
 	ret = ret < 0 ? ret : 0;
 	free(blocks);
 	/* merge_reloc_roots, then the reloc trees dropped: the old blocks go */
@@ -516,8 +533,12 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
 	for (size_t i = 0; i < rc.nroots && rc.rr; i++) {
 		if (!rc.rr[i])
 			continue;
-		if (!ret)
-			ret = btrfs_drop_reloc_tree(fs, rc.rr[i], 0);
+		if (!ret) {
+			/* dropping a reloc tree: traced before 4.20, not since */
+			fs->qgroup_skip = !full;
+			ret = btrfs_drop_reloc_tree(fs, rc.rr[i], full);
+			fs->qgroup_skip = 0;
+		}
 		u64map_free(&rc.rr[i]->dir_index);
 		free(rc.rr[i]);
 	}

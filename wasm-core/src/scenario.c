@@ -1321,7 +1321,18 @@ static int run_line(struct scenario_run *r, struct line *l)
 	if (!strcmp(c, "set")) {
 		if ((ret = want_args(r, l, 1, 1, "set NAME=VALUE")))
 			return ret;
-		if (!strncmp(l->argv[1], "drop_batch=", 11)) {
+		if (!strncmp(l->argv[1], "qgroup_swap=", 12)) {
+			/* seed 004: how relocation's subtree swaps are traced for qgroups */
+			const char *m = l->argv[1] + 12;
+			if (!strcmp(m, "full"))
+				btrfs_qgroup_set_swap_mode(fs, BTRFS_QGROUP_SWAP_FULL);
+			else if (!strcmp(m, "subtree"))
+				btrfs_qgroup_set_swap_mode(fs, BTRFS_QGROUP_SWAP_SUBTREE);
+			else if (!strcmp(m, "deferred"))
+				btrfs_qgroup_set_swap_mode(fs, BTRFS_QGROUP_SWAP_DEFERRED);
+			else
+				return fail(r, BLAB_EPARSE, "'%s': qgroup_swap=full (before 4.20), subtree (4.20) or deferred (since 5.1)", l->argv[1]);
+		} else if (!strncmp(l->argv[1], "drop_batch=", 11)) {
 			/* the cleaner's batch: blocks let go of before it ends a transaction */
 			u64 n;
 			if ((ret = parse_num(r, "drop_batch", l->argv[1] + 11, &n)))
@@ -1340,7 +1351,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
 						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION, tree_locks=path|tree, "
 						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N, "
-						    "shrink_delalloc=pages|inodes, drop_batch=N", l->argv[1]);
+						    "shrink_delalloc=pages|inodes, drop_batch=N, qgroup_swap=full|subtree|deferred", l->argv[1]);
 		return 0;
 	}
 	if (!strcmp(c, "schedule")) {
@@ -2092,7 +2103,8 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		sb_printf(&out, "%s\"%lld\":{\"level\":%d,\"blocks\":%" PRIu64 ",\"items\":%" PRIu64 "}", i ? "," : "",
 			  (long long)list[i]->objectid, btrfs_level(list[i]->node), st.blocks, st.items);
 	}
-	sb_printf(&out, "},\"relocated\":{\"block_groups\":%" PRIu64 ",\"extents\":%" PRIu64 "},\"events\":{", r->reloc_groups, r->reloc_extents);
+	sb_printf(&out, "},\"relocated\":{\"block_groups\":%" PRIu64 ",\"extents\":%" PRIu64 "},\"qgroup_dirty_extents\":%" PRIu64 ",\"events\":{",
+		  r->reloc_groups, r->reloc_extents, btrfs_qgroup_dirty_total(fs));
 	int firstk = 1;
 	for (int k = 0; k < TRACE_KIND_COUNT; k++) {
 		if (!kinds[k])

@@ -84,6 +84,10 @@ enum btrfs_lock_mode {
 	   F(bytenr, U64, bytenr) F(root, U64, tree) F(after, BOOL, a))                                              \
 	EV(QGROUP_UPDATE, "qgroup_update", "A qgroup's numbers after a commit's accounting (or a rescan, or a snapshot's inheritance).", \
 	   F(qgroup, U64, tree) F(referenced, U64, a) F(exclusive, U64, b))                                         \
+	EV(QGROUP_DIRTY, "qgroup_dirty", "Qgroup accounting at commit: how many extents the transaction recorded as qgroup-dirty (the kernel's btrfs_qgroup_num_dirty_extents tracepoint: unique extents, each accounted once).", \
+	   F(generation, U64, a) F(extents, U64, b))                                                                \
+	EV(QGROUP_TRACE_SWAP, "qgroup_trace_swap", "Qgroups trace a block relocation's merge swapped in, with the block it replaced (qgroup_swap=subtree, or deferred when the subvolume copies it before the commit).", \
+	   F(old, U64, bytenr) F(new, U64, a) F(level, INT, level))                                                 \
 	EV(SUBVOL_DROP, "subvol_drop", "The cleaner has dropped a deleted subvolume's tree: what only it held is freed, what others share lost its reference.", \
 	   F(tree, U64, tree))                                                                                       \
 	EV(DROP_PROGRESS, "drop_progress", "The cleaner ends a batch of a dead tree's drop: the root item keeps the key it goes on from (drop_progress, at drop_level), for the next batch or for the kernel after a mount.", \

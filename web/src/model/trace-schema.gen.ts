@@ -42,6 +42,8 @@ export const TRACE_SCHEMA = {
   chunk_remove: { doc: 'A chunk is removed after relocation emptied its block group: its block group, CHUNK and DEV_EXTENT items go, its device space is free.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['physical', 'u64']] },
   reloc_group: { doc: 'Relocation of a block group begins: it is read-only, and its extent tree lists this many extents in it.', fields: [['logical', 'u64'], ['length', 'u64'], ['type', 'u64'], ['extents', 'u64']] },
   reloc_found: { doc: 'Relocation of a block group has moved its extents: how many it found to move (the kernel\'s \'found N extents\': not those a path copied for another one had moved already).', fields: [['logical', 'u64'], ['extents', 'u64']] },
+  reloc_root: { doc: 'A subvolume that reaches the block group gets a reloc tree: a copy of its root (owner TREE_RELOC) sharing every block below.', fields: [['tree', 'u64'], ['root', 'u64'], ['level', 'int']] },
+  reloc_swap: { doc: 'Merge swaps a pointer: the subvolume takes the reloc tree\'s new subtree, the reloc tree the old one (dropped with it).', fields: [['tree', 'u64'], ['old', 'u64'], ['new', 'u64'], ['level', 'int']] },
   reloc_extent: { doc: 'A tree block leaves the read-only block group: the path to it in its tree is copied, the copy elsewhere.', fields: [['tree', 'u64'], ['from', 'u64'], ['to', 'u64'], ['level', 'int']] },
   block_alloc: { doc: 'A tree block is allocated (level < 0: a data extent, generation holding its length).', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['generation', 'u64']] },
   block_free: { doc: 'A tree block is freed (reusable after the commit).', fields: [['tree', 'u64'], ['bytenr', 'u64']] },
@@ -52,6 +54,8 @@ export const TRACE_SCHEMA = {
   qgroup_extent: { doc: 'Qgroup accounting at commit: an extent whose references changed, with how many subvolume trees reached it before and after (its qgroup_root events name them).', fields: [['bytenr', 'u64'], ['size', 'u64'], ['before', 'int'], ['after', 'int']] },
   qgroup_root: { doc: 'One subvolume tree that reached the extent before (after false) or after the transaction.', fields: [['bytenr', 'u64'], ['root', 'u64'], ['after', 'bool']] },
   qgroup_update: { doc: 'A qgroup\'s numbers after a commit\'s accounting (or a rescan, or a snapshot\'s inheritance).', fields: [['qgroup', 'u64'], ['referenced', 'u64'], ['exclusive', 'u64']] },
+  qgroup_dirty: { doc: 'Qgroup accounting at commit: how many extents the transaction recorded as qgroup-dirty (the kernel\'s btrfs_qgroup_num_dirty_extents tracepoint: unique extents, each accounted once).', fields: [['generation', 'u64'], ['extents', 'u64']] },
+  qgroup_trace_swap: { doc: 'Qgroups trace a block relocation\'s merge swapped in, with the block it replaced (qgroup_swap=subtree, or deferred when the subvolume copies it before the commit).', fields: [['old', 'u64'], ['new', 'u64'], ['level', 'int']] },
   subvol_drop: { doc: 'The cleaner has dropped a deleted subvolume\'s tree: what only it held is freed, what others share lost its reference.', fields: [['tree', 'u64']] },
   drop_progress: { doc: 'The cleaner ends a batch of a dead tree\'s drop: the root item keeps the key it goes on from (drop_progress, at drop_level), for the next batch or for the kernel after a mount.', fields: [['tree', 'u64'], ['level', 'int'], ['key', 'key'], ['blocks', 'u64']] },
   search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
@@ -109,6 +113,8 @@ export type TraceEvent =
   | { seq: number; kind: 'chunk_remove'; logical: bigint; length: bigint; type: bigint; physical: bigint }
   | { seq: number; kind: 'reloc_group'; logical: bigint; length: bigint; type: bigint; extents: bigint }
   | { seq: number; kind: 'reloc_found'; logical: bigint; extents: bigint }
+  | { seq: number; kind: 'reloc_root'; tree: bigint; root: bigint; level: number }
+  | { seq: number; kind: 'reloc_swap'; tree: bigint; old: bigint; new: bigint; level: number }
   | { seq: number; kind: 'reloc_extent'; tree: bigint; from: bigint; to: bigint; level: number }
   | { seq: number; kind: 'block_alloc'; tree: bigint; bytenr: bigint; level: number; generation: bigint }
   | { seq: number; kind: 'block_free'; tree: bigint; bytenr: bigint }
@@ -119,6 +125,8 @@ export type TraceEvent =
   | { seq: number; kind: 'qgroup_extent'; bytenr: bigint; size: bigint; before: number; after: number }
   | { seq: number; kind: 'qgroup_root'; bytenr: bigint; root: bigint; after: boolean }
   | { seq: number; kind: 'qgroup_update'; qgroup: bigint; referenced: bigint; exclusive: bigint }
+  | { seq: number; kind: 'qgroup_dirty'; generation: bigint; extents: bigint }
+  | { seq: number; kind: 'qgroup_trace_swap'; old: bigint; new: bigint; level: number }
   | { seq: number; kind: 'subvol_drop'; tree: bigint }
   | { seq: number; kind: 'drop_progress'; tree: bigint; level: number; key: Key; blocks: bigint }
   | { seq: number; kind: 'search'; tree: bigint; bytenr: bigint; level: number; slot: number; key: Key; found: boolean }
