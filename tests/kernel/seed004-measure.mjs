@@ -340,7 +340,7 @@ function relocationLog(marker, dev) {
 }
 
 /** Seed 004's benchmark on this kernel; see the header. Returns the figures as one object. */
-export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset = DEFAULT_DATASET, balance = 'm', seed = 4, changed = 3, traceFile = null } = {}) {
+export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset = DEFAULT_DATASET, balance = 'm', seed = 4, changed = 3, traceFile = null, onImage = null } = {}) {
   const t0 = Date.now();
   if (!/^[mds]+$/.test(balance)) throw new Error(`balance: letters of m, d, s (metadata, data, system), not "${balance}"`);
   if (!Number.isInteger(snapshots) || snapshots < 0) throw new Error(`snapshots: a count, not ${snapshots}`);
@@ -389,6 +389,8 @@ export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset 
     const setupSeconds = (Date.now() - ts) / 1000;
     const beforeBalance = treeBlocks(img);
     const generationBefore = superGeneration(img);
+    // the image as the balance finds it, for a caller's own balance of a copy (bench/seed004.bench.mjs)
+    const imageResult = onImage ? await onImage(img) : undefined;
 
     // 3-4. the balance, traced
     const traceOut = join(dir, 'trace.txt');
@@ -444,6 +446,7 @@ export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset 
       generation: { beforeBalance: generationBefore, after: generationAfter },
       check: { ok: ck.status === 0 && !/different|mismatch|inconsistent/i.test(ckOut), status: ck.status, output: ckOut.trim().split('\n').slice(-12) },
       seconds: (Date.now() - t0) / 1000,
+      ...(onImage ? { imageResult } : {}),
     };
   } finally {
     if (trace) trace.remove();

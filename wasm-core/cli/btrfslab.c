@@ -57,11 +57,12 @@ static const char usage_text[] =
 	"  replay IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        replay IMAGE's pending log tree as the kernel does at mount, commit, and\n"
 	"        write the result (no log left) to OUT; --trace writes every replay step\n"
-	"  balance [-m] [-d] [-s] [usage=N] IMAGE -o OUT [--trace OUT.jsonl]\n"
+	"  balance [-m] [-d] [-s] [usage=N] [--qgroup-swap full|subtree|deferred] IMAGE -o OUT [--trace OUT.jsonl]\n"
 	"        btrfs balance start on a copy of IMAGE (a pending log replayed first, as a mount\n"
 	"        does): each block group of the types asked for (all when none; -m takes the system\n"
 	"        ones too) relocated, highest first, and removed; prints what the kernel logs\n"
-	"        (relocating block group N flags T, found N extents) and writes the result to OUT\n"
+	"        (relocating block group N flags T, found N extents) and writes the result to OUT;\n"
+	"        with quotas, the qgroup dirty extents it recorded, swaps traced as --qgroup-swap says\n"
 	"  crashes SCRIPT [--json] [--kernel] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
 	"        a power cut after every tree block or superblock copy the run writes (or a seeded\n"
 	"        sample of N of them): each image replayed, checked, and what every fsync that had\n"
@@ -690,7 +691,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 	(void)variant;
 	const char *image = NULL, *out = NULL, *trace = NULL;
 	u64 mask = 0;
-	int usage = 100;
+	int usage = 100, swap = BTRFS_QGROUP_SWAP_DEFERRED;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if ((!strcmp(a, "-o") || !strcmp(a, "--trace")) && i + 1 < argc) {
@@ -698,6 +699,16 @@ static int cmd_balance(int argc, char **argv, int variant)
 				out = argv[++i];
 			else
 				trace = argv[++i];
+		} else if (!strcmp(a, "--qgroup-swap") && i + 1 < argc) {
+			const char *m = argv[++i];
+			if (!strcmp(m, "full"))
+				swap = BTRFS_QGROUP_SWAP_FULL;
+			else if (!strcmp(m, "subtree"))
+				swap = BTRFS_QGROUP_SWAP_SUBTREE;
+			else if (!strcmp(m, "deferred"))
+				swap = BTRFS_QGROUP_SWAP_DEFERRED;
+			else
+				return fprintf(stderr, "btrfslab balance: --qgroup-swap full (before 4.20), subtree (4.20) or deferred (since 5.1), not '%s'\n", m), 2;
 		} else if (!strcmp(a, "-m")) {
 			mask |= BTRFS_BLOCK_GROUP_METADATA | BTRFS_BLOCK_GROUP_SYSTEM;
 		} else if (!strcmp(a, "-d")) {
@@ -727,6 +738,9 @@ static int cmd_balance(int argc, char **argv, int variant)
 	struct btrfs_replay_stats rs = {0};
 	struct btrfs_reloc_stats st = {.on_group = print_group};
 	int rc = 0;
+	btrfs_qgroup_set_swap_mode(fs, swap);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
 	    btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st)) {
 		fprintf(stderr, "btrfslab balance: %s: %s\n", image, fs->err.msg);
@@ -747,8 +761,13 @@ static int cmd_balance(int argc, char **argv, int variant)
 		fail_err("balance", &err);
 		rc = 1;
 	} else {
-		printf("relocated %llu block groups (%llu extents, %llu tree blocks copied); written to %s\n", (unsigned long long)st.block_groups,
-		       (unsigned long long)st.extents, (unsigned long long)st.tree_blocks, out);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+		if (btrfs_qgroup_enabled(fs))
+			printf("qgroup dirty extents %llu (qgroup_swap=%s)\n", (unsigned long long)btrfs_qgroup_dirty_total(fs),
+			       swap == BTRFS_QGROUP_SWAP_FULL ? "full" : swap == BTRFS_QGROUP_SWAP_SUBTREE ? "subtree" : "deferred");
+		printf("relocated %llu block groups (%llu extents, %llu tree blocks copied) in %.1f ms; written to %s\n", (unsigned long long)st.block_groups,
+		       (unsigned long long)st.extents, (unsigned long long)st.tree_blocks, ms, out);
 	}
 	btrfs_fs_free(fs);
 	return rc;
