@@ -515,6 +515,27 @@ static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, 
 		}
 		return 0;
 	}
+	/* backrefs in items of their own (past what fits inline): the key holds the root or parent */
+	case BTRFS_TREE_BLOCK_REF_KEY:
+		sb_printf(out, "\t\ttree block backref\n");
+		return 0;
+	case BTRFS_SHARED_BLOCK_REF_KEY:
+		sb_printf(out, "\t\tshared block backref\n");
+		return 0;
+	case BTRFS_EXTENT_DATA_REF_KEY: {
+		if (sz < BTRFS_EXTENT_DATA_REF_SIZE)
+			return -1;
+		char on[24];
+		sb_printf(out, "\t\textent data backref root %s objectid %" PRIu64 " offset %" PRIu64 " count %u\n",
+			  owner_name(btrfs_extent_data_ref_root(p), on, sizeof(on)), btrfs_extent_data_ref_objectid(p),
+			  btrfs_extent_data_ref_offset(p), btrfs_extent_data_ref_count(p));
+		return 0;
+	}
+	case BTRFS_SHARED_DATA_REF_KEY:
+		if (sz < 4)
+			return -1;
+		sb_printf(out, "\t\tshared data backref count %u\n", get_le32(p));
+		return 0;
 	case BTRFS_BLOCK_GROUP_ITEM_KEY:
 		if (sz < BTRFS_BLOCK_GROUP_ITEM_SIZE)
 			return -1;
