@@ -739,7 +739,9 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		if ((ret = dump_block_text(fs, lr, BTRFS_TREE_LOG_OBJECTID, out)))
 			return ret;
 	}
-	struct btrfs_root *roots[BLAB_MAX_ROOTS];
+	struct btrfs_root **roots = malloc((fs->nroots + 1) * sizeof(*roots));
+	if (!roots)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "dump-tree");
 	int n = sorted_roots(fs, roots);
 	int found = tree_id == 0 || tree_id == BTRFS_ROOT_TREE_OBJECTID || tree_id == BTRFS_CHUNK_TREE_OBJECTID;
 	for (int i = 0; i < n; i++) {
@@ -750,9 +752,12 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		btrfs_format_key(&k, kb, sizeof(kb));
 		if (tree_id == 0)
 			sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);
-		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out)))
+		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out))) {
+			free(roots);
 			return ret;
+		}
 	}
+	free(roots);
 	if (!found)
 		return blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %lld", (long long)tree_id);
 	if (tree_id == 0 && log_root) {
@@ -886,7 +891,9 @@ int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out)
 
 int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 tree_id, int max_leaf_entries)
 {
-	struct btrfs_root *roots[BLAB_MAX_ROOTS + 2];
+	struct btrfs_root **roots = malloc((fs->nroots + 2) * sizeof(*roots));
+	if (!roots)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "dump-tree");
 	int n = 0;
 	roots[n++] = fs->tree_root;
 	roots[n++] = fs->chunk_root;
@@ -907,11 +914,14 @@ int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 
 			  btrfs_level(roots[i]->node), full ? 0 : count_blocks(fs, roots[i]->node, roots[i]->objectid));
 		if (full) {
 			int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, max_leaf_entries);
-			if (ret)
+			if (ret) {
+				free(roots);
 				return ret;
+			}
 		}
 		sb_printf(out, "]}");
 	}
+	free(roots);
 	/* a pending log (in memory while a transaction runs, or on disk after a
 	 * crash): the log root tree and the subvolume's log tree */
 	struct extent_buffer *logs[2] = {NULL, NULL};
