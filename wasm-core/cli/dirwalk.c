@@ -9,7 +9,7 @@ int xino_make(struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino, 
 	while (idx < fs->nroots && fs->roots[idx] != root)
 		idx++;
 	if (ino > XINO_MASK || idx >= fs->nroots)
-		return blab_fail(&fs->err, BLAB_EOVERFLOW, "inode %llu of tree %lld: numbers of 2^56 and above are not walked",
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "inode %llu of tree %lld: numbers of 2^48 and above are not walked",
 				 (unsigned long long)ino, (long long)root->objectid);
 	*out = idx << XINO_SHIFT | ino;
 	return 0;

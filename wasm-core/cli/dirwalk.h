@@ -8,11 +8,13 @@
 #include <stdio.h>
 
 /* A walk's inodes live in several trees once the image has subvolumes: an
- * inode here is an "xino", the index of its tree in fs->roots above bit 56
- * and the inode number below (an inode numbered 2^56 or more is refused, a
- * bound no real filesystem meets). The top-level subvolume's inode ino is
- * xino_make(fs, fs->fs_root, ino). */
-#define XINO_SHIFT 56
+ * inode here is an "xino", the index of its tree in fs->roots above bit 48
+ * (16 bits: BLAB_MAX_ROOTS trees fit) and the inode number below (an inode
+ * numbered 2^48 or more is refused, a bound no real filesystem meets: the
+ * kernel numbers inodes one by one from 256). The top-level subvolume's
+ * inode ino is xino_make(fs, fs->fs_root, ino). */
+#define XINO_SHIFT 48
+_Static_assert(BLAB_MAX_ROOTS <= (1 << (64 - XINO_SHIFT)), "a tree's index must fit above XINO_SHIFT");
 #define XINO_MASK ((1ULL << XINO_SHIFT) - 1)
 /* 0, or EOVERFLOW with fs->err set. */
 int xino_make(struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino, u64 *out);

@@ -11,6 +11,7 @@
 #include "extent-tree.h"
 #include "print-tree.h"
 #include "u64map.h"
+#include "bitmap.h"
 #include "volumes.h"
 #include <inttypes.h>
 #include <stdarg.h>
@@ -21,7 +22,10 @@ struct checker {
 	struct btrfs_fs_info *fs;
 	struct strbuf *out;
 	int errors;
-	struct u64map blocks; /* reachable tree block -> struct reached */
+	struct u64map blocks; /* reachable tree block -> struct reached and its set of trees */
+	struct u64map index;  /* tree objectid -> its index in fs->roots, plus one */
+	size_t words;         /* of a set of trees: fs->nroots bits */
+	struct reached *copy; /* room for one struct reached and its set */
 };
 
 /* What the walk learned of a tree block. Trees may share blocks (snapshots):
@@ -31,8 +35,8 @@ struct checker {
 struct reached {
 	u64 level1;   /* level + 1 */
 	u64 owner;    /* its header's owner */
-	u64 roots;    /* the trees that reach it: bit i for fs->roots[i] */
 	u64 refs;     /* pointers to it from distinct blocks, and root items */
+	u64 roots[];  /* the trees that reach it: bit i for fs->roots[i] (c->words words) */
 };
 
 static void problem(struct checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,22 +56,26 @@ static void problem(struct checker *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-static u64 root_bit(const struct btrfs_fs_info *fs, u64 objectid)
+#define NO_TREE ((size_t)-1)
+
+/* The index in fs->roots of the tree with this objectid (its first), or NO_TREE. */
+static size_t tree_index(const struct checker *c, u64 objectid)
 {
-	for (size_t i = 0; i < fs->nroots && i < 64; i++)
-		if (fs->roots[i]->objectid == objectid)
-			return 1ULL << i;
-	return 0;
+	const u64 *i = u64map_get(&c->index, objectid);
+	return i ? (size_t)(*i - 1) : NO_TREE;
 }
 
-/* Another tree reaches an already checked block: its subtree is marked as
- * reached by that tree too (bit), each block once per tree. */
-static void mark_reached(struct checker *c, u64 bit, u64 bytenr, int depth)
+/* Whether tree t (an index, or NO_TREE: none) reaches r. */
+static int reaches(const struct reached *r, size_t t) { return t != NO_TREE && bitmap_test(r->roots, t); }
+
+/* Another tree (t) reaches an already checked block: its subtree is marked
+ * as reached by that tree too, each block once per tree. */
+static void mark_reached(struct checker *c, size_t t, u64 bytenr, int depth)
 {
 	struct reached *r = u64map_get(&c->blocks, bytenr);
-	if (!r || (r->roots & bit) || depth > BTRFS_MAX_LEVEL)
+	if (!r || t == NO_TREE || reaches(r, t) || depth > BTRFS_MAX_LEVEL)
 		return;
-	r->roots |= bit;
+	bitmap_set(r->roots, t);
 	if (r->level1 <= 1)
 		return;
 	struct extent_buffer *eb = btrfs_read_tree_block(c->fs, bytenr, (int)r->level1 - 1, r->owner);
@@ -75,19 +83,19 @@ static void mark_reached(struct checker *c, u64 bit, u64 bytenr, int depth)
 		return;
 	u32 nr = btrfs_nritems(eb);
 	for (u32 i = 0; i < nr; i++) {
-		mark_reached(c, bit, btrfs_node_blockptr(eb, (int)i), depth + 1);
+		mark_reached(c, t, btrfs_node_blockptr(eb, (int)i), depth + 1);
 		if (!(eb = btrfs_find_eb(c->fs, bytenr)))
 			return;
 	}
 }
 
-/* drop (at drop_level): a deleted tree the cleaner is part way through;
+/* Tree owner (t: its index in fs->roots, NO_TREE: none) from bytenr down.
+ * drop (at drop_level): a deleted tree the cleaner is part way through;
  * what lies left of the key was dropped, and is not its own any more. */
-static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, const struct btrfs_key *lo,
+static void walk(struct checker *c, u64 owner, size_t t, u64 bytenr, int level, u64 gen, const struct btrfs_key *lo,
 		 const struct btrfs_key *hi, int depth, const struct btrfs_key *drop, int drop_level)
 {
 	struct btrfs_fs_info *fs = c->fs;
-	u64 bit = root_bit(fs, owner);
 	struct reached *seen = u64map_get(&c->blocks, bytenr);
 	if (seen) {
 		/* a pointer from another block (the caller's, read for the first
@@ -96,10 +104,10 @@ static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, c
 		if (seen->level1 != (u64)level + 1)
 			problem(c, "tree %lld: block %" PRIu64 " is reached at level %d, elsewhere at level %d", (long long)owner, bytenr,
 				level, (int)seen->level1 - 1);
-		else if (seen->roots & bit)
+		else if (reaches(seen, t))
 			problem(c, "tree %lld: block %" PRIu64 " is referenced twice", (long long)owner, bytenr);
 		else
-			mark_reached(c, bit, bytenr, depth);
+			mark_reached(c, t, bytenr, depth);
 		return;
 	}
 	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, owner);
@@ -107,9 +115,14 @@ static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, c
 		problem(c, "tree %lld: %s", (long long)owner, fs->err.msg);
 		return;
 	}
-	struct reached *r = u64map_put(&c->blocks, bytenr);
-	if (r)
-		*r = (struct reached){(u64)level + 1, btrfs_header_owner(eb->data), bit, 1};
+	struct reached *r = u64map_put(&c->blocks, bytenr); /* zeroed: no tree reaches it yet */
+	if (r) {
+		r->level1 = (u64)level + 1;
+		r->owner = btrfs_header_owner(eb->data);
+		r->refs = 1;
+		if (t != NO_TREE)
+			bitmap_set(r->roots, t);
+	}
 	if (gen && btrfs_header_generation(eb->data) != gen)
 		problem(c, "tree %lld: block %" PRIu64 " has generation %" PRIu64 ", its parent expects %" PRIu64, (long long)owner,
 			bytenr, btrfs_header_generation(eb->data), gen);
@@ -155,7 +168,7 @@ static void walk(struct checker *c, u64 owner, u64 bytenr, int level, u64 gen, c
 				continue;
 			d = NULL; /* right of it: untouched */
 		}
-		walk(c, owner, btrfs_node_blockptr(eb, (int)i), level - 1, btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)), &k,
+		walk(c, owner, t, btrfs_node_blockptr(eb, (int)i), level - 1, btrfs_key_generation(btrfs_key_ptr_nr(eb, (int)i)), &k,
 		     h, depth + 1, d, drop_level);
 		eb = btrfs_find_eb(fs, bytenr); /* still cached: blocks are never evicted while reading */
 		if (!eb)
@@ -193,7 +206,7 @@ static void tree_backref(struct tree_refs *t, u8 type, u64 offset)
 	if (!t->r)
 		return;
 	if (type == BTRFS_TREE_BLOCK_REF_KEY) {
-		if (!(t->r->roots & root_bit(c->fs, offset)))
+		if (!reaches(t->r, tree_index(c, offset)))
 			problem(c, "extent tree: tree block %" PRIu64 " has a backref of tree %lld, which does not reach it", t->bytenr,
 				(long long)offset);
 	} else if (type == BTRFS_SHARED_BLOCK_REF_KEY) {
@@ -255,8 +268,8 @@ static void check_extents(struct checker *c)
 				if (s)
 					*s = 1;
 				/* copy what the walk learned: reading blocks below may grow the map */
-				struct reached r0 = lv ? *lv : (struct reached){0};
-				struct tree_refs t = {c, k.objectid, lv ? &r0 : NULL, 0};
+				const struct reached *r0 = lv ? memcpy(c->copy, lv, c->blocks.vsize) : NULL;
+				struct tree_refs t = {c, k.objectid, r0, 0};
 				u32 off = BTRFS_EXTENT_ITEM_SIZE + (k.type == BTRFS_EXTENT_ITEM_KEY ? BTRFS_TREE_BLOCK_INFO_SIZE : 0);
 				while (off + BTRFS_EXTENT_INLINE_REF_SIZE <= sz) {
 					tree_backref(&t, p[off], btrfs_extent_inline_ref_offset(p + off));
@@ -269,14 +282,14 @@ static void check_extents(struct checker *c)
 				if (t.n != refs)
 					problem(c, "extent tree: tree block %" PRIu64 " counts %" PRIu64 " references but has %" PRIu64 " backrefs",
 						k.objectid, refs, t.n);
-				if (lv && refs != r0.refs)
+				if (r0 && refs != r0->refs)
 					problem(c, "extent tree: tree block %" PRIu64 " counts %" PRIu64 " references, but %" PRIu64
 						   " blocks or root items point at it",
-						k.objectid, refs, r0.refs);
-				if (lv && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) && !(r0.roots & root_bit(fs, r0.owner)))
+						k.objectid, refs, r0->refs);
+				if (r0 && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) && !reaches(r0, tree_index(c, r0->owner)))
 					problem(c, "extent tree: tree block %" PRIu64 " belongs to tree %lld, which does not reach it "
 						   "(and it has no FULL_BACKREF)",
-						k.objectid, (long long)r0.owner);
+						k.objectid, (long long)r0->owner);
 				/* after tree_backref read other blocks, cursor data may have moved: it is not used again */
 			}
 		}
@@ -393,12 +406,30 @@ static void check_free_space_tree(struct checker *c)
 
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
-	struct checker c = {.fs = fs, .out = out};
-	u64map_init(&c.blocks, sizeof(struct reached));
+	struct checker c = {.fs = fs, .out = out, .words = bitmap_words(fs->nroots)};
+	u64map_init(&c.blocks, sizeof(struct reached) + c.words * sizeof(u64));
+	u64map_init(&c.index, sizeof(u64));
+	int oom = !(c.copy = malloc(c.blocks.vsize));
+	for (size_t i = 0; i < fs->nroots && !oom; i++) {
+		if (u64map_get(&c.index, fs->roots[i]->objectid))
+			continue; /* the first of that id is the one it names */
+		u64 *ix = u64map_put(&c.index, fs->roots[i]->objectid);
+		if (!(oom = !ix))
+			*ix = i + 1;
+	}
+	if (oom) {
+		problem(&c, "out of memory for the sets of %zu trees", fs->nroots);
+		free(c.copy);
+		u64map_free(&c.blocks);
+		u64map_free(&c.index);
+		return c.errors;
+	}
 	int trace = fs->trace.enabled;
 	fs->trace.enabled = 0;
-	walk(&c, BTRFS_ROOT_TREE_OBJECTID, fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0, NULL, NULL, 0, NULL, 0);
-	walk(&c, BTRFS_CHUNK_TREE_OBJECTID, fs->chunk_root->node->start, btrfs_level(fs->chunk_root->node), 0, NULL, NULL, 0, NULL, 0);
+	walk(&c, BTRFS_ROOT_TREE_OBJECTID, tree_index(&c, BTRFS_ROOT_TREE_OBJECTID), fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0,
+	     NULL, NULL, 0, NULL, 0);
+	walk(&c, BTRFS_CHUNK_TREE_OBJECTID, tree_index(&c, BTRFS_CHUNK_TREE_OBJECTID), fs->chunk_root->node->start,
+	     btrfs_level(fs->chunk_root->node), 0, NULL, NULL, 0, NULL, 0);
 	for (size_t i = 0; i < fs->nroots; i++) {
 		struct btrfs_root *r = fs->roots[i];
 		if (!r->in_root_tree || !r->node)
@@ -410,13 +441,15 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 			problem(&c, "tree %llu: drop_level %d, its root at level %d", (unsigned long long)r->objectid, dl, btrfs_level(r->node));
 			continue;
 		}
-		walk(&c, r->objectid, r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0, dropping ? &drop : NULL, dl);
+		walk(&c, r->objectid, tree_index(&c, r->objectid), r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0, dropping ? &drop : NULL, dl);
 	}
 	check_extents(&c);
 	check_free_space_tree(&c);
 	c.errors += btrfs_check_inodes(fs, out, flags);
 	fs->trace.enabled = trace;
 	u64map_free(&c.blocks);
+	u64map_free(&c.index);
+	free(c.copy);
 	if (c.errors > 200)
 		sb_printf(out, "... and %d more errors\n", c.errors - 200);
 	return c.errors;

@@ -154,19 +154,19 @@ int btrfs_delalloc_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *
 
 u64 btrfs_ikey(const struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino)
 {
-	if (ino >> 56)
+	if (ino >> BTRFS_IKEY_SHIFT)
 		return 0;
 	if (root == fs->fs_root)
 		return ino;
 	for (size_t i = 0; i < fs->nroots; i++)
 		if (fs->roots[i] == root)
-			return (u64)(i + 1) << 56 | ino;
+			return (u64)(i + 1) << BTRFS_IKEY_SHIFT | ino;
 	return 0;
 }
 
 struct btrfs_root *btrfs_ikey_root(const struct btrfs_fs_info *fs, u64 key)
 {
-	u64 slot = key >> 56;
+	u64 slot = key >> BTRFS_IKEY_SHIFT;
 	return slot && slot <= fs->nroots ? fs->roots[slot - 1] : fs->fs_root;
 }
 
@@ -440,7 +440,7 @@ int btrfs_buffered_write(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 		return 0;
 	u64 key = btrfs_ikey(fs, root, ino);
 	if (!key)
-		return blab_fail(&fs->err, BLAB_EOVERFLOW, "inode %llu: numbers of 2^56 and above have no page cache", (unsigned long long)ino);
+		return blab_fail(&fs->err, BLAB_EOVERFLOW, "inode %llu: numbers of 2^48 and above have no page cache", (unsigned long long)ino);
 	struct btrfs_inode_cache *ic = cache_make(fs, key, ino, in.size);
 	if (!ic)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "page cache");
@@ -720,11 +720,11 @@ void btrfs_delalloc_evict_root(struct btrfs_fs_info *fs, const struct btrfs_root
 {
 	if (root == fs->fs_root)
 		return;
-	u64 slot = btrfs_ikey(fs, root, 1) >> 56, *keys = malloc((fs->data->inodes.len + 1) * sizeof(*keys)), k;
+	u64 slot = btrfs_ikey(fs, root, 1) >> BTRFS_IKEY_SHIFT, *keys = malloc((fs->data->inodes.len + 1) * sizeof(*keys)), k;
 	size_t n = 0, i = 0;
 	void *v;
 	while (keys && u64map_next(&fs->data->inodes, &i, &k, &v))
-		if (k >> 56 == slot)
+		if (k >> BTRFS_IKEY_SHIFT == slot)
 			keys[n++] = k;
 	for (size_t j = 0; j < n; j++) /* evicting moves the map's entries: the keys are taken first */
 		btrfs_delalloc_evict(fs, keys[j]);

@@ -37,14 +37,18 @@ int btrfs_delalloc_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *
 
 /* The page cache's key of inode ino of root: for the top-level subvolume
  * the inode number itself, for another subvolume its tree's slot in
- * fs->roots (plus one) above bit 56 and the number below. The functions
+ * fs->roots (plus one) above bit 48 and the number below. The functions
  * here and in ordered-data.h that take a bare "ino" take this key
  * (btrfs_ikey(fs, fs->fs_root, ino) == ino), and btrfs_dirty_inodes gives
- * keys. Inode numbers from 2^56 up have no key (0). */
+ * keys. Inode numbers from 2^48 up have no key (0): 16 bits hold the slot
+ * of any of BLAB_MAX_ROOTS trees, and the kernel hands out inode numbers
+ * one by one from 256, so no filesystem it made gets near 2^48. */
+#define BTRFS_IKEY_SHIFT 48
+_Static_assert(BLAB_MAX_ROOTS < (1 << (64 - BTRFS_IKEY_SHIFT)), "a tree's slot must fit above BTRFS_IKEY_SHIFT");
 u64 btrfs_ikey(const struct btrfs_fs_info *fs, const struct btrfs_root *root, u64 ino);
 /* The tree and inode number of a key. */
 struct btrfs_root *btrfs_ikey_root(const struct btrfs_fs_info *fs, u64 key);
-static inline u64 btrfs_ikey_ino(u64 key) { return key & ((1ULL << 56) - 1); }
+static inline u64 btrfs_ikey_ino(u64 key) { return key & ((1ULL << BTRFS_IKEY_SHIFT) - 1); }
 
 /* An expanding truncate of ino to new_size (its item's size item_size): the
  * block that held the end is zeroed past it and dirty again, when it holds

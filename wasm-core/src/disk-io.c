@@ -416,12 +416,13 @@ struct btrfs_root *btrfs_get_root(struct btrfs_fs_info *fs, u64 objectid)
 
 struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid)
 {
-	if (fs->nroots == BLAB_MAX_ROOTS) {
-		blab_fail(&fs->err, BLAB_ENOSPC, "more than %d trees", BLAB_MAX_ROOTS);
+	if (fs->nroots >= BLAB_MAX_ROOTS) {
+		blab_fail(&fs->err, BLAB_ENOSPC, "tree %llu: more than %d trees (BLAB_MAX_ROOTS, the most btrfs-lab holds)",
+			  (unsigned long long)objectid, BLAB_MAX_ROOTS);
 		return NULL;
 	}
-	struct btrfs_root *r = calloc(1, sizeof(*r));
-	if (!r) {
+	struct btrfs_root *r = NULL;
+	if (array_room(&fs->roots, fs->nroots, &fs->caproots, sizeof(*fs->roots), 16) || !(r = calloc(1, sizeof(*r)))) {
 		blab_fail(&fs->err, BLAB_ENOMEM, "root %llu", (unsigned long long)objectid);
 		return NULL;
 	}
@@ -447,6 +448,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 		u64map_free(&fs->roots[i]->dir_index);
 		free(fs->roots[i]);
 	}
+	free(fs->roots);
 	for (size_t i = 0; i < fs->nbgs; i++)
 		free(fs->bgs[i].free);
 	free(fs->bgs);
@@ -548,6 +550,10 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 		for (size_t i = 0; i < fs->nbgs && !ret; i++)
 			fs->bgs[i].free = array_dup(src->bgs[i].free, src->bgs[i].nfree, src->bgs[i].capfree,
 						    sizeof(struct free_range), &ret);
+	}
+	if (!ret) {
+		fs->roots = array_dup(src->roots, src->nroots, src->caproots, sizeof(*fs->roots), &ret);
+		fs->caproots = fs->roots ? src->caproots : 0;
 	}
 	for (size_t i = 0; i < src->nroots && !ret; i++) {
 		if (!(fs->roots[i] = btrfs_clone_root(fs, src->roots[i])))

@@ -70,7 +70,10 @@ struct btrfs_root {
 	struct u64map dir_index;       /* directory inode -> next DIR_INDEX offset */
 };
 
-#define BLAB_MAX_ROOTS 64
+/* The most trees one filesystem may hold (fs->roots grows up to it): an
+ * image with more is refused, and so is a subvolume or snapshot past it.
+ * Page cache keys (delalloc.h) keep a tree's slot in 16 bits. */
+#define BLAB_MAX_ROOTS 4096
 #define EB_HASH_SIZE 4096
 
 struct btrfs_qgroup_state;
@@ -93,8 +96,8 @@ struct btrfs_fs_info {
 	size_t nbgs, capbgs;
 
 	struct btrfs_qgroup_state *qgroup; /* qgroup.c: quotas, their numbers, the transaction's dirty extents */
-	struct btrfs_root *roots[BLAB_MAX_ROOTS];
-	size_t nroots;
+	struct btrfs_root **roots; /* every tree, in the order added (never removed: an index stays its tree's) */
+	size_t nroots, caproots;
 	struct btrfs_root *tree_root, *chunk_root, *extent_root, *dev_root, *fs_root, *csum_root,
 		*fst_root, *uuid_root, *data_reloc_root;
 

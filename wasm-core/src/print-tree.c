@@ -515,6 +515,27 @@ static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, 
 		}
 		return 0;
 	}
+	/* backrefs in items of their own (past what fits inline): the key holds the root or parent */
+	case BTRFS_TREE_BLOCK_REF_KEY:
+		sb_printf(out, "\t\ttree block backref\n");
+		return 0;
+	case BTRFS_SHARED_BLOCK_REF_KEY:
+		sb_printf(out, "\t\tshared block backref\n");
+		return 0;
+	case BTRFS_EXTENT_DATA_REF_KEY: {
+		if (sz < BTRFS_EXTENT_DATA_REF_SIZE)
+			return -1;
+		char on[24];
+		sb_printf(out, "\t\textent data backref root %s objectid %" PRIu64 " offset %" PRIu64 " count %u\n",
+			  owner_name(btrfs_extent_data_ref_root(p), on, sizeof(on)), btrfs_extent_data_ref_objectid(p),
+			  btrfs_extent_data_ref_offset(p), btrfs_extent_data_ref_count(p));
+		return 0;
+	}
+	case BTRFS_SHARED_DATA_REF_KEY:
+		if (sz < 4)
+			return -1;
+		sb_printf(out, "\t\tshared data backref count %u\n", get_le32(p));
+		return 0;
 	case BTRFS_BLOCK_GROUP_ITEM_KEY:
 		if (sz < BTRFS_BLOCK_GROUP_ITEM_SIZE)
 			return -1;
@@ -718,7 +739,9 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		if ((ret = dump_block_text(fs, lr, BTRFS_TREE_LOG_OBJECTID, out)))
 			return ret;
 	}
-	struct btrfs_root *roots[BLAB_MAX_ROOTS];
+	struct btrfs_root **roots = malloc((fs->nroots + 1) * sizeof(*roots));
+	if (!roots)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "dump-tree");
 	int n = sorted_roots(fs, roots);
 	int found = tree_id == 0 || tree_id == BTRFS_ROOT_TREE_OBJECTID || tree_id == BTRFS_CHUNK_TREE_OBJECTID;
 	for (int i = 0; i < n; i++) {
@@ -729,9 +752,12 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		btrfs_format_key(&k, kb, sizeof(kb));
 		if (tree_id == 0)
 			sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);
-		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out)))
+		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out))) {
+			free(roots);
 			return ret;
+		}
 	}
+	free(roots);
 	if (!found)
 		return blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %lld", (long long)tree_id);
 	if (tree_id == 0 && log_root) {
@@ -865,7 +891,9 @@ int btrfs_dump_tree_json(struct btrfs_fs_info *fs, struct strbuf *out)
 
 int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 tree_id, int max_leaf_entries)
 {
-	struct btrfs_root *roots[BLAB_MAX_ROOTS + 2];
+	struct btrfs_root **roots = malloc((fs->nroots + 2) * sizeof(*roots));
+	if (!roots)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "dump-tree");
 	int n = 0;
 	roots[n++] = fs->tree_root;
 	roots[n++] = fs->chunk_root;
@@ -886,11 +914,14 @@ int btrfs_dump_tree_json_opts(struct btrfs_fs_info *fs, struct strbuf *out, u64 
 			  btrfs_level(roots[i]->node), full ? 0 : count_blocks(fs, roots[i]->node, roots[i]->objectid));
 		if (full) {
 			int ret = dump_block_json(fs, roots[i]->node, roots[i]->objectid, out, max_leaf_entries);
-			if (ret)
+			if (ret) {
+				free(roots);
 				return ret;
+			}
 		}
 		sb_printf(out, "]}");
 	}
+	free(roots);
 	/* a pending log (in memory while a transaction runs, or on disk after a
 	 * crash): the log root tree and the subvolume's log tree */
 	struct extent_buffer *logs[2] = {NULL, NULL};

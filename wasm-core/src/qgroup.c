@@ -11,6 +11,7 @@
 #include "array.h"
 #include "delalloc.h"
 #include "ordered-data.h"
+#include "bitmap.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,19 +295,107 @@ static int write_items(struct btrfs_fs_info *fs)
 
 /* ---- which trees reach which extents ---- */
 
+/* The qgroups of subvolume root_id: its own and every group above it (ids into out). */
+static size_t groups_of(struct btrfs_fs_info *fs, u64 root_id, u64 *out, size_t max)
+{
+	size_t n = 0;
+	if (!find(fs, root_id))
+		return 0;
+	out[n++] = root_id;
+	for (size_t at = 0; at < n; at++) {
+		struct btrfs_qgroup *g = find(fs, out[at]);
+		for (size_t p = 0; g && p < g->nparents && n < max; p++) {
+			size_t k = 0;
+			while (k < n && out[k] != g->parents[p])
+				k++;
+			if (k == n)
+				out[n++] = g->parents[p];
+		}
+	}
+	return n;
+}
+
+/* The trees qgroups count, numbered densely: bit k of a reach set stands
+ * for roots[k], the k-th shareable tree in fs->roots (the fs tree and the
+ * subvolumes), so a set is as wide as there are subvolumes, whatever the
+ * other trees. groups[gfirst[k] .. gfirst[k + 1]) are the qgroups holding
+ * roots[k], its own and those above it, as indexes into q->g (valid while
+ * no qgroup is added or removed). Made for one accounting and freed after. */
+struct reach_sets {
+	size_t n, words;
+	struct btrfs_root **roots;
+	size_t *gfirst;
+	u32 *groups;
+	size_t ngroups, capgroups;
+	u64 *zero; /* the empty set */
+};
+
+static void sets_free(struct reach_sets *s)
+{
+	free(s->roots);
+	free(s->gfirst);
+	free(s->groups);
+	free(s->zero);
+}
+
+/* 0, or ENOMEM (s then still freeable). */
+static int sets_init(struct btrfs_fs_info *fs, struct reach_sets *s)
+{
+	struct btrfs_qgroup_state *q = fs->qgroup;
+	*s = (struct reach_sets){0};
+	for (size_t i = 0; i < fs->nroots; i++)
+		s->n += btrfs_root_shareable(fs->roots[i]) != 0;
+	s->words = bitmap_words(s->n);
+	s->roots = malloc((s->n + 1) * sizeof(*s->roots));
+	s->gfirst = malloc((s->n + 1) * sizeof(*s->gfirst));
+	s->zero = calloc(s->words, sizeof(u64));
+	if (!s->roots || !s->gfirst || !s->zero)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroups: the sets of %zu subvolumes", s->n);
+	size_t k = 0;
+	for (size_t i = 0; i < fs->nroots; i++) {
+		if (!btrfs_root_shareable(fs->roots[i]))
+			continue;
+		u64 ids[64];
+		size_t n = groups_of(fs, fs->roots[i]->objectid, ids, 64);
+		s->gfirst[k] = s->ngroups;
+		s->roots[k++] = fs->roots[i];
+		for (size_t j = 0; j < n; j++) {
+			struct btrfs_qgroup *g = find(fs, ids[j]);
+			if (!g)
+				continue;
+			if (array_room(&s->groups, s->ngroups, &s->capgroups, sizeof(*s->groups), 64))
+				return blab_fail(&fs->err, BLAB_ENOMEM, "qgroups: the sets of %zu subvolumes", s->n);
+			s->groups[s->ngroups++] = (u32)(g - q->g);
+		}
+	}
+	s->gfirst[k] = s->ngroups;
+	return 0;
+}
+
+/* The set at bytenr in map m (of sets s->words wide), added empty if absent:
+ * NULL, with fs->err set, on ENOMEM. Points into m until m next grows. */
+static u64 *set_at(struct btrfs_fs_info *fs, struct u64map *m, u64 bytenr)
+{
+	u64 *v = u64map_put(m, bytenr);
+	if (!v)
+		blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+	return v;
+}
+
 /* A tree the cleaner is part way through (drop_progress key at drop_level):
  * the blocks on the path to the key are still its own, and what lies right
- * of the path; what lay left is dropped (its blocks freed, or others' now). */
-static int reach_dropping(struct btrfs_fs_info *fs, u64 bytenr, int level, const struct btrfs_key *key, int drop_level, u64 bit,
+ * of the path; what lay left is dropped (its blocks freed, or others' now).
+ * k: its bit. */
+static int reach_dropping(struct btrfs_fs_info *fs, u64 bytenr, int level, const struct btrfs_key *key, int drop_level, size_t k,
 			  struct u64map *mask, struct u64map *lv)
 {
 	if (drop_level < 1 || drop_level > level)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "a deleted tree's drop_level %d (its root at level %d)", drop_level, level);
 	for (int l = level; l >= drop_level; l--) {
-		u64 *m = u64map_put(mask, bytenr);
+		u64 *m = set_at(fs, mask, bytenr);
 		if (!m)
-			return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
-		*m |= bit;
+			return fs->err.code;
+		bitmap_set(m, k);
 		struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, l, 0);
 		if (!eb)
 			return fs->err.code;
@@ -315,10 +404,10 @@ static int reach_dropping(struct btrfs_fs_info *fs, u64 bytenr, int level, const
 			slot--;
 		u32 nr = btrfs_nritems(eb);
 		for (u32 s = (u32)slot + (l > drop_level); s < nr; s++) {
-			u64 *cm = u64map_put(&lv[l - 1], btrfs_node_blockptr(eb, (int)s));
+			u64 *cm = set_at(fs, &lv[l - 1], btrfs_node_blockptr(eb, (int)s));
 			if (!cm)
-				return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
-			*cm |= bit;
+				return fs->err.code;
+			bitmap_set(cm, k);
 		}
 		bytenr = btrfs_node_blockptr(eb, slot);
 	}
@@ -326,19 +415,21 @@ static int reach_dropping(struct btrfs_fs_info *fs, u64 bytenr, int level, const
 }
 
 /* Every block and data extent the subvolume trees reach, as they are now
- * (commit 0) or as last committed (1): bytenr -> the trees (bit i: fs->roots[i]).
- * sizes: data extent -> its length. Each block is read once: its trees are
- * gathered from all its parents first, level by level down. */
-static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, struct u64map *sizes)
+ * (commit 0) or as last committed (1): bytenr -> the set of trees (bit k:
+ * sets->roots[k]; mask holds sets sets->words wide). sizes: data extent ->
+ * its length. Each block is read once: its trees are gathered from all its
+ * parents first, level by level down. */
+static int reach(struct btrfs_fs_info *fs, const struct reach_sets *sets, int commit, struct u64map *mask, struct u64map *sizes)
 {
+	size_t words = sets->words;
 	struct u64map level[BTRFS_MAX_LEVEL];
 	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
-		u64map_init(&level[l], sizeof(u64));
+		u64map_init(&level[l], words * sizeof(u64));
 	int ret = 0;
-	for (size_t i = 0; i < fs->nroots && i < 64 && !ret; i++) {
-		struct btrfs_root *r = fs->roots[i];
+	for (size_t k = 0; k < sets->n && !ret; k++) {
+		struct btrfs_root *r = sets->roots[k];
 		/* a tree dropped in this transaction still counts before (its commit root) */
-		if (!btrfs_root_shareable(r) || (!commit && !r->in_root_tree))
+		if (!commit && !r->in_root_tree)
 			continue;
 		u64 b = commit ? r->commit_bytenr : r->node ? r->node->start : 0;
 		int l = commit ? r->commit_level : r->node ? btrfs_level(r->node) : 0;
@@ -357,26 +448,28 @@ static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, stru
 			dl = btrfs_root_drop_level(r->item);
 		}
 		if (dk.objectid || dk.type || dk.offset) {
-			ret = reach_dropping(fs, b, l, &dk, dl, 1ULL << i, mask, level);
+			ret = reach_dropping(fs, b, l, &dk, dl, k, mask, level);
 			continue;
 		}
-		u64 *m = u64map_put(&level[l], b);
+		u64 *m = set_at(fs, &level[l], b);
 		if (!m)
-			ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+			ret = fs->err.code;
 		else
-			*m |= 1ULL << i;
+			bitmap_set(m, k);
 	}
 	for (int l = BTRFS_MAX_LEVEL - 1; l >= 0 && !ret; l--) {
 		size_t it = 0;
 		u64 b;
 		void *v;
+		/* level[l] does not change while it is read (children go to level[l - 1] or mask): v stays put */
 		while (!ret && u64map_next(&level[l], &it, &b, &v)) {
-			u64 m = *(u64 *)v, *mm = u64map_put(mask, b);
+			const u64 *m = v;
+			u64 *mm = set_at(fs, mask, b);
 			if (!mm) {
-				ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+				ret = fs->err.code;
 				break;
 			}
-			*mm |= m;
+			bitmap_or(mm, m, words);
 			struct extent_buffer *eb = btrfs_read_tree_block(fs, b, l, 0);
 			if (!eb) {
 				ret = fs->err.code;
@@ -403,10 +496,10 @@ static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, stru
 					if (sz)
 						*sz = len;
 				}
-				if (!(cm = u64map_put(into, child)))
-					ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroup walk");
+				if (!(cm = set_at(fs, into, child)))
+					ret = fs->err.code;
 				else
-					*cm |= m;
+					bitmap_or(cm, m, words);
 			}
 		}
 	}
@@ -415,50 +508,23 @@ static int reach(struct btrfs_fs_info *fs, int commit, struct u64map *mask, stru
 	return ret;
 }
 
-/* The qgroups of root bit i: its own and every group above it (ids into out). */
-static size_t groups_of(struct btrfs_fs_info *fs, u64 root_id, u64 *out, size_t max)
+/* How many of the trees in set each qgroup holds: counts[qgroup index]. */
+static void count_holders(struct btrfs_fs_info *fs, const struct reach_sets *s, const u64 *set, u32 *counts)
 {
-	size_t n = 0;
-	if (!find(fs, root_id))
-		return 0;
-	out[n++] = root_id;
-	for (size_t at = 0; at < n; at++) {
-		struct btrfs_qgroup *g = find(fs, out[at]);
-		for (size_t p = 0; g && p < g->nparents && n < max; p++) {
-			size_t k = 0;
-			while (k < n && out[k] != g->parents[p])
-				k++;
-			if (k == n)
-				out[n++] = g->parents[p];
-		}
-	}
-	return n;
+	memset(counts, 0, fs->qgroup->n * sizeof(*counts));
+	for (size_t k = bitmap_next(set, 0, s->n); k < s->n; k = bitmap_next(set, k + 1, s->n))
+		for (size_t j = s->gfirst[k]; j < s->gfirst[k + 1]; j++)
+			counts[s->groups[j]]++;
 }
 
-/* How many of the trees in mask each qgroup holds: counts[qgroup index]. */
-static void count_holders(struct btrfs_fs_info *fs, u64 mask, u32 *counts)
+/* One extent of size bytes went from the trees in set old to those in new. */
+static void account_one(struct btrfs_fs_info *fs, const struct reach_sets *s, const u64 *old, const u64 *new, u64 size, u32 *co,
+			u32 *cn)
 {
 	struct btrfs_qgroup_state *q = fs->qgroup;
-	memset(counts, 0, q->n * sizeof(*counts));
-	for (size_t i = 0; i < fs->nroots && i < 64; i++) {
-		if (!(mask & (1ULL << i)))
-			continue;
-		u64 ids[64];
-		size_t n = groups_of(fs, fs->roots[i]->objectid, ids, 64);
-		for (size_t k = 0; k < n; k++)
-			for (size_t g = 0; g < q->n; g++)
-				if (q->g[g].id == ids[k])
-					counts[g]++;
-	}
-}
-
-/* One extent of size bytes went from the trees in old to those in new. */
-static void account_one(struct btrfs_fs_info *fs, u64 old, u64 new, u64 size, u32 *co, u32 *cn)
-{
-	struct btrfs_qgroup_state *q = fs->qgroup;
-	count_holders(fs, old, co);
-	count_holders(fs, new, cn);
-	u32 no = (u32)__builtin_popcountll(old), nn = (u32)__builtin_popcountll(new);
+	count_holders(fs, s, old, co);
+	count_holders(fs, s, new, cn);
+	u32 no = bitmap_weight(old, s->words), nn = bitmap_weight(new, s->words);
 	for (size_t g = 0; g < q->n; g++) {
 		int oref = co[g] > 0, nref = cn[g] > 0;
 		int oex = oref && co[g] == no, nex = nref && cn[g] == nn;
@@ -533,42 +599,45 @@ int btrfs_qgroup_account(struct btrfs_fs_info *fs)
 	int ret = 0;
 	/* inconsistent numbers are still moved (a rescan sets them right): level 0 stays exact */
 	if (q->dirty.len) {
+		struct reach_sets sets;
+		ret = sets_init(fs, &sets);
 		struct u64map oldm, newm, sizes;
-		u64map_init(&oldm, sizeof(u64));
-		u64map_init(&newm, sizeof(u64));
+		u64map_init(&oldm, sets.words * sizeof(u64));
+		u64map_init(&newm, sets.words * sizeof(u64));
 		u64map_init(&sizes, sizeof(u64));
 		u32 *co = calloc(q->n + 1, sizeof(u32)), *cn = calloc(q->n + 1, sizeof(u32));
-		if (!co || !cn)
+		if (!ret && (!co || !cn))
 			ret = blab_fail(&fs->err, BLAB_ENOMEM, "qgroups");
 		if (!ret)
-			ret = reach(fs, 1, &oldm, &sizes);
+			ret = reach(fs, &sets, 1, &oldm, &sizes);
 		if (!ret)
-			ret = reach(fs, 0, &newm, &sizes);
+			ret = reach(fs, &sets, 0, &newm, &sizes);
 		it = 0;
 		while (!ret && u64map_next(&q->dirty, &it, &b, &v)) {
-			u64 *om = u64map_get(&oldm, b), *nm = u64map_get(&newm, b);
-			u64 o = om ? *om : 0, n = nm ? *nm : 0;
-			if (o == n)
+			const u64 *om = u64map_get(&oldm, b), *nm = u64map_get(&newm, b);
+			const u64 *o = om ? om : sets.zero, *n = nm ? nm : sets.zero;
+			if (bitmap_equal(o, n, sets.words))
 				continue;
 			u64 size = *(u64 *)v;
 			if (!size) {
 				u64 *sz = u64map_get(&sizes, b);
 				size = sz ? *sz : fs->nodesize;
 			}
-			fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_EXTENT, .bytenr = b, .a = size, .slot = __builtin_popcountll(o),
-							  .level = __builtin_popcountll(n)});
-			for (size_t i = 0; i < fs->nroots && i < 64; i++)
+			fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_EXTENT, .bytenr = b, .a = size, .slot = (int)bitmap_weight(o, sets.words),
+							  .level = (int)bitmap_weight(n, sets.words)});
+			for (size_t k = 0; k < sets.n; k++)
 				for (int after = 0; after < 2; after++)
-					if ((after ? n : o) & (1ULL << i))
-						fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_ROOT, .bytenr = b, .tree = fs->roots[i]->objectid,
+					if (bitmap_test(after ? n : o, k))
+						fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_ROOT, .bytenr = b, .tree = sets.roots[k]->objectid,
 										  .a = (u64)after});
-			account_one(fs, o, n, size, co, cn);
+			account_one(fs, &sets, o, n, size, co, cn);
 		}
 		free(co);
 		free(cn);
 		u64map_free(&oldm);
 		u64map_free(&newm);
 		u64map_free(&sizes);
+		sets_free(&sets);
 	}
 	u64map_clear(&q->dirty);
 	/* what writes reserved is accounted now: the reservations go (the
@@ -600,11 +669,14 @@ int btrfs_qgroup_rescan(struct btrfs_fs_info *fs)
 	int ret = btrfs_commit_transaction(fs);
 	if (ret || (ret = btrfs_start_transaction(fs)))
 		return ret;
+	struct reach_sets sets;
+	ret = sets_init(fs, &sets);
 	struct u64map m, sizes;
-	u64map_init(&m, sizeof(u64));
+	u64map_init(&m, sets.words * sizeof(u64));
 	u64map_init(&sizes, sizeof(u64));
 	u32 *co = calloc(q->n + 1, sizeof(u32)), *cn = calloc(q->n + 1, sizeof(u32));
-	ret = co && cn ? reach(fs, 0, &m, &sizes) : blab_fail(&fs->err, BLAB_ENOMEM, "qgroups");
+	if (!ret)
+		ret = co && cn ? reach(fs, &sets, 0, &m, &sizes) : blab_fail(&fs->err, BLAB_ENOMEM, "qgroups");
 	for (size_t g = 0; g < q->n; g++) {
 		q->g[g].rfer = q->g[g].excl = 0;
 		q->g[g].dirty = 1;
@@ -614,12 +686,13 @@ int btrfs_qgroup_rescan(struct btrfs_fs_info *fs)
 	void *v;
 	while (!ret && u64map_next(&m, &it, &b, &v)) {
 		u64 *sz = u64map_get(&sizes, b);
-		account_one(fs, 0, *(u64 *)v, sz ? *sz : fs->nodesize, co, cn);
+		account_one(fs, &sets, sets.zero, v, sz ? *sz : fs->nodesize, co, cn);
 	}
 	free(co);
 	free(cn);
 	u64map_free(&m);
 	u64map_free(&sizes);
+	sets_free(&sets);
 	q->flags &= ~(BTRFS_QGROUP_STATUS_FLAG_INCONSISTENT | BTRFS_QGROUP_STATUS_FLAG_RESCAN);
 	q->status_dirty = 1;
 	u64map_clear(&q->dirty); /* counted whole: nothing left to account for this transaction's past */

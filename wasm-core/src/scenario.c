@@ -2092,16 +2092,14 @@ char *scenario_metrics_json(const struct scenario_result *r)
 	sb_printf(&out, "{\"run_ms\":%.3f,\"mkfs_ms\":%.3f,\"lines\":%d,\"ops\":%d,\"commits\":%d,\"generation\":%" PRIu64 ",\"nodesize\":%u,\"bytes_used\":%" PRIu64
 			",\"trees\":{",
 		  r->run_ms, r->mkfs_ms, r->lines, r->ops, r->commits, fs->generation, fs->nodesize, btrfs_super_bytes_used(fs->super));
-	struct btrfs_root *list[BLAB_MAX_ROOTS];
-	size_t n = 0;
-	for (size_t i = 0; i < fs->nroots; i++)
-		if (fs->roots[i]->node)
-			list[n++] = fs->roots[i];
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, n = 0; i < fs->nroots; i++) {
+		const struct btrfs_root *t = fs->roots[i];
+		if (!t->node)
+			continue;
 		struct tree_stats st = {0};
-		btrfs_walk_tree(fs, list[i]->node, list[i]->objectid, WALK_PRE_ORDER, count_block, &st);
-		sb_printf(&out, "%s\"%lld\":{\"level\":%d,\"blocks\":%" PRIu64 ",\"items\":%" PRIu64 "}", i ? "," : "",
-			  (long long)list[i]->objectid, btrfs_level(list[i]->node), st.blocks, st.items);
+		btrfs_walk_tree(fs, t->node, t->objectid, WALK_PRE_ORDER, count_block, &st);
+		sb_printf(&out, "%s\"%lld\":{\"level\":%d,\"blocks\":%" PRIu64 ",\"items\":%" PRIu64 "}", n++ ? "," : "",
+			  (long long)t->objectid, btrfs_level(t->node), st.blocks, st.items);
 	}
 	sb_printf(&out, "},\"relocated\":{\"block_groups\":%" PRIu64 ",\"extents\":%" PRIu64 "},\"qgroup_dirty_extents\":%" PRIu64 ",\"events\":{",
 		  r->reloc_groups, r->reloc_extents, btrfs_qgroup_dirty_total(fs));

@@ -306,3 +306,56 @@ TEST(checkpoint_state_at_event)
 			return;
 	}
 }
+
+/* More trees than one 64-bit word of bits: 70 snapshots with quotas on,
+ * each changed after it is made. A seek and a copy (btrfs_fs_clone) must
+ * carry every tree, and their commits account as the run's do. A few
+ * lines only, past the 64th tree: every line would take minutes here. */
+TEST(checkpoint_more_trees_than_a_word)
+{
+	char script[8192];
+	size_t n = (size_t)snprintf(script, sizeof(script), "mkfs nodesize=4K size=128M\nmkdir /d\ncreate /d/f{1..80}\n"
+							  "write /d/f1 0 20000 3\ncommit\nquota enable\n");
+	for (int i = 1; i <= 70 && n < sizeof(script) - 128; i++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, "snapshot / /s%d\nwrite /s%d/d/f%d 0 %d %d\n%s", i, i, i + 1,
+				      4096 * (1 + i % 3), i, i % 10 ? "" : "commit\n");
+	CHECK(n < sizeof(script) - 128);
+	struct scenario_options o = {.seed = 3, .now = 1700000000};
+	struct scenario_session *s;
+	struct blab_err err = {0};
+	if (scenario_session_new(script, n, "t", &o, 32, &s, &err)) {
+		test_fail_at(__FILE__, __LINE__, "session: %s", err.msg);
+		return;
+	}
+	CHECK(scenario_session_result(s)->fs->nroots > 70 + 5);
+	int lines[] = {count_lines(script), 130};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]) && !test_failed_now; i++) {
+		struct scenario_options no = o;
+		no.no_final_commit = 1;
+		struct scenario_result ref;
+		if (scenario_run(script, prefix_len(script, lines[i]), "t", &no, &ref, &err)) {
+			test_fail_at(__FILE__, __LINE__, "prefix to line %d: %s", lines[i], err.msg);
+			break;
+		}
+		struct btrfs_fs_info *at, *copy;
+		if (scenario_session_seek(s, lines[i], &at, &err))
+			test_fail_at(__FILE__, __LINE__, "seek to line %d: %s", lines[i], err.msg);
+		else if (!same_device(&at->dev, &ref.fs->dev) || !same_trees(at, ref.fs))
+			test_fail_at(__FILE__, __LINE__, "line %d: the seek differs from the run to that line", lines[i]);
+		else if (scenario_session_copy(s, lines[i], &copy, &err))
+			test_fail_at(__FILE__, __LINE__, "copy at line %d: %s", lines[i], err.msg);
+		else {
+			CHECK(copy->nroots == ref.fs->nroots);
+			if (copy->trans_running)
+				CHECK(btrfs_commit_transaction(copy) == 0);
+			if (ref.fs->trans_running)
+				CHECK(btrfs_commit_transaction(ref.fs) == 0);
+			if (!same_device(&copy->dev, &ref.fs->dev))
+				test_fail_at(__FILE__, __LINE__, "line %d: after commit the copy differs", lines[i]);
+			btrfs_fs_free(copy);
+		}
+		btrfs_fs_free(ref.fs);
+		scenario_result_free(&ref);
+	}
+	scenario_session_free(s);
+}
