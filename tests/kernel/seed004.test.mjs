@@ -8,10 +8,13 @@
 // nodes; a minute or two), where the dirty extents must be at most the
 // seed's "after" figures (140,431 and 140,826).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
-import { skipReason } from './lib.mjs';
+import { CLI, skipReason } from './lib.mjs';
 import { measureSeed004 } from './seed004-measure.mjs';
 
 const skip = skipReason();
@@ -28,6 +31,30 @@ async function measured(opts) {
     console.log(`kernel log incomplete (missing block groups ${r.relocation.missingFromLog.join(', ') || 'none'}, ${r.relocation.blockGroups.length} logged of ${r.balance.relocatedChunks}); again`);
   }
   return r;
+}
+
+/** Our balance -m of a copy of img in each qgroup_swap mode (the onImage hook: the image the kernel balances
+ * next): extents found, qgroup dirty extents, and the qgroups after, as `btrfslab qgroup show` prints them. */
+function ourBalances(img) {
+  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed004-ours-'));
+  try {
+    const out = {};
+    for (const mode of ['full', 'subtree', 'deferred']) {
+      const to = join(dir, `${mode}.img`);
+      const text = execFileSync(CLI, ['balance', '-m', '--qgroup-swap', mode, img, '-o', to], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      out[mode] = {
+        found: [...text.matchAll(/^found (\d+) extents$/gm)].reduce((s, m) => s + Number(m[1]), 0),
+        dirty: Number(text.match(/^qgroup dirty extents (\d+)/m)?.[1] ?? NaN),
+        qgroups: execFileSync(CLI, ['qgroup', 'show', '--raw', to], { encoding: 'utf8' }),
+        check: execFileSync('btrfs', ['check', '--qgroup-report', to], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+      };
+      rmSync(to, { force: true });
+    }
+    out.before = execFileSync(CLI, ['qgroup', 'show', '--raw', img], { encoding: 'utf8' });
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** What every balance must show, whatever its size. */
@@ -78,10 +105,24 @@ function assertOutcome(r, kinds) {
 }
 
 describe('seed 004: balance with quotas and snapshots, relocated extents and qgroup dirty extents', { skip: skip || (!SMALL && 'no /usr/include or /usr/share/zoneinfo for a dataset') }, () => {
-  test(`balance -m, 4 snapshots of ${SMALL}`, async () => {
-    const r = await measured({ snapshots: 4, dataset: [SMALL], balance: 'm' });
-    console.log(`${r.relocation.relocatedExtents} extents relocated in ${r.balance.wallSeconds.toFixed(2)} s, ${r.qgroupTrace.dirtyExtents} dirty extents in ${r.qgroupTrace.commits} transactions`);
+  test(`balance -m, 4 snapshots of ${SMALL}: the kernel's, and ours of the same image in the three modes`, async () => {
+    const r = await measured({ snapshots: 4, dataset: [SMALL], balance: 'm', onImage: ourBalances });
+    const ours = r.imageResult;
+    console.log(`${r.relocation.relocatedExtents} extents relocated in ${r.balance.wallSeconds.toFixed(2)} s, ${r.qgroupTrace.dirtyExtents} dirty extents in ${r.qgroupTrace.commits} transactions; ` +
+      `ours: ${ours.deferred.found} extents, dirty extents full ${ours.full.dirty}, subtree ${ours.subtree.dirty}, deferred ${ours.deferred.dirty}`);
     assertOutcome(r, ['metadata', 'system']);
+    // ours: the qgroups as they were in every mode, checked clean; the kernel's count of dirty extents (it defers:
+    // each subvolume's root, copied by merge, old and new) equal to ours in deferred mode; full > subtree > deferred
+    for (const mode of ['full', 'subtree', 'deferred']) {
+      assert.equal(ours[mode].qgroups, ours.before, `our ${mode} balance changed the qgroups`);
+      assert.doesNotMatch(ours[mode].check, /are different|Rescan hasn't/, `our ${mode} balance: btrfs check --qgroup-report`);
+    }
+    assert.equal(ours.deferred.dirty, r.qgroupTrace.dirtyExtents, 'dirty extents, deferred: ours and the kernel\'s tracepoint');
+    assert.ok(ours.full.dirty > ours.subtree.dirty && ours.subtree.dirty > ours.deferred.dirty, JSON.stringify(ours));
+    assert.equal(ours.full.found, ours.deferred.found, 'relocated extents do not depend on the mode');
+    // relocated extents: ours and the kernel's within 1% (the commits each makes between groups differ)
+    assert.ok(Math.abs(ours.deferred.found - r.relocation.relocatedExtents) <= Math.max(8, 0.01 * r.relocation.relocatedExtents),
+      `relocated extents: ours ${ours.deferred.found}, the kernel's ${r.relocation.relocatedExtents}`);
   });
 
   test('balance -d, 4 snapshots of /usr/share/zoneinfo or the small dataset', async () => {
