@@ -26,14 +26,22 @@
  * When the group is empty its BLOCK_GROUP_ITEM, free space items, CHUNK item
  * and DEV_EXTENTs go, and its chunk's device space is free again.
  *
- * Not modelled yet: data extents (the data reloc tree), and blocks of
- * deleted subvolumes the cleaner has not dropped: a group holding either
- * gives ENOTSUP, naming the group or the block. Empty data groups go. */
+ * Data: each extent of a data group is copied, with its checksums, to a new
+ * extent (the kernel writes it through the data reloc tree's inode, empty
+ * again when relocation ends: the same result), then every leaf pointing at
+ * it is copied into the reloc trees like a tree block and its file extents
+ * pointed at the new place (replace_file_extents); merge swaps those leaves
+ * (or their ancestors) in, and the reloc trees' drop lets the old extents
+ * go.
+ *
+ * Not modelled yet: blocks of deleted subvolumes the cleaner has not
+ * dropped: ENOTSUP, naming the block. */
 #include "relocation.h"
 #include "root-tree.h"
 #include "tree-checker.h"
 #include "delayed-ref.h"
 #include "qgroup.h"
+#include "file-item.h"
 #include "block-group.h"
 #include "ctree.h"
 #include "disk-io.h"
@@ -46,7 +54,8 @@
 
 struct tree_block {
 	u64 bytenr;
-	int level;
+	int level; /* -1: a data extent */
+	u64 len;
 };
 
 /* The tree blocks whose extent items lie in bg (and, in *extents, every
@@ -74,8 +83,8 @@ static int collect_extents(struct btrfs_fs_info *fs, const struct btrfs_block_gr
 				break;
 			}
 			if (!(btrfs_extent_flags(c.data) & BTRFS_EXTENT_FLAG_TREE_BLOCK)) {
-				(*extents)++; /* data: moved by the data reloc tree (not modelled) */
-				continue;
+				level = -1; /* data */
+				goto add;
 			}
 			/* a non-skinny tree block: the key and level after the item */
 			if (c.size < BTRFS_EXTENT_ITEM_SIZE + 18) {
@@ -87,10 +96,11 @@ static int collect_extents(struct btrfs_fs_info *fs, const struct btrfs_block_gr
 		} else {
 			continue;
 		}
-		if (level < 0 || level >= BTRFS_MAX_LEVEL) {
+		if (level >= BTRFS_MAX_LEVEL) {
 			ret = blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu at level %d", (unsigned long long)c.key.objectid, level);
 			break;
 		}
+add:
 		(*extents)++;
 		if (k == cap) {
 			struct tree_block *nv = realloc(v, (cap *= 2) * sizeof(*v));
@@ -100,7 +110,7 @@ static int collect_extents(struct btrfs_fs_info *fs, const struct btrfs_block_gr
 			}
 			v = nv;
 		}
-		v[k++] = (struct tree_block){c.key.objectid, level};
+		v[k++] = (struct tree_block){c.key.objectid, level, level < 0 ? c.key.offset : fs->nodesize};
 	}
 	if (ret < 0) {
 		free(v);
@@ -122,11 +132,16 @@ static struct btrfs_root *tree_of(struct btrfs_fs_info *fs, u64 owner)
 
 /* ---- reloc trees ---- */
 
+struct reloc_control;
+static int replace_file_extents(struct reloc_control *rc, struct extent_buffer *eb, int full, u64 root);
+
 struct reloc_control {
 	struct btrfs_fs_info *fs;
 	struct btrfs_root **rr; /* the reloc tree of fs->roots[i], or NULL */
 	size_t nroots;
 	struct u64map moved;    /* old block -> its copy in a reloc tree */
+	struct u64map data;     /* a data extent of the group -> its new place */
+	u64 start, end;         /* the group */
 };
 
 static int reloc_owned_refs(struct btrfs_fs_info *fs, struct extent_buffer *n, u64 parent)
@@ -321,7 +336,7 @@ static int merge_reloc_root(struct reloc_control *rc, struct btrfs_root *r, stru
 		return ret;
 	int level = btrfs_level(n);
 	if (!level)
-		return 0;
+		return rc->data.len ? replace_file_extents(rc, n, 0, r->objectid) : 0; /* a root leaf: its own file extents */
 	if (btrfs_nritems(n) != btrfs_nritems(m))
 		return blab_fail(&fs->err, BLAB_EIO, "tree %llu changed while it was relocated", (unsigned long long)r->objectid);
 	for (u32 s = 0; s < btrfs_nritems(n); s++) {
@@ -353,6 +368,186 @@ static int merge_reloc_root(struct reloc_control *rc, struct btrfs_root *r, stru
 		n->dirty = m->dirty = 1;
 		fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_SWAP, .tree = r->objectid, .bytenr = nb, .a = mb, .level = level - 1});
 	}
+	return 0;
+}
+
+/* ---- data: moved, then the file extents pointing at it ---- */
+
+/* MOVE_DATA_EXTENTS: the extent's bytes and checksums copied to a new extent
+ * outside the group (the kernel writes them through the data reloc tree's
+ * inode, whose extents are gone again when relocation ends). */
+static int move_data_extent(struct reloc_control *rc, u64 bytenr, u64 len)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	u64 to, ss = fs->sectorsize;
+	int ret = btrfs_reserve_data(fs, len, &to, 1);
+	if (ret)
+		return blab_fail(&fs->err, ret, "no room for data extent %llu (%llu bytes) outside its block group", (unsigned long long)bytenr,
+				 (unsigned long long)len);
+	u8 *buf = malloc(len);
+	u32 *sums = malloc((len / ss + 1) * sizeof(u32));
+	if (!buf || !sums) {
+		free(buf);
+		free(sums);
+		return blab_fail(&fs->err, BLAB_ENOMEM, "moving data extent %llu", (unsigned long long)bytenr);
+	}
+	if (!(ret = btrfs_read_logical(fs, bytenr, buf, (u32)len)))
+		ret = btrfs_write_logical(fs, to, buf, (u32)len);
+	/* its checksums, run by run (a NODATASUM file's extent has none) */
+	for (u64 i = 0, run = 0; !ret && i <= len / ss; i++) {
+		u32 c;
+		int have = i < len / ss && !btrfs_lookup_csum(fs, bytenr + i * ss, &c);
+		if (have) {
+			sums[run++] = c;
+			continue;
+		}
+		if (run && (ret = btrfs_insert_csums(fs, to + (i - run) * ss, sums, run)))
+			break;
+		run = 0;
+	}
+	free(buf);
+	free(sums);
+	if (ret)
+		return ret;
+	struct delayed_ref_head *h = btrfs_delayed_ref_head(fs, to);
+	if (!h)
+		return fs->err.code;
+	h->new_extent = 1;
+	h->is_data = 1;
+	h->num_bytes = len;
+	h->generation = fs->generation;
+	u64 *m = u64map_put(&rc->data, bytenr);
+	if (!m)
+		return blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
+	*m = to;
+	fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_EXTENT, .bytenr = bytenr, .a = to, .level = -1, .tree = 0});
+	return 0;
+}
+
+/* The file extents of leaf eb pointing at moved data point at its new place
+ * (replace_file_extents); their references move with them: held by eb
+ * itself when full (a reloc tree's copy), else keyed by root. */
+static int replace_file_extents(struct reloc_control *rc, struct extent_buffer *eb, int full, u64 root)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	u32 nr = btrfs_nritems(eb);
+	for (u32 s = 0; s < nr; s++) {
+		struct btrfs_key k;
+		btrfs_item_key(eb, (int)s, &k);
+		u8 *fi = btrfs_item_ptr(eb, (int)s);
+		if (k.type != BTRFS_EXTENT_DATA_KEY || btrfs_item_size_nr(eb, (int)s) < BTRFS_FILE_EXTENT_SIZE ||
+		    btrfs_file_extent_type(fi) == BTRFS_FILE_EXTENT_INLINE)
+			continue;
+		u64 b = btrfs_file_extent_disk_bytenr(fi), len = btrfs_file_extent_disk_num_bytes(fi), *to = u64map_get(&rc->data, b);
+		if (!b || !to)
+			continue;
+		u64 off = k.offset - btrfs_file_extent_offset(fi);
+		int ret = full ? btrfs_mod_shared_data_ref(fs, b, len, eb->start, -1) : btrfs_mod_data_ref(fs, b, len, root, k.objectid, off, -1);
+		if (!ret)
+			ret = full ? btrfs_mod_shared_data_ref(fs, *to, len, eb->start, +1) : btrfs_mod_data_ref(fs, *to, len, root, k.objectid, off, +1);
+		if (ret)
+			return ret;
+		btrfs_set_file_extent_disk_bytenr(fi, *to);
+		eb->dirty = 1;
+	}
+	return 0;
+}
+
+/* Whether leaf eb holds a file extent of data in the group. */
+static int points_into(const struct reloc_control *rc, const struct extent_buffer *eb)
+{
+	u32 nr = btrfs_nritems(eb);
+	for (u32 s = 0; s < nr; s++) {
+		struct btrfs_key k;
+		btrfs_item_key(eb, (int)s, &k);
+		const u8 *fi = btrfs_item_ptr(eb, (int)s);
+		if (k.type != BTRFS_EXTENT_DATA_KEY || btrfs_item_size_nr(eb, (int)s) < BTRFS_FILE_EXTENT_SIZE ||
+		    btrfs_file_extent_type(fi) == BTRFS_FILE_EXTENT_INLINE)
+			continue;
+		u64 b = btrfs_file_extent_disk_bytenr(fi);
+		if (b >= rc->start && b < rc->end)
+			return 1;
+	}
+	return 0;
+}
+
+struct leaf_ref {
+	u64 bytenr;
+	struct btrfs_key key;
+};
+
+/* UPDATE_DATA_PTRS, first half: every leaf of every subvolume holding a file
+ * extent of the group, each once (the trees share leaves). */
+static int leaves_pointing_in(struct reloc_control *rc, struct leaf_ref **out, size_t *n)
+{
+	struct btrfs_fs_info *fs = rc->fs;
+	struct u64map seen;
+	u64map_init(&seen, 1);
+	size_t cap = 16, k = 0, sp, scap = (size_t)BTRFS_MAX_LEVEL * btrfs_nodeptrs(fs) + 1;
+	struct leaf_ref *v = malloc(cap * sizeof(*v));
+	struct stack_entry {
+		u64 bytenr;
+		int level;
+	} *stack = malloc(scap * sizeof(*stack));
+	int ret = v && stack ? 0 : blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
+	for (size_t i = 0; i < rc->nroots && !ret; i++) {
+		struct btrfs_root *r = fs->roots[i];
+		if (!btrfs_root_shareable(r) || !r->in_root_tree || !r->node)
+			continue;
+		sp = 0;
+		stack[sp].bytenr = r->node->start;
+		stack[sp++].level = btrfs_level(r->node);
+		while (sp && !ret) {
+			u64 b = stack[--sp].bytenr;
+			int level = stack[sp].level;
+			if (u64map_get(&seen, b))
+				continue;
+			if (!u64map_put(&seen, b)) {
+				ret = blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
+				break;
+			}
+			struct extent_buffer *eb = btrfs_read_tree_block(fs, b, level, 0);
+			if (!eb) {
+				ret = fs->err.code;
+				break;
+			}
+			if (level) {
+				u32 nr = btrfs_nritems(eb);
+				for (u32 s = nr; s-- > 0;) {
+					if (sp == scap) {
+						ret = blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu: deeper or wider than a tree can be", (unsigned long long)r->objectid);
+						break;
+					}
+					stack[sp].bytenr = btrfs_node_blockptr(eb, (int)s);
+					stack[sp++].level = level - 1;
+				}
+				continue;
+			}
+			if (!points_into(rc, eb))
+				continue;
+			if (k == cap) {
+				struct leaf_ref *nv = realloc(v, (cap *= 2) * sizeof(*v));
+				if (!nv) {
+					ret = blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
+					break;
+				}
+				v = nv;
+			}
+			v[k].bytenr = b;
+			v[k].key = (struct btrfs_key){0, 0, 0};
+			if (btrfs_nritems(eb))
+				btrfs_item_key(eb, 0, &v[k].key);
+			k++;
+		}
+	}
+	u64map_free(&seen);
+	free(stack);
+	if (ret) {
+		free(v);
+		return ret;
+	}
+	*out = v;
+	*n = k;
 	return 0;
 }
 
@@ -505,20 +700,43 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
 	if ((ret = collect_extents(fs, bg, &blocks, &n, &extents)))
 		return ret;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_GROUP, .bytenr = start, .a = length, .b = flags, .c = extents});
-	if (extents > n) {
-		free(blocks);
-		return blab_fail(&fs->err, BLAB_ENOTSUP, "block group %llu holds %llu data extents: relocating data (the data reloc tree) is not modelled yet",
-				 (unsigned long long)start, (unsigned long long)(extents - n));
-	}
 	/* in logical order, as the kernel's find_next_extent; found: those not moved already */
-	u64 found = extents - n;
-	struct reloc_control rc = {.fs = fs, .nroots = fs->nroots, .rr = calloc(fs->nroots + 1, sizeof(struct btrfs_root *))};
+	u64 found = 0;
+	struct reloc_control rc = {.fs = fs, .nroots = fs->nroots, .rr = calloc(fs->nroots + 1, sizeof(struct btrfs_root *)), .start = start,
+				   .end = start + length};
 	u64map_init(&rc.moved, sizeof(u64));
+	u64map_init(&rc.data, sizeof(u64));
 	if (!rc.rr)
 		ret = blab_fail(&fs->err, BLAB_ENOMEM, "relocation");
+	/* data: MOVE_DATA_EXTENTS, then UPDATE_DATA_PTRS (the leaves pointing at it
+	 * copied into reloc trees, their file extents pointed at the new places) */
+	for (size_t i = 0; i < n && !ret; i++)
+		if (blocks[i].level < 0 && !(ret = move_data_extent(&rc, blocks[i].bytenr, blocks[i].len)))
+			found++;
+	if (!ret && rc.data.len) {
+		struct leaf_ref *leaves = NULL;
+		size_t nl = 0;
+		int full = btrfs_qgroup_swap_mode(fs) == BTRFS_QGROUP_SWAP_FULL;
+		ret = leaves_pointing_in(&rc, &leaves, &nl);
+		for (size_t i = 0; i < nl && !ret; i++) {
+			fs->qgroup_skip = !full;
+			if (!u64map_get(&rc.moved, leaves[i].bytenr))
+				ret = relocate_shared_block(&rc, leaves[i].bytenr, 0, &leaves[i].key);
+			u64 *to = u64map_get(&rc.moved, leaves[i].bytenr);
+			struct extent_buffer *copy = to && !ret ? btrfs_read_tree_block(fs, *to, 0, 0) : NULL;
+			if (to && !ret && !copy)
+				ret = fs->err.code;
+			if (copy && !ret)
+				ret = replace_file_extents(&rc, copy, 1, 0);
+			fs->qgroup_skip = 0;
+		}
+		free(leaves);
+	}
 	/* the reloc trees' reference changes: qgroup records before 4.20, not since */
 	int full = btrfs_qgroup_swap_mode(fs) == BTRFS_QGROUP_SWAP_FULL;
 	for (size_t i = 0; i < n && ret >= 0; i++) {
+		if (blocks[i].level < 0)
+			continue;
 		fs->qgroup_skip = !full;
 		if (!(ret = relocate_tree_block(&rc, blocks[i].bytenr, blocks[i].level, st)))
 			found++;
@@ -544,6 +762,7 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
 	}
 	free(rc.rr);
 	u64map_free(&rc.moved);
+	u64map_free(&rc.data);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_RELOC_FOUND, .bytenr = start, .a = found});
 	if (st->on_group)
 		st->on_group(st->ctx, start, flags, found);

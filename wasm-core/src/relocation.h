@@ -20,8 +20,8 @@ struct btrfs_reloc_stats {
  * first when the others lack room for what it holds), committed; each tree
  * block in it copied by copying the path to it in its tree (the blocks of
  * the subvolume trees only where no other tree shares them: shared ones
- * need reloc trees, not modelled yet, and give ENOTSUP, as do data
- * extents); committed, so the old copies are freed; then the group's item,
+ * move through reloc trees; data extents are copied and the leaves
+ * pointing at them moved the same way); committed, so the old copies are freed; then the group's item,
  * free space items, chunk item and device extents removed, committed. Adds
  * to *st. */
 int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs_reloc_stats *st);
