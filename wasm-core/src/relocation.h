@@ -16,14 +16,14 @@ struct btrfs_reloc_stats {
 };
 
 /* Relocates the block group that starts at start: the running transaction
- * is committed, the group set read-only (a new chunk of its type allocated
- * first when the others lack room for what it holds), committed; each tree
- * block in it copied by copying the path to it in its tree (the blocks of
- * the subvolume trees only where no other tree shares them: shared ones
- * move through reloc trees; data extents are copied and the leaves
- * pointing at them moved the same way); committed, so the old copies are freed; then the group's item,
- * free space items, chunk item and device extents removed, committed. Adds
- * to *st. */
+ * is committed, the group set read-only (what moves out goes to the other
+ * groups of its type, or to a chunk the allocator adds), committed; each
+ * tree block in it moved by copying the path to it: in its own tree for
+ * the trees no other shares, in the subvolumes' reloc trees otherwise
+ * (merged, then dropped); each data extent copied with its checksums and
+ * the leaves pointing at it moved the same way; committed, so the old
+ * copies are freed; then the group's item, free space items, chunk item
+ * and device extents removed, committed. Adds to *st. */
 int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs_reloc_stats *st);
 
 /* btrfs balance start with type filters: each block group of the types in
