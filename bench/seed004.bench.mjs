@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_DATASET, measureSeed004 } from '../tests/kernel/seed004-measure.mjs';
-import { CLI as BUILT } from './lib.mjs';
+import { CLI as BUILT, dirToScript, median, runWasm, wasmCore } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 export const name = 'seed 004: qgroup dirty extents of balance -m with snapshots: full (v4.19) / subtree (4.20) / deferred (5.1+), the model beside this kernel and the seed';
@@ -56,8 +56,36 @@ function ourBalances(img) {
 
 const pct = (a, b) => ((b - a) / a) * 100;
 
+/** The same balance in the WASM core and natively: /usr/include as a script (4 KiB nodes), quotas, 16 snapshots with
+ * 3 files written in each, then balance -m, timed by the core (metrics relocated.ms), the median of 5 runs each. */
+export async function wasmVsNative() {
+  const base = (await dirToScript('/usr/include')).replace(/^mkfs .*$/m, 'mkfs nodesize=4K size=1G');
+  const files = [...base.matchAll(/^write (\S+) 0 (\d+)/gm)].map((m) => m[1]);
+  const snaps = ['quota enable'];
+  for (let i = 1; i <= 16; i++) {
+    snaps.push(`snapshot / /snap${i}`);
+    for (let j = 0; j < 3; j++) snaps.push(`write /snap${i}${files[(i * 7 + j * 131) % files.length]} 0 4096 ${i * 10 + j}`);
+    snaps.push('commit');
+  }
+  const withBalance = `${base}${snaps.join('\n')}\nbalance -m\n`;
+  const native = (text) => JSON.parse(execFileSync(CLI, ['run', '-', '--metrics', '-'], { input: text, encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const core = await wasmCore();
+  const n = [], w = [];
+  let extents = 0;
+  for (let i = 0; i < 5; i++) {
+    const a = native(withBalance);
+    n.push(a.relocated.ms);
+    extents = a.relocated.extents;
+    const c = runWasm(core, withBalance).m;
+    if (c.relocated.extents !== extents) throw new Error(`WASM relocated ${c.relocated.extents} extents, native ${extents}`);
+    w.push(c.relocated.ms);
+  }
+  console.log(`#   WASM vs native: balance -m of /usr/include with 16 snapshots, ${extents} extents: ${median(w).toFixed(0)} ms vs ${median(n).toFixed(0)} ms`);
+  return { metric: '16 snaps of /usr/include: balance -m, WASM', unit: 's', ours: median(w) / 1000, peer: median(n) / 1000, peerName: 'the native core (target: 1.5x at most)' };
+}
+
 export async function run() {
-  const rows = [];
+  const rows = [await wasmVsNative()];
   for (const snapshots of SNAPSHOTS) {
     const k = await measureSeed004({ snapshots, dataset: DATASET, onImage: ourBalances });
     const ours = k.imageResult;

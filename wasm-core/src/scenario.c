@@ -1572,6 +1572,8 @@ static int run_line(struct scenario_run *r, struct line *l)
 	} else if (!strcmp(c, "balance") || !strcmp(c, "relocate")) {
 		/* btrfs balance start [-d] [-m] [-s] [usage=N]; relocate BYTENR (one block group) */
 		struct btrfs_reloc_stats st = {0};
+		struct timespec bt0, bt1;
+		clock_gettime(CLOCK_MONOTONIC, &bt0);
 		if (!strcmp(c, "relocate")) {
 			u64 at;
 			if ((ret = want_args(r, l, 1, 1, "relocate BYTENR (a block group's start)")) || (ret = parse_num(r, "relocate", l->argv[1], &at)))
@@ -1603,6 +1605,8 @@ static int run_line(struct scenario_run *r, struct line *l)
 		}
 		r->res.reloc_groups += st.block_groups;
 		r->res.reloc_extents += st.extents;
+		clock_gettime(CLOCK_MONOTONIC, &bt1);
+		r->res.reloc_ms += (double)(bt1.tv_sec - bt0.tv_sec) * 1e3 + (double)(bt1.tv_nsec - bt0.tv_nsec) / 1e6;
 	} else if (!strcmp(c, "subvol")) {
 		/* btrfs subvolume create | delete | set-default PATH */
 		u64 id, ino;
@@ -2101,8 +2105,8 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		sb_printf(&out, "%s\"%lld\":{\"level\":%d,\"blocks\":%" PRIu64 ",\"items\":%" PRIu64 "}", n++ ? "," : "",
 			  (long long)t->objectid, btrfs_level(t->node), st.blocks, st.items);
 	}
-	sb_printf(&out, "},\"relocated\":{\"block_groups\":%" PRIu64 ",\"extents\":%" PRIu64 "},\"qgroup_dirty_extents\":%" PRIu64 ",\"events\":{",
-		  r->reloc_groups, r->reloc_extents, btrfs_qgroup_dirty_total(fs));
+	sb_printf(&out, "},\"relocated\":{\"block_groups\":%" PRIu64 ",\"extents\":%" PRIu64 ",\"ms\":%.3f},\"qgroup_dirty_extents\":%" PRIu64 ",\"events\":{",
+		  r->reloc_groups, r->reloc_extents, r->reloc_ms, btrfs_qgroup_dirty_total(fs));
 	int firstk = 1;
 	for (int k = 0; k < TRACE_KIND_COUNT; k++) {
 		if (!kinds[k])

@@ -63,6 +63,7 @@ struct scenario_result {
 	struct btrfs_fs_info *fs; /* committed at the end (or, after crash, the image as the crash left it); owned by the caller */
 	int lines, ops, commits;
 	u64 reloc_groups, reloc_extents; /* balance and relocate: block groups relocated, extents found in them */
+	double reloc_ms;                 /* and the time in them (benchmarks) */
 	int crashed;               /* the script ended with crash */
 	struct scenario_fsync *fsyncs; /* malloc'd; free with scenario_result_free */
 	int nfsyncs, capfsyncs;
