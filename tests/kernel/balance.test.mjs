@@ -33,7 +33,8 @@ function kernelBalance(mnt, args) {
   // a line of our own in the kernel log first: what follows it is this balance's (loop devices are reused)
   const marker = `btrfslab-balance-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
   writeFileSync('/dev/kmsg', `${marker}\n`);
-  execFileSync('btrfs', ['balance', 'start', ...args, mnt], { stdio: 'ignore' });
+  const said = execFileSync('btrfs', ['balance', 'start', ...args, mnt], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const chunks = Number(said.match(/had to relocate (\d+) out of/)?.[1] ?? NaN);
   const all = execFileSync('dmesg', ['--notime'], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const at = all.lastIndexOf(marker);
   assert.ok(at >= 0, 'our marker is in the kernel log');
@@ -45,7 +46,8 @@ function kernelBalance(mnt, args) {
     if (f) found += Number(f[1]);
     if (/relocating block group \d+ flags/.test(line)) groups++;
   }
-  return { found, groups };
+  // btrfs_printk is rate limited for all filesystems together: on a busy machine lines of ours can be missing
+  return { found, groups, complete: groups === chunks };
 }
 
 async function checkScenario(seed, nodesize) {
@@ -104,13 +106,18 @@ describe('the same image balanced by us and by the kernel', { skip }, () => {
         'write /a/f_7 0 300K 1', 'setxattr /b/g_9 user.x y', 'commit', 'unlink /a/f_{100..900}', 'commit'].join('\n') + '\n');
       try {
         execFileSync(CLI, ['run', script, '--image', img]);
-        copyFileSync(img, theirs);
         const out = execFileSync(CLI, ['balance', '-m', img, '-o', ours], { encoding: 'utf8' });
         const found = [...out.matchAll(/^found (\d+) extents$/gm)].reduce((s, m) => s + Number(m[1]), 0);
         assert.match(out, /relocating block group \d+ flags metadata/);
         const c = btrfsCheck(ours, ['--check-data-csum']);
         assert.ok(c.ok, c.output);
-        const k = await withMount(theirs, (mnt) => kernelBalance(mnt, ['-m']));
+        let k;
+        for (let attempt = 0; attempt < 4; attempt++) {
+          copyFileSync(img, theirs);
+          k = await withMount(theirs, (mnt) => kernelBalance(mnt, ['-m']));
+          if (k.complete) break;
+          process.stdout.write(`# the kernel log lost lines of ours (rate limited: ${k.groups} block groups logged); again\n`);
+        }
         process.stdout.write(`# nodesize ${nodesize}: extents found, ours ${found}, the kernel's ${k.found} (ratio ${(found / k.found).toFixed(3)})\n`);
         assert.ok(k.found > 0, 'the kernel logged what it found');
         assert.ok(Math.abs(found - k.found) <= Math.max(6, k.found * 0.04), `ours ${found}, the kernel's ${k.found}`);
