@@ -8,7 +8,7 @@ import { percentChange, type ModeRun, type QgroupSwapMode, type RelocPicture, ty
 import { treeName } from './relocation.sentences';
 import { formatSize } from './space.sentences';
 
-const S = 15, G = 3, ROOT_W = 150, ROOT_H = 34, TOP = 26, ROW = 96, PAD = 10, GAP = 40;
+const S = 10, G = 2, ROOT_W = 185, ROOT_H = 34, TOP = 26, ROW = 80, PAD = 8, GAP = 30;
 
 type Kind = 'old' | 'new' | 'shared' | 'gone';
 const LETTER: Record<Kind, string> = { old: 'O', new: 'N', shared: 'S', gone: '' };
@@ -72,8 +72,8 @@ export function RelocFigure({ picture: p, mode }: { picture: RelocPicture; mode:
                 <g key={i} className={`r-slot ${k}${traced ? ' traced' : ''}`} transform={`translate(${x},${cy})`} data-kind={k} data-slot={i} data-swapped={s.swapped ? 'true' : 'false'} data-traced={traced ? 'true' : 'false'}>
                   <title>{k === 'gone' ? `slot ${i + 1}: the reloc tree is gone` : `slot ${i + 1}: block ${b}, ${k === 'old' ? 'old, in the group' : k === 'new' ? "new, the reloc tree's copy" : 'an old block both trees point at (shared)'}${s.swapped ? ', swapped' : ''}${traced ? `, traced in ${mode} mode` : ''}`}</title>
                   {k !== 'gone' && <rect width={S} height={S} rx={2} />}
-                  <text x={S / 2} y={S - 4} textAnchor="middle">{LETTER[k]}</text>
-                  {s.swapped && <text x={S / 2} y={S + 12} textAnchor="middle" className="r-swap">⇅</text>}
+                  <text x={S / 2} y={S - 2.5} textAnchor="middle">{LETTER[k]}</text>
+                  {s.swapped && <text x={S / 2} y={S + 10} textAnchor="middle" className="r-swap">⇅</text>}
                 </g>
               );
             })}
@@ -106,7 +106,10 @@ export const modeSaid = (m: QgroupSwapMode) => MODE_SAID[m];
 /** The three runs' counter: each mode's dirty extents from its first balance on, as bars, and its qgroups. */
 export function ModesCounter({ runs }: { runs: ModeRun[] }) {
   const max = Math.max(1, ...runs.map((r) => r.balanceDirty));
-  const qgroups = Object.keys(runs[0]?.qgroups ?? {}).sort();
+  const qgroups = Object.keys(runs[0]?.qgroups ?? {}).sort((a, b) => {
+    const [al, ai] = a.split('/').map(BigInt), [bl, bi] = b.split('/').map(BigInt);
+    return al !== bl ? (al < bl ? -1 : 1) : ai === bi ? 0 : ai < bi ? -1 : 1;
+  });
   return (
     <>
       <ul className="reloc-counter" data-testid="reloc-counter">
