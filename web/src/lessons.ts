@@ -54,8 +54,25 @@ export interface UntarTimeRow {
 /** Seed 002 (lesson 5): shrink delalloc pages instead of full inodes, its untar times. */
 export type ReclaimSeed = SeedOf<'002', UntarTimeRow>;
 
+/** A row of seed 004's published table: a count before the change (v4.19-rc1) and with it, for a number of snapshots. */
+export interface QgroupBalanceRow {
+  snapshots: number;
+  /** "relocated extents" or "qgroup dirty extents". */
+  metric: string;
+  before: number;
+  after: number;
+}
+/** Our measured figures for seed 004 (bench/run.mjs seed004): the model's counts in each qgroup_swap mode, and the kernel's. */
+export interface QgroupBalanceMeasured {
+  command: string;
+  setup: string;
+  rows: { snapshots: number; relocatedOurs: number; relocatedKernel: number; full: number; subtree: number; deferred: number; deferredKernel: number }[];
+}
+/** Seed 004 (lesson 7): qgroups skip unmodified subtrees in balance, its dirty extents; and what we measured. */
+export type QgroupBalanceSeed = SeedOf<'004', QgroupBalanceRow> & { measured: QgroupBalanceMeasured };
+
 /** The kernel change a lesson is built around, as published (by its id). */
-export type Seed = DirLoggingSeed | FsyncWaitSeed | LeafLocksSeed | ReclaimSeed;
+export type Seed = DirLoggingSeed | FsyncWaitSeed | LeafLocksSeed | ReclaimSeed | QgroupBalanceSeed;
 
 /** lessons/NN-name/lesson.json. */
 export interface LessonManifest {

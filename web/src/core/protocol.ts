@@ -3,6 +3,7 @@ import type { TreeDump } from '../model/dump';
 import type { CrashPoint } from '../model/crashPoints';
 import type { FileView } from '../model/kernelAnswer';
 import type { Lens, StepInfo, StepView } from '../model/steps';
+import type { ModeRun, QgroupSwapMode, RelocStep } from '../model/relocation';
 import type { SharedPicture, SharedStep } from '../model/shared';
 import type { SpaceStep } from '../model/space';
 import type { Timeline } from '../model/timeline';
@@ -26,6 +27,9 @@ export type Request =
   | { op: 'shared'; script: string; opts: RunOptions; index: number }
   // the shared picture right after the run's event seq inside step index (null, or an event of the final commit: the step's end)
   | { op: 'sharedAt'; script: string; opts: RunOptions; index: number; seq: number | null }
+  | { op: 'relocation'; script: string; opts: RunOptions; index: number }
+  // the script run once in each qgroup_swap mode (every `set qgroup_swap=` line set to it): each run's qgroup dirty extents and qgroups
+  | { op: 'relocModes'; script: string; opts: RunOptions; modes: QgroupSwapMode[] }
   | { op: 'costs' }
   // choose mode: the script with the learner's picks as schedule lines, its section of threads `section` after `picks` turns
   | { op: 'scheduleRun'; script: string; opts: RunOptions; section: number; picks: number }
@@ -67,6 +71,10 @@ export interface Results {
   shared: SharedStep;
   /** The subvolume trees' blocks and the extents' references at a moment of step `index` (model/shared.ts). */
   sharedAt: SharedPicture;
+  /** Step `index`'s relocation story: groups, reloc trees, swaps, drops, chunks removed, qgroup dirty extents (model/relocation.ts). */
+  relocation: RelocStep;
+  /** The script in each qgroup_swap mode: dirty extents, relocated extents, qgroups (model/relocation.ts). */
+  relocModes: ModeRun[];
   /** The time model's cost table and device profiles (wasm-core/src/costs.c). */
   costs: CostTable;
   /** The section's turns, its threads at the moment of the next pick, and why the run stopped (a deadlock's cycle), the run kept though it failed. */

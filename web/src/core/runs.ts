@@ -11,6 +11,7 @@ import { momentsOf, treeOf, type Moment } from '../model/moments';
 import { EMPTY_PAGES, foldPages, type PageCacheState } from '../model/pageCache';
 import { groupSteps, stepInfo, treeSentence, type Lens, type Step, type StepInfo, type StepView } from '../model/steps';
 import { notePaths, sectionAt } from '../model/sections';
+import { readRelocation, type RelocStep } from '../model/relocation';
 import { EMPTY_SHARED, readShared, type SharedCarry, type SharedStep } from '../model/shared';
 import { EMPTY_CARRY, readSpace, threadNames, type SpaceCarry, type SpaceStep } from '../model/space';
 import { buildTimeline, type Timeline } from '../model/timeline';
@@ -133,6 +134,13 @@ export class RunSteps {
       return readShared(s.events, this.sharedBefore[index], s.command).step;
     });
   }
+
+  /** Step index's relocation story (model/relocation.ts): groups chosen, reloc trees built, merged, dropped, removed; its qgroup dirty extents. */
+  relocation(index: number): RelocStep {
+    const s = this.step(index);
+    return this.remember(this.relocs, String(index), () => readRelocation(s.events));
+  }
+  private readonly relocs = new Map<string, RelocStep>();
 
   /** The moments of step index through a lens: the tree's (its COWs, inserts, splits), or the timeline's (tasks, bios, pages). */
   private lensMoments(index: number, tree: bigint, lens: Lens): Moment[] {

@@ -115,6 +115,10 @@ export interface ScenarioMetrics {
   timed?: TimedMetrics;
   /** A run kept though it failed (RunOptions.keepFailed): the error that stopped it (code: its name, as errors.ts has them). */
   failed?: { code: string; message: string };
+  /** Block groups and tree-block extents a balance or relocate moved ("found N extents", summed). */
+  relocated?: { block_groups: number; extents: number };
+  /** Qgroup dirty extents over every commit (the kernel's btrfs_qgroup_num_dirty_extents, summed). */
+  qgroup_dirty_extents?: number;
   /** Each space_info's counters at the end, the global block reserve and the delalloc metadata reserved (bytes). */
   space?: { globalRsv: number; delallocMeta: number } & Record<'data' | 'metadata' | 'system', SpaceInfoMetrics>;
 }

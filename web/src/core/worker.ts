@@ -6,6 +6,7 @@ import { typeOfFt, type FileView } from '../model/kernelAnswer';
 import { sha256Hex } from '../model/sha256';
 import { CORE_ERRNO, CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
+import { readModeRun, scriptInMode } from '../model/relocation';
 import { scheduleRun } from './scheduleRun';
 import { sharedPicture } from './sharedPicture';
 import { Sessions } from './sessions';
@@ -93,6 +94,17 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       // the core stops inside the script's commands, not in the commit that ends it
       return req.seq !== null && req.seq >= 0 && req.seq < runs.commandEvents ? sharedPicture(core, h, { seq: req.seq }) : sharedPicture(core, h, { line: s.final ? -1 : s.line });
     }
+    case 'relocation':
+      return sessions(core).steps(req.script, req.opts).relocation(req.index);
+    case 'relocModes':
+      return req.modes.map((mode) => {
+        const h = core.run(scriptInMode(req.script, mode), { ...req.opts, trace: true });
+        try {
+          return readModeRun(mode, core.trace(h), core.metrics(h).relocated?.extents ?? 0);
+        } finally {
+          core.close(h);
+        }
+      });
     case 'costs':
       return core.costs();
     case 'scheduleRun':

@@ -19,6 +19,17 @@ describe('lesson manifests', () => {
     expect(lessonViews(LESSONS.find((l) => l.id === '04-leaf-locks')!).map((v) => v.name)).toEqual(['locks']);
     expect(lessonViews(LESSONS.find((l) => l.id === '05-space-reclaim')!).map((v) => v.name)).toEqual(['space']);
     expect(lessonViews(LESSONS.find((l) => l.id === '06-snapshots')!).map((v) => v.name)).toEqual(['shared']);
+    expect(lessonViews(LESSONS.find((l) => l.id === '07-relocation')!).map((v) => v.name)).toEqual(['relocation']);
+  });
+
+  test("seed 004's dirty extents live in lesson 7 as the seed prints them, with our measured figures beside", () => {
+    const seed = LESSONS.find((l) => l.id === '07-relocation')!.seed!;
+    if (seed.id !== '004') throw new Error(`lesson 7's seed is ${seed.id}`);
+    expect(seed.table.map((r) => [r.snapshots, r.metric, r.before, r.after])).toEqual([
+      [16, 'relocated extents', 22874, 22856], [16, 'qgroup dirty extents', 225251, 140431],
+      [64, 'relocated extents', 22462, 22467], [64, 'qgroup dirty extents', 314380, 140826]]);
+    expect(seed.measured.rows.map((r) => [r.snapshots, r.relocatedOurs, r.relocatedKernel, r.full, r.subtree, r.deferred, r.deferredKernel])).toEqual([
+      [16, 22080, 21937, 83038, 42324, 68, 68], [64, 23360, 23263, 85942, 45000, 260, 260]]);
   });
 
   test("seed 000's bonnie++ latencies live in lesson 4, as the seed prints them (µs)", () => {

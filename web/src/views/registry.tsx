@@ -11,6 +11,7 @@ import type { Timeline } from '../model/timeline';
 import { CompareView } from './CompareView';
 import { LocksLesson } from './LocksLesson';
 import { LogReplayView } from './LogReplayView';
+import { RelocationLesson } from './RelocationLesson';
 import { SnapshotsLesson } from './SnapshotsLesson';
 import { SpaceLesson } from './SpaceLesson';
 import { TimelineLesson } from './TimelineLesson';
@@ -53,6 +54,7 @@ export const VIEWS: Record<string, ((c: LessonViewContext) => ReactElement) | nu
   locks: (c) => <LocksLesson core={c.core} script={c.script} player={c.player} dispatch={c.dispatch} choose={c.choose} seed={c.lesson.seed?.id === '000' ? c.lesson.seed : undefined} />,
   space: (c) => <SpaceLesson core={c.core} script={c.script} reducedMotion={c.reducedMotion} player={c.player} dispatch={c.dispatch} seed={c.lesson.seed?.id === '002' ? c.lesson.seed : undefined} />,
   shared: (c) => <SnapshotsLesson core={c.core} script={c.script} player={c.player} />,
+  relocation: (c) => <RelocationLesson core={c.core} script={c.script} player={c.player} seed={c.lesson.seed?.id === '004' ? c.lesson.seed : undefined} />,
   compare: (c) => <CompareView core={c.core} script={c.script} reducedMotion={c.reducedMotion} seed={c.lesson.seed?.id === '001' ? c.lesson.seed : undefined} />,
 };
 

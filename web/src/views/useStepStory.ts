@@ -5,7 +5,7 @@ import { useEffect, useState } from 'react';
 import { CancelledError, type CoreClient } from '../core/client';
 import type { Request, Results } from '../core/protocol';
 
-type StoryOp = 'space' | 'shared';
+type StoryOp = 'space' | 'shared' | 'relocation';
 
 /** The step's story (null while the worker reads it) and the error, if reading it failed. */
 export function useStepStory<Op extends StoryOp>(core: CoreClient, request: Extract<Request, { op: Op }>): {

@@ -1,0 +1,77 @@
+// The relocation model's pure parts: a trace read into a balance's moments
+// and phases, the picture folded from them, each mode's run read from its
+// trace, and the seed's percentages.
+import { describe, expect, test } from 'vitest';
+import { nextPhase, percentChange, phaseOf, qgroupName, readModeRun, readRelocation, relocPicture, sameQgroups, TREE_RELOC } from './relocation';
+import type { TraceEvent } from './trace';
+
+let seq = 0;
+const ev = (e: Record<string, unknown>) => ({ seq: seq++, ...e }) as unknown as TraceEvent;
+
+/** A group holding a root (100) over two leaves (200, 300), of which only 300 is copied: the seed's picture, one level down. */
+function balance(traced: boolean): TraceEvent[] {
+  seq = 0;
+  return [
+    ev({ kind: 'reloc_group', logical: 1000n, length: 4096n, type: 4n, extents: 2n }),
+    ev({ kind: 'backref', bytenr: 200n, level: 0, root: 0n, parent: 900n, mod: 1, objectid: 0n, offset: 0n }),
+    ev({ kind: 'backref', bytenr: 300n, level: 0, root: 0n, parent: 900n, mod: 1, objectid: 0n, offset: 0n }),
+    ev({ kind: 'reloc_root', tree: 5n, root: 900n, level: 1 }),
+    ev({ kind: 'cow', tree: TREE_RELOC, from: 300n, to: 301n, level: 0, generation: 8n, fromGeneration: 5n }),
+    ev({ kind: 'reloc_extent', tree: 5n, from: 300n, to: 301n, level: 0 }),
+    ev({ kind: 'cow', tree: 5n, from: 100n, to: 101n, level: 1, generation: 8n, fromGeneration: 5n }),
+    ev({ kind: 'block_free', tree: 5n, bytenr: 100n }),
+    ...(traced ? [ev({ kind: 'qgroup_trace_swap', old: 300n, new: 301n, level: 0 })] : []),
+    ev({ kind: 'reloc_swap', tree: 5n, old: 300n, new: 301n, level: 0 }),
+    ev({ kind: 'block_free', tree: TREE_RELOC, bytenr: 900n }),
+    ev({ kind: 'reloc_found', logical: 1000n, extents: 2n }),
+    ev({ kind: 'qgroup_dirty', generation: 8n, extents: traced ? 4n : 2n }),
+    ev({ kind: 'qgroup_update', qgroup: 5n, referenced: 8192n, exclusive: 8192n }),
+    ev({ kind: 'chunk_remove', logical: 1000n, length: 4096n, type: 4n, physical: 1000n }),
+  ];
+}
+
+describe('a balance read from its trace', () => {
+  test('its moments, in phases, and the reloc tree over the root\'s children', () => {
+    const s = readRelocation(balance(true));
+    expect(s.moments.map((m) => m.kind)).toEqual(['group', 'relocRoot', 'extent', 'mergeRoot', 'swap', 'drop', 'found', 'dirty', 'removed']);
+    expect(s.moments.map(phaseOf)).toEqual(['chosen', 'build', 'build', 'merge', 'merge', 'drop', 'drop', null, 'removed']);
+    expect(s.moments[1]).toMatchObject({ tree: '5', root: '900', children: ['200', '300'] });
+    expect(s.moments[4]).toMatchObject({ old: '300', new: '301', traced: true });
+    expect(s.groups).toEqual([{ group: '1000', type: 'metadata', length: 4096, extents: 2, found: 2, trees: ['5'] }]);
+    expect([s.dirty, s.dirtyTotal]).toEqual([[4], 4]);
+    expect(nextPhase(s, -1)).toBe(0);
+    expect(nextPhase(s, 0)).toBe(1);
+    expect(nextPhase(s, 1)).toBe(3);
+    expect(readRelocation(balance(false)).moments.find((m) => m.kind === 'swap')).toMatchObject({ traced: false });
+  });
+
+  test("the picture: both slots shared at first, the copied one new in the reloc tree, swapped by merge, the reloc tree dropped", () => {
+    const s = readRelocation(balance(true));
+    const at = (i: number | null) => relocPicture(s, '1000', '5', i)!;
+    expect(at(1).slots.map((x) => [x.file, x.reloc])).toEqual([['200', '200'], ['300', '300']]);
+    expect(at(2).slots.map((x) => [x.file, x.reloc, x.copy])).toEqual([['200', '200', null], ['300', '301', '301']]);
+    expect(at(3).fileRootCopy).toBe('101');
+    expect(at(4).slots.map((x) => [x.file, x.reloc, x.swapped])).toEqual([['200', '200', false], ['301', '300', true]]);
+    expect(at(null)).toMatchObject({ dropped: true, fileRoot: '100', relocRoot: '900', phase: 'removed' });
+    expect(at(null).slots.map((x) => x.reloc)).toEqual([null, null]);
+  });
+
+  test("a mode's run: dirty extents from the first balance on, its qgroups; the same qgroups compared", () => {
+    const pre = [ev({ kind: 'qgroup_dirty', generation: 7n, extents: 10n })];
+    const r = readModeRun('subtree', [...pre, ...balance(true)], 2);
+    expect(r).toMatchObject({ mode: 'subtree', balanceDirty: 4, totalDirty: 14, relocated: 2, traceSwaps: 1, qgroups: { '0/5': [8192, 8192] } });
+    const d = readModeRun('deferred', balance(false), 2);
+    expect(sameQgroups([r, d])).toBe(true);
+    expect(sameQgroups([r, { ...d, qgroups: { '0/5': [8192, 4096] } }])).toBe(false);
+  });
+
+  test('names and percentages as btrfs and the seed print them', () => {
+    expect(qgroupName(257n)).toBe('0/257');
+    expect(qgroupName((1n << 48n) | 100n)).toBe('1/100');
+    expect(percentChange(225251, 140431)).toBe('−37.7%');
+    expect(percentChange(314380, 140826)).toBe('−55.2%');
+    expect(percentChange(83038, 42324)).toBe('−49.0%');
+    expect(percentChange(85942, 45000)).toBe('−47.6%');
+    expect(percentChange(22874, 22856)).toBe('−0.1%');
+  });
+});
