@@ -142,6 +142,29 @@ describe('balance', () => {
     }
   });
 
+  test('mkfs meta_chunk=: a tree over several metadata groups; relocating one moves part of it, and subtree mode traces less than full', () => {
+    const lines = ['mkfs nodesize=4K size=256M meta_chunk=1M', 'quota enable', 'mkdir /d', 'create /d/f_{1..5000}', 'write /d/f_3 0 64K 1', 'commit',
+      'snapshot / /s1', 'write /s1/d/f_1000 0 4K 2', 'snapshot / /s2 ro', 'write /d/f_50 0 4K 3', 'commit'];
+    const a = run(lines, 'mc');
+    const meta = chunks(a.img).filter(([, t]) => t.startsWith('METADATA'));
+    assert.ok(meta.length >= 3, JSON.stringify(meta));
+    assert.match(cli('dump-tree', '-t', 'chunk', a.img), /length 1048576 owner 2 stripe_len 65536 type METADATA/);
+    const base = JSON.parse(run(lines, 'mc-base', ['--metrics', '-']).stdout).qgroup_dirty_extents;
+    const dirty = {};
+    for (const mode of ['full', 'subtree', 'deferred']) {
+      const r = run([lines[0], `set qgroup_swap=${mode}`, ...lines.slice(1), `relocate ${meta[1][0]}`], `mc-${mode}`, ['--metrics', '-']);
+      assert.equal(r.status, 0, r.stderr);
+      const m = JSON.parse(r.stdout);
+      assert.equal(m.relocated.block_groups, 1);
+      dirty[mode] = m.qgroup_dirty_extents - base;
+      assert.match(cli('check', '--check-data-csum', r.img), /0 errors found/);
+      assert.equal(cli('qgroup', 'show', '--raw', r.img), cli('qgroup', 'show', '--raw', a.img));
+    }
+    // part of the tree moved: subtree mode traces the new blocks and their counterparts, full whole subtrees
+    assert.ok(dirty.subtree < 0.8 * dirty.full && dirty.deferred === 6, JSON.stringify(dirty));
+    assert.match(run(['mkfs nodesize=4K meta_chunk=100K'], 'mc-bad').stderr, /meta_chunk=100K: a size from 256K to 1G, a multiple of 64K/);
+  });
+
   test('btrfslab balance IMAGE -o OUT prints what the kernel logs; the image itself untouched', () => {
     const src = run(BASE, 'src');
     const out = join(dir, 'balanced.img');

@@ -38,6 +38,8 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 {
 	const u64 MiB = 1024 * 1024;
 	u64 size = fs->dev.size;
+	if ((type & BTRFS_BLOCK_GROUP_METADATA) && fs->meta_chunk)
+		return fs->meta_chunk;
 	if (type & BTRFS_BLOCK_GROUP_SYSTEM)
 		return 4 * MiB;
 	/* Like the kernel on small devices: 10% of the device, at least 8 MiB;

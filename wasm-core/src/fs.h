@@ -87,6 +87,7 @@ struct btrfs_fs_info {
 	u64 generation;      /* of the running (or last committed) transaction */
 	u64 drop_batch;      /* blocks the cleaner lets go of in one transaction (0: a whole tree) */
 	int qgroup_skip;     /* reference changes made now are not qgroup records (a reloc tree's, since 4.20) */
+	u64 meta_chunk;      /* metadata chunks of this size (mkfs meta_chunk=; 0: the kernel's for the device) */
 	u64 dead_seq;        /* the last dead tree queued for the cleaner */
 	int trans_running;
 

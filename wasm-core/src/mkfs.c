@@ -103,6 +103,7 @@ int btrfs_mkfs(const struct mkfs_options *o, struct btrfs_fs_info **out, struct 
 		return fail_mkfs(fs, err);
 	}
 	fs->nodesize = ns;
+	fs->meta_chunk = o->meta_chunk;
 	fs->sectorsize = o->sectorsize;
 	fs->bg_loaded = 1; /* block groups are made here, not read */
 	fs->now = o->now;

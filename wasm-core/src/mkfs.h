@@ -10,6 +10,7 @@ struct mkfs_options {
 	const char *label; /* may be NULL; at most 255 bytes */
 	u64 seed;          /* UUIDs are derived from it: same seed, same image */
 	u64 now;           /* seconds since the epoch, for times */
+	u64 meta_chunk;    /* metadata chunks of this many bytes (0: the kernel's size for the device) */
 	struct blab_device *device; /* optional: a device to use (taken over), else one in memory */
 };
 

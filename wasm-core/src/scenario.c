@@ -1719,11 +1719,17 @@ static int parse_mkfs_line(struct scenario_run *r, const struct line *l, struct 
 			const char *base = eq[1] == '/' ? NULL : r->o.base_dir;
 			if ((size_t)snprintf(rootdir, rsize, "%s%s%s", base ? base : "", base ? "/" : "", eq + 1) >= rsize)
 				return fail(r, BLAB_EINVAL, "rootdir=%s: the path is too long", eq + 1);
+		} else if (kl == 10 && !strncmp(l->argv[i], "meta_chunk", kl)) {
+			/* smaller metadata chunks: a tree spread over several block groups (a balance of one moves part of it) */
+			if ((ret = parse_num(r, "meta_chunk", eq + 1, &mo->meta_chunk)))
+				return ret;
+			if (mo->meta_chunk < (256 << 10) || mo->meta_chunk > (1ULL << 30) || mo->meta_chunk % (64 << 10))
+				return fail(r, BLAB_EINVAL, "meta_chunk=%s: a size from 256K to 1G, a multiple of 64K", eq + 1);
 		} else if (kl == 5 && !strncmp(l->argv[i], "label", kl)) {
 			snprintf(label, lsize, "%s", eq + 1);
 			mo->label = label;
 		} else {
-			return fail(r, BLAB_EPARSE, "unknown mkfs option '%.*s' (nodesize, sectorsize, size, label, rootdir)", (int)kl, l->argv[i]);
+			return fail(r, BLAB_EPARSE, "unknown mkfs option '%.*s' (nodesize, sectorsize, size, label, rootdir, meta_chunk)", (int)kl, l->argv[i]);
 		}
 	}
 	return 0;
