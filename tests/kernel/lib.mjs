@@ -3,7 +3,7 @@
 // Nothing here touches a device it did not create.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -146,6 +146,18 @@ export function dumpTreeAll(text) {
 
 export function progsDumpTree(img) {
   return run('btrfs', ['inspect-internal', 'dump-tree', img], { maxBuffer: 1 << 28 });
+}
+
+/** A tracefs instance's per_cpu/cpuN/stats summed over its CPUs: events lost (overrun, dropped) and left unread. */
+export function tracefsCpuStats(inst) {
+  const t = { overrun: 0, dropped: 0, entries: 0 };
+  for (const cpu of readdirSync(join(inst, 'per_cpu'))) {
+    const st = readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8');
+    t.overrun += Number(st.match(/^overrun: (\d+)/m)?.[1] ?? 0);
+    t.dropped += Number(st.match(/^dropped events: (\d+)/m)?.[1] ?? 0);
+    t.entries += Number(st.match(/^entries: (\d+)/m)?.[1] ?? 0);
+  }
+  return t;
 }
 
 export { run };

@@ -119,6 +119,7 @@ import { closeSync, existsSync, mkdirSync, openSync, mkdtempSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tracefsCpuStats } from './lib.mjs';
 
 const TRACING = '/sys/kernel/tracing';
 const BTRFS_EVENTS = ['btrfs_space_reservation', 'btrfs_flush_space', 'btrfs_reserve_ticket', 'btrfs_trigger_flush', 'btrfs_done_preemptive_reclaim', 'btrfs_fail_all_tickets', 'extent_writepage'];
@@ -201,17 +202,6 @@ function unmount(mnt) {
   spawnSync('umount', ['-l', mnt]);
 }
 
-/** Summed over the instance's per_cpu/cpuN/stats: events lost (overrun, dropped) and left unread. */
-function cpuStats(inst) {
-  const t = { overrun: 0, dropped: 0, entries: 0 };
-  for (const cpu of readdirSync(join(inst, 'per_cpu'))) {
-    const st = readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8');
-    t.overrun += Number(st.match(/^overrun: (\d+)/m)?.[1] ?? 0);
-    t.dropped += Number(st.match(/^dropped events: (\d+)/m)?.[1] ?? 0);
-    t.entries += Number(st.match(/^entries: (\d+)/m)?.[1] ?? 0);
-  }
-  return t;
-}
 
 /** trace_pipe merges the CPUs' buffers as it reads them: put the lines back in time order (stable). */
 function byTime(lines) {
@@ -437,11 +427,11 @@ export function measureKernelReclaim({ fsMiB = 512, files = 40000, totalMiB = 36
     const workload = JSON.parse(execFileSync('python3', ['-c', WORKLOAD, mnt, String(files), String(totalMiB * 1048576), String(seed), ...(treeList ? [treeList] : [])], { encoding: 'utf8' }).trim());
     put(join(inst, 'tracing_on'), '0');
     workload.seconds = workload.writeSeconds + workload.syncSeconds;
-    for (let i = 0; i < 100 && cpuStats(inst).entries > 0; i++) spawnSync('sleep', ['0.1']);
+    for (let i = 0; i < 100 && tracefsCpuStats(inst).entries > 0; i++) spawnSync('sleep', ['0.1']);
     spawnSync('sleep', ['0.2']);
     reader.kill('SIGTERM');
     reader = null;
-    const { overrun, dropped, entries: unread } = cpuStats(inst);
+    const { overrun, dropped, entries: unread } = tracefsCpuStats(inst);
     const trace = readFileSync(join(dir, 'trace.txt'), 'utf8');
     if (traceFile) writeFileSync(traceFile, trace);
     const result = analyse(byTime(trace.split('\n')), fsid, bdi);

@@ -106,7 +106,7 @@ import { release, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { withMount } from './lib.mjs';
+import { tracefsCpuStats, withMount } from './lib.mjs';
 
 const TRACING = '/sys/kernel/tracing';
 export const QGROUP_EVENTS = ['btrfs_qgroup_num_dirty_extents', 'btrfs_qgroup_trace_extent', 'btrfs_qgroup_account_extents', 'btrfs_qgroup_account_extent'];
@@ -209,17 +209,6 @@ function qgroupInconsistent(fsid) {
   return existsSync(p) ? readFileSync(p, 'utf8').trim() === '1' : null;
 }
 
-/** Summed over the instance's CPUs: events lost (overrun, dropped) and left unread. */
-function cpuStats(inst) {
-  const t = { overrun: 0, dropped: 0, entries: 0 };
-  for (const cpu of readdirSync(join(inst, 'per_cpu'))) {
-    const st = readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8');
-    t.overrun += Number(st.match(/^overrun: (\d+)/m)?.[1] ?? 0);
-    t.dropped += Number(st.match(/^dropped events: (\d+)/m)?.[1] ?? 0);
-    t.entries += Number(st.match(/^entries: (\d+)/m)?.[1] ?? 0);
-  }
-  return t;
-}
 
 const quiet = (path, text) => { try { writeFileSync(path, text); } catch { /* cleanup: best effort */ } };
 
@@ -261,9 +250,9 @@ function startTrace(name, events, file) {
       used,
       stop() {
         writeFileSync(join(inst, 'tracing_on'), '0');
-        for (let i = 0; i < 100 && cpuStats(inst).entries > 0; i++) spawnSync('sleep', ['0.1']);
+        for (let i = 0; i < 100 && tracefsCpuStats(inst).entries > 0; i++) spawnSync('sleep', ['0.1']);
         spawnSync('sleep', ['0.2']);
-        const { overrun, dropped, entries } = cpuStats(inst);
+        const { overrun, dropped, entries } = tracefsCpuStats(inst);
         return { overrun, dropped, unread: entries };
       },
       remove,
