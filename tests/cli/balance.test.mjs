@@ -163,6 +163,13 @@ describe('balance', () => {
     // part of the tree moved: subtree mode traces the new blocks and their counterparts, full whole subtrees
     assert.ok(dirty.subtree < 0.8 * dirty.full && dirty.deferred === 6, JSON.stringify(dirty));
     assert.match(run(['mkfs nodesize=4K meta_chunk=100K'], 'mc-bad').stderr, /meta_chunk=100K: a size from 256K to 1G, a multiple of 64K/);
+    // a run resumed from a checkpoint (crash-after, the page's sessions) keeps the setting: its chunks are the same
+    const small = ['mkfs nodesize=4K size=128M meta_chunk=256K', 'set drop_batch=3', 'mkdir /d', 'create /d/f_{1..600}', 'commit', 'balance -m', 'commit'];
+    const whole = run(small, 'mc-whole'), cut = run(small, 'mc-cut', ['--crash-after', '7']);
+    assert.equal(cut.status, 0, cut.stderr);
+    const lengths = (img) => [...cli('dump-tree', '-t', 'chunk', img).matchAll(/length (\d+) owner 2 stripe_len \d+ type METADATA/g)].map((m) => m[1]);
+    assert.deepEqual(lengths(cut.img), lengths(whole.img));
+    assert.ok(lengths(whole.img).every((l) => l === '262144'), lengths(whole.img).join());
   });
 
   test('btrfslab balance IMAGE -o OUT prints what the kernel logs; the image itself untouched', () => {

@@ -526,6 +526,10 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 	memcpy(fs->chunk_tree_uuid, src->chunk_tree_uuid, sizeof(fs->chunk_tree_uuid));
 	memcpy(fs->dev_uuid, src->dev_uuid, sizeof(fs->dev_uuid));
 	fs->generation = src->generation;
+	fs->drop_batch = src->drop_batch;
+	fs->dead_seq = src->dead_seq;
+	fs->qgroup_skip = src->qgroup_skip;
+	fs->meta_chunk = src->meta_chunk;
 	fs->trans_running = src->trans_running;
 	fs->bg_loaded = src->bg_loaded;
 	fs->now = src->now;
