@@ -1,7 +1,8 @@
-// Lesson 7's scenario through the WASM core: each balance's groups chosen,
-// reloc trees built (one per subvolume, a copy of its root over the same
-// children), merged (every swapped pair the subtree mode traced), dropped and
-// removed; the seed's picture at each phase; and the same scenario in the
+// Lesson 7's scenario through the WASM core: each relocation's group chosen
+// (one metadata group of several, by its start), reloc trees built (one per
+// subvolume, a copy of its root over the same children), merged (the leaves
+// that were in the group swapped, each pair traced in subtree mode, the rest
+// shared), dropped and removed; the seed's picture at each phase; and the same scenario in the
 // three qgroup_swap modes: dirty extents full > subtree > deferred, the same
 // relocated extents and the same qgroups.
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -23,51 +24,63 @@ beforeAll(async () => {
   runs = stepsOf(core, lesson.scenario);
 });
 
-describe("lesson 7's scenario: two metadata balances of a filesystem with two snapshots", () => {
-  test('line 18: the metadata group then the system group, each chosen, relocated and removed', () => {
-    const s = reloc(18);
-    expect(s.groups.map((g) => [g.type, g.found === g.extents])).toEqual([['metadata', true], ['system', true]]);
+describe("lesson 7's scenario: one metadata group of several relocated, twice, in a filesystem with two snapshots", () => {
+  test('line 21 relocates a metadata group by its start: the one group chosen, relocated and removed, its phases in order', () => {
+    const s = reloc(21);
+    // 18087936: the scenario's fixed BYTENR, the start of the second 256K metadata group (the first is at 5 MiB)
+    expect(s.groups.map((g) => [g.group, g.type, g.length, g.found === g.extents])).toEqual([['18087936', 'metadata', 262144, true]]);
     expect(s.groups[0].trees.sort()).toEqual(['256', '257', '5']);
-    expect(of(s, 'removed').map((m) => m.group)).toEqual(s.groups.map((g) => g.group));
-    // the phases come in order for each group
+    expect(of(s, 'removed').map((m) => m.group)).toEqual(['18087936']);
     const phases: string[] = [];
-    for (let i = nextPhase(s, -1); i >= 0; i = nextPhase(s, i)) phases.push(`${s.moments[i].group}:${phaseOf(s.moments[i])}`);
-    const [m, sys] = s.groups.map((g) => g.group);
-    expect(phases).toEqual([`${m}:chosen`, `${m}:build`, `${m}:merge`, `${m}:drop`, `${m}:removed`, `${sys}:chosen`, `${sys}:build`, `${sys}:drop`, `${sys}:removed`]);
+    for (let i = nextPhase(s, -1); i >= 0; i = nextPhase(s, i)) phases.push(`${phaseOf(s.moments[i])}`);
+    expect(phases).toEqual(['chosen', 'build', 'merge', 'drop', 'removed']);
+    // line 25's BYTENR, 18350080: the metadata group line 21 allocated for its copies
+    expect(reloc(25).groups.map((g) => [g.group, g.type, g.length])).toEqual([['18350080', 'metadata', 262144]]);
   });
 
-  test('each reloc tree is a copy of its subvolume root over the same children; merge swaps every one of them, each pair traced in subtree mode', () => {
-    const s = reloc(18);
+  test('each reloc tree is a copy of its subvolume root; merge swaps only the leaves that were in the group, the rest stay shared', () => {
+    const s = reloc(21);
     const roots = of(s, 'relocRoot');
     expect(roots).toHaveLength(3);
     for (const r of roots) {
       expect(r.level).toBe(1);
-      expect(r.children.length).toBeGreaterThan(20);
+      expect(r.children.length).toBe(57);
       const swaps = of(s, 'swap').filter((m) => m.tree === r.tree);
-      expect(swaps.map((m) => m.old).sort()).toEqual([...r.children].sort());
+      expect(swaps.length).toBeGreaterThan(0);
+      expect(swaps.length).toBeLessThan(r.children.length / 5);
+      expect(swaps.every((m) => r.children.includes(m.old))).toBe(true);
       expect(swaps.every((m) => m.traced)).toBe(true);
       expect(of(s, 'mergeRoot').filter((m) => m.tree === r.tree)).toHaveLength(1);
     }
-    // the text's figures: 30 swaps a subvolume, 76 dirty extents at the balance's commit (subtree), 6 in deferred mode
-    expect(roots.map((r) => of(s, 'swap').filter((m) => m.tree === r.tree).length)).toEqual([30, 30, 30]);
-    expect(s.dirty[0]).toBe(76);
-    expect(reloc(21).dirtyTotal).toBe(6);
-    // deferred (line 21): nothing traced at the swap
-    expect(of(reloc(21), 'swap').length).toBeGreaterThan(0);
-    expect(of(reloc(21), 'swap').some((m) => m.traced)).toBe(false);
+    // the text's figures: 5, 4 and 5 swaps (14), 16 dirty extents at the relocation's commit (subtree), 6 in deferred mode (line 25, 11 swaps)
+    expect(roots.map((r) => [r.tree, of(s, 'swap').filter((m) => m.tree === r.tree).length])).toEqual([['5', 5], ['256', 4], ['257', 5]]);
+    expect(s.dirty[0]).toBe(16);
+    expect(s.groups[0].found).toBe(15);
+    expect(reloc(25).dirtyTotal).toBe(6);
+    expect(of(reloc(25), 'swap')).toHaveLength(11);
+    expect(reloc(25).groups[0].found).toBe(14);
+    expect(of(reloc(25), 'swap').some((m) => m.traced)).toBe(false);
   });
 
-  test("the seed's picture, phase by phase: old blocks, then the reloc tree's copies, then the swap, then the reloc tree dropped", () => {
-    const s = reloc(18);
+  test("the seed's picture, phase by phase: the reloc tree copies the group's leaves and shares the others, merge swaps the copies, the reloc tree is dropped", () => {
+    const s = reloc(21);
     const [{ group, tree }] = pictureTrees(s).filter((t) => t.tree === '5');
     const at = (kind: RelocMoment['kind']) => s.moments.findIndex((m) => m.group === group && m.kind === kind && (!('tree' in m) || m.tree === tree));
     const built = relocPicture(s, group, tree, at('relocRoot'))!;
     expect(built.slots.every((x) => x.file === x.old && !x.swapped)).toBe(true);
     const beforeMerge = relocPicture(s, group, tree, at('mergeRoot') - 1)!;
-    expect(beforeMerge.slots.every((x) => x.copy !== null && x.reloc === x.copy && x.file === x.old)).toBe(true);
+    const copied = beforeMerge.slots.filter((x) => x.copy !== null), shared = beforeMerge.slots.filter((x) => x.copy === null);
+    expect([copied.length, shared.length]).toEqual([5, 52]);
+    expect(copied.every((x) => x.reloc === x.copy && x.file === x.old)).toBe(true);
+    // shared: both trees point at the same old block, outside the group
+    expect(shared.every((x) => x.file === x.old && x.reloc === x.old && !x.traced)).toBe(true);
+    expect(shared.every((x) => Number(x.old) < 18087936 || Number(x.old) >= 18087936 + 262144)).toBe(true);
+    expect(copied.every((x) => Number(x.old) >= 18087936 && Number(x.old) < 18087936 + 262144)).toBe(true);
     const merged = relocPicture(s, group, tree, s.moments.findIndex((m) => m.kind === 'drop') - 1)!;
     expect(merged.fileRootCopy).not.toBeNull();
-    expect(merged.slots.every((x) => x.swapped && x.file === x.copy && x.reloc === x.old)).toBe(true);
+    expect(merged.slots.filter((x) => x.swapped).every((x) => x.file === x.copy && x.reloc === x.old)).toBe(true);
+    expect(merged.slots.filter((x) => x.swapped)).toHaveLength(5);
+    expect(merged.slots.filter((x) => !x.swapped).every((x) => x.file === x.old && x.reloc === x.old)).toBe(true);
     const end = relocPicture(s, group, tree, null)!;
     expect(end.dropped).toBe(true);
     expect(end.slots.every((x) => x.reloc === null)).toBe(true);
@@ -91,7 +104,8 @@ describe("lesson 7's scenario: two metadata balances of a filesystem with two sn
     expect(subtree.traceSwaps).toBeGreaterThan(0);
     expect(full.traceSwaps).toBe(0);
     // the figures the text quotes
-    expect(out.map((r) => r.balanceDirty)).toEqual([168, 152, 12]);
+    expect(out.map((r) => r.balanceDirty)).toEqual([161, 30, 12]);
+    expect(out.map((r) => r.relocated)).toEqual([29, 29, 29]);
   });
 
   test('scriptInMode sets every qgroup_swap line, or adds one before the first balance', () => {

@@ -13,11 +13,16 @@ const S = 10, G = 2, ROOT_W = 185, ROOT_H = 34, TOP = 26, ROW = 80, PAD = 8, GAP
 type Kind = 'old' | 'new' | 'shared' | 'gone';
 const LETTER: Record<Kind, string> = { old: 'O', new: 'N', shared: 'S', gone: '' };
 
-/** Whether a mode traces a slot's block at the swap (full: all of both subtrees; subtree: the swapped pairs; deferred: none). */
+/**
+ * Whether a mode traces a slot's block at the swap. full: both subtrees
+ * below each swapped pointer (here a swapped leaf, old and new, and the data
+ * its items point at); subtree: the new block and the one it replaced;
+ * deferred: none. A shared slot (never copied, never swapped) is below no
+ * swapped pointer in this one-level picture: no mode traces it.
+ */
 export function tracedBy(mode: QgroupSwapMode, slot: RelocSlot): boolean {
-  if (mode === 'full') return true;
-  if (mode === 'subtree') return slot.copy !== null;
-  return false;
+  if (mode === 'deferred') return false;
+  return slot.copy !== null;
 }
 
 function slotKind(s: RelocSlot, side: 'file' | 'reloc'): Kind {
@@ -97,8 +102,8 @@ export function RelocLegend({ mode }: { mode: QgroupSwapMode }) {
 }
 
 const MODE_SAID: Record<QgroupSwapMode, string> = {
-  full: 'full (before 4.20): both subtrees from each swapped pointer down to the leaves, and the data the leaves point at; the reloc trees\' drop traced again',
-  subtree: 'subtree (4.20, the seed): the reloc tree\'s new blocks and the blocks they replaced; shared blocks below them are not traced',
+  full: 'full (before 4.20): both subtrees from each swapped pointer down to the leaves (here the swapped leaves themselves), and the data those leaves point at; the reloc trees\' drop traced again. Shared leaves are not below a swapped pointer',
+  subtree: 'subtree (4.20, the seed): the reloc tree\'s new blocks and the blocks they replaced, no data; shared blocks are not traced',
   deferred: 'deferred (5.1, this kernel): nothing at the swap; a pair is traced only if the subvolume copies the block before the commit',
 };
 export const modeSaid = (m: QgroupSwapMode) => MODE_SAID[m];
