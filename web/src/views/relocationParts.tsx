@@ -152,7 +152,7 @@ export function SeedFigures({ seed }: { seed: QgroupBalanceSeed }) {
   const fmt = (n: number) => n.toLocaleString('en');
   return (
     <div className="table-scroll" role="region" aria-label="The seed's table and ours (scrolls sideways)" tabIndex={0}>
-      <table className="seed-table" data-testid="seed004-table">
+      <table className="reloc-seed-table" data-testid="seed004-table">
         <caption className="hint">The seed: {seed.experiment}. ({seed.source}.) Ours: <code>{seed.measured.command}</code>, {seed.measured.setup}. Ours are the model's counts; this kernel has only the deferred mode, so only those have a kernel figure beside them.</caption>
         <thead>
           <tr><th scope="col">Snapshots</th><th scope="col">Count</th><th scope="col">Seed: v4.19-rc1</th><th scope="col">Seed: with the change</th><th scope="col">Seed: change</th>
