@@ -7,7 +7,7 @@
 // address are left out; with log_copy=direct a picked interleaving deadlocks
 // and its cycle is drawn. Screenshots at desktop and phone width; axe.
 import { expect, test, type Page } from '@playwright/test';
-import { axeViolations } from './helpers';
+import { axeViolations, noSidewaysScroll, unstick } from './helpers';
 
 const LESSON = '04-leaf-locks';
 const CONTENDED = 10; // the step of line 22 (fsyncers and creators) in the lesson's own scenario
@@ -70,15 +70,6 @@ async function laneWaits(page: Page, lane: string, cause: string, open = false):
     const top = lanes[i].y, bottom = lanes[i + 1]?.y ?? Infinity;
     return [...svg.querySelectorAll(`g.wait${open ? '.open' : ''}[data-cause="${cause}"]`)].filter((w) => y(w) >= top && y(w) < bottom).length;
   }, [lane, cause, open] as const);
-}
-
-async function unstick(page: Page) {
-  await page.addStyleTag({ content: '.player { position: static !important; }' });
-}
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
 }
 
 // C, D create; A's create, write, setxattr and fsync; C's 500 µs sleep and its next create: A is inside its fsync then

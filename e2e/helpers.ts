@@ -17,6 +17,17 @@ export async function format(page: Page, opts: { size?: string; nodesize?: strin
   await page.getByRole('button', { name: 'Format' }).click();
 }
 
+/** The page is no wider than the screen (nothing scrolls it sideways). */
+export async function noSidewaysScroll(page: Page) {
+  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
+  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
+}
+
+/** The player stays where it is while a picture is taken (sticky, it would cover the top of a tall view). */
+export async function unstick(page: Page) {
+  await page.addStyleTag({ content: '.player { position: static !important; }' });
+}
+
 export function scratchDir(): string {
   return mkdtempSync(join(tmpdir(), 'btrfslab-e2e-'));
 }

@@ -10,7 +10,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { CLI } from '../tests/kernel/lib.mjs';
-import { axeViolations, scratchDir } from './helpers';
+import { axeViolations, noSidewaysScroll, scratchDir, unstick } from './helpers';
 
 const LESSON = '03-ordered-extents-fast-fsync';
 // the scenario's steps: 6 is line 9 (thread A, since 5.10), 8 line 19 (before 5.10), 11 line 30 (A: with slow completions), 12 the crash
@@ -34,16 +34,6 @@ async function drawn(page: Page) {
     els.map((e) => `${e.getAttribute('class')}|${e.getAttribute('transform') ?? ''}|${[...e.querySelectorAll('rect')].map((r) => r.getAttribute('width')).join(',')}|${e.textContent}|${e.getAttribute('x') ?? ''},${e.getAttribute('width') ?? ''}`));
   const slider = timeline(page).getByRole('slider', { name: 'Timeline event' });
   return { shapes: shapes.sort(), sentence: await page.getByTestId('sentence').textContent(), event: await slider.inputValue() };
-}
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
-}
-
-/** The player stays where it is while a picture is taken (sticky, it would cover the top of a tall view). */
-async function unstick(page: Page) {
-  await page.addStyleTag({ content: '.player { position: static !important; }' });
 }
 
 test.describe('at desktop width', () => {

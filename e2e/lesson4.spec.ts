@@ -6,7 +6,7 @@
 // questions; before and after (both log_copy modes side by side) and the
 // seed's bonnie++ latencies; screenshots at desktop and phone width; axe.
 import { expect, test, type Page } from '@playwright/test';
-import { axeViolations } from './helpers';
+import { axeViolations, noSidewaysScroll, unstick } from './helpers';
 
 const LESSON = '04-leaf-locks';
 // the scenario's steps: 7 is line 11 (A's full fsync alone), 9 line 20 (memory pressure set), 10 line 22 (fsyncers and creators)
@@ -27,15 +27,6 @@ async function drawn(page: Page) {
   const blocks = await locks(page).locator('g.lock-block').evaluateAll((els) =>
     els.map((e) => `${e.getAttribute('class')}|${e.getAttribute('transform')}|${e.getAttribute('data-state')}|${e.textContent}`));
   return { blocks, said: await locks(page).getByTestId('lock-said').textContent(), sentence: await page.getByTestId('sentence').textContent() };
-}
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
-}
-
-async function unstick(page: Page) {
-  await page.addStyleTag({ content: '.player { position: static !important; }' });
 }
 
 /** Next wait until a creator is queued for a leaf an fsyncer holds for read (the first creator waits are for writers). */

@@ -11,7 +11,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { CLI } from '../tests/kernel/lib.mjs';
-import { axeViolations, scratchDir } from './helpers';
+import { axeViolations, noSidewaysScroll, scratchDir, unstick } from './helpers';
 
 const LESSON = '05-space-reclaim';
 // the scenario's steps: 4 is line 7 (mkdir /pages), 5 line 9 (the untar with a page budget), 8 line 14 (the untar with whole inodes)
@@ -26,15 +26,6 @@ async function open(page: Page, step: number) {
 const space = (page: Page) => page.getByRole('region', { name: 'Space: the gauges, the tickets and the reclaim worker' });
 const compare = (page: Page) => page.getByRole('region', { name: 'Before and after: whole inodes or a budget of pages' });
 const rung = (page: Page, state: string) => space(page).locator(`li.rung[data-state="${state}"]`);
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
-}
-
-async function unstick(page: Page) {
-  await page.addStyleTag({ content: '.player { position: static !important; }' });
-}
 
 /** The step's summary line, as numbers: tickets, their wait (ms), delalloc flushes, the step's time (ms). */
 async function summary(page: Page) {

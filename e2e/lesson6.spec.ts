@@ -14,7 +14,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { CLI } from '../tests/kernel/lib.mjs';
-import { axeViolations, scratchDir } from './helpers';
+import { axeViolations, noSidewaysScroll, scratchDir, unstick } from './helpers';
 
 const LESSON = '06-snapshots';
 // the scenario's steps: 11 is line 14 (the first commit), 12 line 16 (the snapshot), 13 line 18 (the fs tree changes note_7),
@@ -45,15 +45,6 @@ async function press(page: Page, name: string) {
 const said = (page: Page) => shared(page).getByTestId('shared-said');
 const block = (page: Page, bytenr: string) => shared(page).locator(`g.shared-block[data-bytenr="${bytenr}"]`);
 const row = (page: Page, bytenr: string) => shared(page).getByTestId('ref-table').locator(`tr[data-bytenr="${bytenr}"]`);
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
-}
-
-async function unstick(page: Page) {
-  await page.addStyleTag({ content: '.player { position: static !important; }' });
-}
 
 test.describe('at desktop width', () => {
   test.use({ viewport: { width: 1400, height: 950 } });

@@ -13,7 +13,7 @@ import { copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { CLI } from '../tests/kernel/lib.mjs';
-import { axeViolations, scratchDir } from './helpers';
+import { axeViolations, noSidewaysScroll, scratchDir, unstick } from './helpers';
 
 const LESSON = '07-relocation';
 // the scenario's steps: 12 is line 16 (the commit after the snapshots), 14 line 21 (relocate, subtree), 16 line 25 (relocate, deferred)
@@ -38,15 +38,6 @@ async function press(page: Page, name: string) {
   const was = await panel(page).getAttribute('data-at');
   await panel(page).getByRole('button', { name, exact: true }).click();
   await expect(panel(page)).not.toHaveAttribute('data-at', was!);
-}
-
-async function unstick(page: Page) {
-  await page.addStyleTag({ content: '.player { position: static !important; }' });
-}
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
 }
 
 test.describe('at desktop width', () => {

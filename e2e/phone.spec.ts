@@ -2,13 +2,9 @@
 // scrolls sideways (a wide table scrolls inside its own box), the trees
 // stack, a question opens where it can be read; screenshots compared.
 import { expect, test, type Page } from '@playwright/test';
+import { noSidewaysScroll } from './helpers';
 
 test.use({ viewport: { width: 390, height: 844 } });
-
-async function noSidewaysScroll(page: Page) {
-  const { sw, cw } = await page.evaluate(() => ({ sw: document.documentElement.scrollWidth, cw: document.documentElement.clientWidth }));
-  expect(sw, 'the page is no wider than the screen').toBeLessThanOrEqual(cw);
-}
 
 async function open(page: Page, query: string) {
   await page.emulateMedia({ reducedMotion: 'reduce' });
