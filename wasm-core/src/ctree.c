@@ -190,14 +190,10 @@ static struct extent_buffer *read_child(struct btrfs_fs_info *fs, struct btrfs_r
 	return c;
 }
 
-int btrfs_cow_path_to(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, int level, const struct btrfs_key *key,
-		      struct extent_buffer **out)
+int btrfs_tree_reaches(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key, int level, u64 bytenr)
 {
-	if (!root->node)
-		return 1;
-	/* first without changing anything: is the block where key leads at level? */
 	struct extent_buffer *b = root->node;
-	for (int depth = 0; btrfs_level(b) > level; depth++) {
+	for (int depth = 0; b && btrfs_level(b) > level; depth++) {
 		int slot;
 		if (depth > BTRFS_MAX_LEVEL)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu deeper than %d levels", (unsigned long long)root->objectid,
@@ -207,9 +203,17 @@ int btrfs_cow_path_to(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 byt
 		if (!(b = btrfs_read_node_slot(fs, b, slot, root->objectid)))
 			return fs->err.code;
 	}
-	if (btrfs_level(b) != level || b->start != bytenr)
-		return 1;
-	b = root->node;
+	return b && btrfs_level(b) == level && b->start == bytenr;
+}
+
+int btrfs_cow_path_to(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 bytenr, int level, const struct btrfs_key *key,
+		      struct extent_buffer **out)
+{
+	/* first without changing anything: is the block where key leads at level? */
+	int ret = btrfs_tree_reaches(fs, root, key, level, bytenr);
+	if (ret <= 0)
+		return ret < 0 ? ret : 1;
+	struct extent_buffer *b = root->node;
 	if (btrfs_cow_block(fs, root, b, NULL, 0, &b))
 		return fs->err.code;
 	while (btrfs_level(b) > level) {

@@ -102,6 +102,9 @@ u32 btrfs_nodeptrs(const struct btrfs_fs_info *fs);
 int btrfs_root_shareable(const struct btrfs_root *root);
 int btrfs_cow_block(struct btrfs_fs_info *fs, struct btrfs_root *root, struct extent_buffer *eb,
 		    struct extent_buffer *parent, int parent_slot, struct extent_buffer **out);
+/* Whether key leads, in root, to block bytenr at level (read only): 1, 0,
+ * or an error. */
+int btrfs_tree_reaches(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key, int level, u64 bytenr);
 /* The path from root to block bytenr at level, found by key (its first
  * key), made writable: every block on it copied unless this transaction
  * made it (as a search with cow and lowest_level = level). 0 with *out the

@@ -247,22 +247,6 @@ static int reloc_cow(struct reloc_control *rc, struct btrfs_root *rr, struct ext
 	return 0;
 }
 
-/* Whether tree r reaches block bytenr at level by key. */
-static int reaches(struct btrfs_fs_info *fs, struct btrfs_root *r, const struct btrfs_key *key, int level, u64 bytenr)
-{
-	struct extent_buffer *b = r->node;
-	for (int depth = 0; b && btrfs_level(b) > level; depth++) {
-		int slot;
-		if (depth > BTRFS_MAX_LEVEL)
-			return blab_fail(&fs->err, BLAB_ECORRUPT, "tree %llu deeper than %d levels", (unsigned long long)r->objectid, BTRFS_MAX_LEVEL);
-		if (btrfs_bin_search(b, key, &slot) && slot > 0)
-			slot--;
-		if (!(b = btrfs_read_node_slot(fs, b, slot, 0)))
-			return fs->err.code;
-	}
-	return b && btrfs_level(b) == level && b->start == bytenr;
-}
-
 /* Block bytenr of the subvolume trees out of the group: the path to it copied
  * in the reloc tree of each subvolume that reaches it, once (a reloc tree
  * whose path meets a block another copied points at that copy). */
@@ -274,7 +258,7 @@ static int relocate_shared_block(struct reloc_control *rc, u64 bytenr, int level
 		struct btrfs_root *r = fs->roots[i];
 		if (!btrfs_root_shareable(r) || !r->in_root_tree || !r->node)
 			continue;
-		if ((ret = reaches(fs, r, key, level, bytenr)) < 0)
+		if ((ret = btrfs_tree_reaches(fs, r, key, level, bytenr)) < 0)
 			return ret;
 		if (!ret)
 			continue;
