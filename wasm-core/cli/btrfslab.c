@@ -457,6 +457,26 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 	free(path);
 	return ok ? 0 : 1;
 }
+
+/* The events of a trace, a JSON object a line, into path (written as
+ * write_text writes). 0, or 1 after an error it has reported. */
+static int write_trace(const char *path, const struct blab_trace *tr, const char *cmd)
+{
+	struct strbuf t = {0};
+	for (size_t i = 0; i < tr->len; i++) {
+		char buf[TRACE_JSON_MAX];
+		trace_event_json(&tr->ev[i], buf, sizeof(buf));
+		sb_printf(&t, "%s\n", buf);
+	}
+	int rc = t.oom || write_text(path, t.s ? t.s : "", t.len, cmd);
+	sb_free(&t);
+	return rc;
+}
+
+static double ms_between(const struct timespec *t0, const struct timespec *t1)
+{
+	return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
+}
 /* A scenario's mkfs rootdir= reads host directories, relative ones from the
  * script's own directory (the working directory for stdin). Returns the
  * directory string to free after the run. */
@@ -559,16 +579,8 @@ static int cmd_run(int argc, char **argv, int variant)
 		rc |= !m || write_text(metrics, m, strlen(m), "run");
 		free(m);
 	}
-	if (trace) {
-		struct strbuf t = {0};
-		for (size_t i = 0; i < res.fs->trace.len; i++) {
-			char buf[TRACE_JSON_MAX];
-			trace_event_json(&res.fs->trace.ev[i], buf, sizeof(buf));
-			sb_printf(&t, "%s\n", buf);
-		}
-		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "run");
-		sb_free(&t);
-	}
+	if (trace)
+		rc |= write_trace(trace, &res.fs->trace, "run");
 	if (image && image_write_file(cut ? &cut->dev : &res.fs->dev, image, &err)) {
 		fail_err("run", &err);
 		rc = 1;
@@ -638,22 +650,14 @@ static int cmd_replay(int argc, char **argv, int variant)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int failed = btrfs_replay_log(fs, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	double ms = ms_between(&t0, &t1);
 	if (failed) {
 		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
 		btrfs_fs_free(fs);
 		return 1;
 	}
-	if (trace) {
-		struct strbuf t = {0};
-		for (size_t i = 0; i < fs->trace.len; i++) {
-			char buf[TRACE_JSON_MAX];
-			trace_event_json(&fs->trace.ev[i], buf, sizeof(buf));
-			sb_printf(&t, "%s\n", buf);
-		}
-		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "replay");
-		sb_free(&t);
-	}
+	if (trace)
+		rc |= write_trace(trace, &fs->trace, "replay");
 	struct blab_err err = {0};
 	if (image_write_file(&fs->dev, out, &err)) {
 		fail_err("replay", &err);
@@ -747,22 +751,15 @@ static int cmd_balance(int argc, char **argv, int variant)
 		btrfs_fs_free(fs);
 		return 1;
 	}
-	struct strbuf t = {0};
-	for (size_t i = 0; i < fs->trace.len; i++) {
-		char buf[TRACE_JSON_MAX];
-		trace_event_json(&fs->trace.ev[i], buf, sizeof(buf));
-		sb_printf(&t, "%s\n", buf);
-	}
 	if (trace)
-		rc |= t.oom || write_text(trace, t.s ? t.s : "", t.len, "balance");
-	sb_free(&t);
+		rc |= write_trace(trace, &fs->trace, "balance");
 	struct blab_err err = {0};
 	if (image_write_file(&fs->dev, out, &err)) {
 		fail_err("balance", &err);
 		rc = 1;
 	} else {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+		double ms = ms_between(&t0, &t1);
 		if (btrfs_qgroup_enabled(fs))
 			printf("qgroup dirty extents %llu (qgroup_swap=%s)\n", (unsigned long long)btrfs_qgroup_dirty_total(fs),
 			       swap == BTRFS_QGROUP_SWAP_FULL ? "full" : swap == BTRFS_QGROUP_SWAP_SUBTREE ? "subtree" : "deferred");

@@ -540,28 +540,32 @@ static void account_one(struct btrfs_fs_info *fs, const struct reach_sets *s, co
 	}
 }
 
-int btrfs_qgroup_changed(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, int recorded)
+/* The extent is accounted at the next commit (num_bytes 0: a tree block). */
+static int mark_dirty(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes)
 {
-	if (!btrfs_qgroup_enabled(fs))
-		return 0;
 	u64 *v = u64map_put(&fs->qgroup->dirty, bytenr);
 	if (!v)
 		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup dirty extents");
 	*v = num_bytes;
+	return 0;
+}
+
+int btrfs_qgroup_changed(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, int recorded)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	int ret = mark_dirty(fs, bytenr, num_bytes);
 	/* changes the commit makes after counting are accounted with the next
 	 * transaction's, but were the kernel's records of this one */
-	return recorded && fs->qgroup->counted_gen != fs->generation ? btrfs_qgroup_note(fs, bytenr) : 0;
+	return ret || !recorded || fs->qgroup->counted_gen == fs->generation ? ret : btrfs_qgroup_note(fs, bytenr);
 }
 
 int btrfs_qgroup_record_extent(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes)
 {
 	if (!btrfs_qgroup_enabled(fs))
 		return 0;
-	u64 *v = u64map_put(&fs->qgroup->dirty, bytenr);
-	if (!v)
-		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup dirty extents");
-	*v = num_bytes;
-	return btrfs_qgroup_note(fs, bytenr);
+	int ret = mark_dirty(fs, bytenr, num_bytes);
+	return ret ? ret : btrfs_qgroup_note(fs, bytenr);
 }
 
 int btrfs_qgroup_note(struct btrfs_fs_info *fs, u64 bytenr)

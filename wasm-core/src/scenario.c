@@ -171,6 +171,7 @@ static int tokenize(struct scenario_run *r, const char *s, size_t n, struct line
 
 /* "123", "4K", "16M", "1G". */
 static int run_cleaner(struct scenario_run *r, int all);
+static double ms_since(const struct timespec *t0);
 
 static int parse_num(struct scenario_run *r, const char *what, const char *s, u64 *out)
 {
@@ -1572,7 +1573,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 	} else if (!strcmp(c, "balance") || !strcmp(c, "relocate")) {
 		/* btrfs balance start [-d] [-m] [-s] [usage=N]; relocate BYTENR (one block group) */
 		struct btrfs_reloc_stats st = {0};
-		struct timespec bt0, bt1;
+		struct timespec bt0;
 		clock_gettime(CLOCK_MONOTONIC, &bt0);
 		if (!strcmp(c, "relocate")) {
 			u64 at;
@@ -1605,8 +1606,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 		}
 		r->res.reloc_groups += st.block_groups;
 		r->res.reloc_extents += st.extents;
-		clock_gettime(CLOCK_MONOTONIC, &bt1);
-		r->res.reloc_ms += (double)(bt1.tv_sec - bt0.tv_sec) * 1e3 + (double)(bt1.tv_nsec - bt0.tv_nsec) / 1e6;
+		r->res.reloc_ms += ms_since(&bt0);
 	} else if (!strcmp(c, "subvol")) {
 		/* btrfs subvolume create | delete | set-default PATH */
 		u64 id, ino;
