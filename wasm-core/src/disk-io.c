@@ -17,10 +17,21 @@ static size_t eb_hash(u64 bytenr) { return (size_t)((bytenr >> 12) * 0x9E3779B97
 
 struct extent_buffer *btrfs_find_eb(struct btrfs_fs_info *fs, u64 bytenr)
 {
-	for (struct extent_buffer *eb = fs->eb_hash[eb_hash(bytenr)]; eb; eb = eb->hnext)
-		if (eb->start == bytenr)
-			return eb;
-	return NULL;
+	struct extent_buffer **eb = u64map_get(&fs->eb_index, bytenr);
+	return eb ? *eb : NULL;
+}
+
+/* eb at the head of its chain, and in the index; -1 on ENOMEM (eb not linked) */
+static int eb_link(struct btrfs_fs_info *fs, struct extent_buffer *eb)
+{
+	struct extent_buffer **slot = u64map_put(&fs->eb_index, eb->start);
+	if (!slot)
+		return -1;
+	*slot = eb;
+	size_t h = eb_hash(eb->start);
+	eb->hnext = fs->eb_hash[h];
+	fs->eb_hash[h] = eb;
+	return 0;
 }
 
 /* A block's bytes are nodesize bytes followed by a reference count: the
@@ -74,9 +85,11 @@ struct extent_buffer *btrfs_share_eb(struct btrfs_fs_info *fs, const struct exte
 	eb->dirty = src->dirty;
 	eb->data = src->data;
 	++*eb_data_refs(eb);
-	size_t h = eb_hash(eb->start);
-	eb->hnext = fs->eb_hash[h];
-	fs->eb_hash[h] = eb;
+	if (eb_link(fs, eb)) {
+		btrfs_free_eb(eb);
+		blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)src->start);
+		return NULL;
+	}
 	return eb;
 }
 
@@ -90,9 +103,11 @@ static struct extent_buffer *eb_alloc(struct btrfs_fs_info *fs, u64 bytenr)
 	}
 	eb->start = bytenr;
 	eb->len = fs->nodesize;
-	size_t h = eb_hash(bytenr);
-	eb->hnext = fs->eb_hash[h];
-	fs->eb_hash[h] = eb;
+	if (eb_link(fs, eb)) {
+		btrfs_free_eb(eb);
+		blab_fail(&fs->err, BLAB_ENOMEM, "extent buffer for block %llu", (unsigned long long)bytenr);
+		return NULL;
+	}
 	return eb;
 }
 
@@ -199,6 +214,7 @@ void btrfs_evict_eb(struct btrfs_fs_info *fs, u64 bytenr)
 	if (!eb)
 		return;
 	*pp = eb->hnext;
+	u64map_del(&fs->eb_index, bytenr);
 	btrfs_free_eb(eb);
 }
 
@@ -398,6 +414,7 @@ struct btrfs_fs_info *btrfs_fs_alloc(void)
 	struct btrfs_fs_info *fs = calloc(1, sizeof(*fs));
 	if (fs) {
 		fs->trace.enabled = 1;
+		u64map_init(&fs->eb_index, sizeof(struct extent_buffer *));
 		if (btrfs_log_init(fs) || btrfs_pinned_init(fs) || btrfs_delalloc_init(fs) || btrfs_qgroup_init(fs)) {
 			btrfs_fs_free(fs);
 			return NULL;
@@ -444,6 +461,7 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 			eb = n;
 		}
 	}
+	u64map_free(&fs->eb_index);
 	for (size_t i = 0; i < fs->nroots; i++) {
 		u64map_free(&fs->roots[i]->dir_index);
 		free(fs->roots[i]);

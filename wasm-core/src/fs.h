@@ -110,6 +110,7 @@ struct btrfs_fs_info {
 	u8 committed_super[BTRFS_SUPER_INFO_SIZE]; /* the superblock on disk */
 
 	struct extent_buffer *eb_hash[EB_HASH_SIZE]; /* disk-io.c's block cache (btrfs_find_eb, btrfs_for_each_cached_eb) */
+	struct u64map eb_index; /* bytenr -> struct extent_buffer *: btrfs_find_eb's lookup of eb_hash (whose chains keep the write order) */
 	struct blab_trace trace;
 	struct blab_err err;
 	u64 now; /* seconds, for inode times */
