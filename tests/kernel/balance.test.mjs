@@ -166,3 +166,37 @@ describe('a filesystem mkfs.btrfs made and the kernel filled, balanced by us', {
     }
   });
 });
+
+describe('deleted subvolumes at balance time: dropped, or not yet by the cleaner (dropped first)', { skip }, () => {
+  const base = ['mkfs nodesize=4K size=256M', 'quota enable', 'mkdir /d', 'create /d/f_{1..300}', 'subvol create /v', 'create /v/g_{1..700}',
+    'write /v/g_7 0 40K 3', 'snapshot /v /s', 'write /s/g_9 0 8K 4', 'unlink /s/g_{20..60}', 'subvol create /w', 'create /w/h_{1..300}', 'commit'];
+  for (const [name, del] of [['dropped', ['subvol delete /v', 'subvol delete /w']],
+    ['not started', ['subvol delete /v nosync', 'subvol delete /w nosync']],
+    ['half dropped', ['set drop_batch=3', 'subvol delete /v nosync', 'subvol delete /w nosync', 'commit', 'commit']]]) {
+    test(`${name}: balance -m; checked with qgroups, the files of before, the kernel's rescan after its own balance gives ours`, async () => {
+      const tag = name.replace(' ', '-');
+      const script = join(dir, `dead-${tag}.txt`), before = join(dir, `dead-${tag}-before.img`), img = join(dir, `dead-${tag}.img`);
+      try {
+        // before: the same deletions, the cleaner run to the end (subvol sync), no balance
+        writeFileSync(script, [...base, ...del, 'subvol sync'].join('\n') + '\n');
+        execFileSync(CLI, ['run', script, '--image', before]);
+        writeFileSync(script, [...base, ...del, 'balance -m'].join('\n') + '\n');
+        execFileSync(CLI, ['run', script, '--image', img]);
+        const c = btrfsCheck(img, ['--check-data-csum', '--qgroup-report']);
+        assert.ok(c.ok, `${name}: ${c.output}`);
+        assert.doesNotMatch(c.output, /are different|Rescan hasn't been/, `${name}: qgroups:\n${c.output}`);
+        assert.deepEqual(await withMount(img, snapshotOf, { readOnly: true }), await withMount(before, snapshotOf, { readOnly: true }));
+        const ours = execFileSync(CLI, ['qgroup', 'show', '--raw', img], { encoding: 'utf8' });
+        const rescanned = await withMount(img, (mnt) => {
+          kernelBalance(mnt, ['-m']);
+          execFileSync('btrfs', ['quota', 'rescan', '-w', mnt], { stdio: 'ignore' });
+          return execFileSync('btrfs', ['qgroup', 'show', '--raw', mnt], { encoding: 'utf8' });
+        });
+        assert.equal(rescanned, ours, `${name}: the kernel's rescan after its balance`);
+        assert.ok(btrfsCheck(img, ['--check-data-csum']).ok, `${name}: after the kernel's balance`);
+      } finally {
+        for (const f of [script, before, img]) rmSync(f, { force: true });
+      }
+    });
+  }
+});

@@ -34,8 +34,14 @@
  * (or their ancestors) in, and the reloc trees' drop lets the old extents
  * go.
  *
- * Not modelled yet: blocks of deleted subvolumes the cleaner has not
- * dropped: ENOTSUP, naming the block. */
+ * Deleted subvolumes the cleaner has not dropped yet are dropped first
+ * (btrfs_clean_deleted_snapshots, to the end). The kernel waits so for a
+ * drop it found half done at mount (relocation waits on
+ * BTRFS_FS_UNFINISHED_DROPS); a subvolume deleted since, it relocates
+ * beside the cleaner: its reloc tree is marked dead and not merged, and
+ * relocation passes over the group again until the cleaner has freed the
+ * old blocks. Here, one task, the cleaner goes first: the same filesystem
+ * after, the dead tree's blocks not among those found. */
 #include "relocation.h"
 #include "root-tree.h"
 #include "tree-checker.h"
@@ -263,9 +269,8 @@ static int relocate_shared_block(struct reloc_control *rc, u64 bytenr, int level
 		if (!ret)
 			continue;
 		if (!btrfs_root_refs(r->item))
-			return blab_fail(&fs->err, BLAB_ENOTSUP,
-					 "tree block %llu (level %d) is in deleted subvolume %llu, which the cleaner has not dropped: relocating "
-					 "it is not modelled yet (subvol sync first)",
+			return blab_fail(&fs->err, BLAB_EIO, "tree block %llu (level %d) is in deleted subvolume %llu, which the cleaner "
+							    "should have dropped before relocation",
 					 (unsigned long long)bytenr, level, (unsigned long long)r->objectid);
 		any = 1;
 		struct btrfs_root *rr = reloc_root_of(rc, i);
@@ -553,8 +558,11 @@ static int relocate_tree_block(struct reloc_control *rc, u64 bytenr, int level, 
 	if (!eb)
 		return fs->err.code;
 	u64 owner = btrfs_header_owner(eb->data);
-	struct btrfs_root *root = tree_of(fs, owner);
-	if (!root || !root->node)
+	struct btrfs_root *root = tree_of(fs, owner), gone = {.objectid = owner};
+	/* a subvolume's block may outlive its owner: dropped, while a snapshot still shares it */
+	if (btrfs_root_shareable(&gone) && (!root || !root->node))
+		root = &gone;
+	else if (!root || !root->node)
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "tree block %llu says its owner is tree %llu, which this filesystem does not have",
 				 (unsigned long long)bytenr, (unsigned long long)owner);
 	(void)flags;
@@ -668,6 +676,8 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
 		return blab_fail(&fs->err, BLAB_ENOENT, "no block group starts at %llu", (unsigned long long)start);
 	int ret;
 	if ((!fs->trans_running && (ret = btrfs_start_transaction(fs))) || (ret = commit_and_start(fs)))
+		return ret;
+	if (btrfs_next_dead_root(fs) && ((ret = btrfs_clean_deleted_snapshots(fs, 1, NULL)) || (ret = btrfs_start_transaction(fs))))
 		return ret;
 	/* read-only: what moves out goes to the other groups of its type, or to
 	 * a new chunk the allocator makes when they are full (as the kernel's

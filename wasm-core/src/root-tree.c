@@ -10,6 +10,7 @@
 #include "mkfs.h"
 #include "dir-item.h"
 #include "crc32c.h"
+#include "transaction.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -704,4 +705,28 @@ struct btrfs_root *btrfs_next_dead_root(struct btrfs_fs_info *fs)
 			best = r;
 	}
 	return best;
+}
+
+int btrfs_clean_deleted_snapshots(struct btrfs_fs_info *fs, int all, u64 *commits)
+{
+	struct btrfs_root *dead;
+	int ret = 0;
+	while (!ret && (dead = btrfs_next_dead_root(fs))) {
+		u64 id = dead->objectid;
+		int done;
+		if ((!fs->trans_running && (ret = btrfs_start_transaction(fs))) || (ret = btrfs_drop_snapshot(fs, dead, fs->drop_batch, &done)) ||
+		    (ret = btrfs_commit_transaction(fs)))
+			break;
+		if (commits)
+			++*commits;
+		if (done) {
+			if ((ret = btrfs_start_transaction(fs)) || (ret = btrfs_qgroup_remove(fs, id)) || (ret = btrfs_commit_transaction(fs)))
+				break;
+			if (commits)
+				++*commits;
+		}
+		if (!all)
+			break;
+	}
+	return ret;
 }

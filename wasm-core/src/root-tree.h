@@ -48,6 +48,13 @@ int btrfs_delete_subvol(struct btrfs_fs_info *fs, struct btrfs_root *parent, con
  * stops after budget blocks (0: no limit) at a key it saves there for the
  * next call; *done when the tree is gone, with its root and orphan items. */
 int btrfs_drop_snapshot(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 budget, int *done);
+/* The cleaner (btrfs_clean_one_deleted_snapshot): the first deleted tree's
+ * next batch (fs->drop_batch blocks, 0: all) in the running transaction,
+ * committed; a tree it finishes loses its qgroup in the next transaction
+ * (as the kernel cleans up a dropped subvolume's qgroup). all: until no
+ * deleted tree is left, as btrfs subvolume sync waits. Commits made are
+ * added to *commits when it is not NULL. */
+int btrfs_clean_deleted_snapshots(struct btrfs_fs_info *fs, int all, u64 *commits);
 /* A reloc tree (not in the root tree) dropped whole, in the running
  * transaction, as the kernel drops one after merging it: its blocks' shared
  * children lose its references, nothing is turned to full backrefs (they

@@ -1657,31 +1657,12 @@ static int run_line(struct scenario_run *r, struct line *l)
 	return ret;
 }
 
-/* The cleaner (btrfs_clean_one_deleted_snapshot): the first deleted
- * tree's next batch in the running transaction, committed; a tree it
- * finishes loses its qgroup in the next transaction (as the kernel cleans
- * up a dropped subvolume's qgroup). all: until no deleted tree is left, as
- * btrfs subvolume sync waits. */
+/* The cleaner: one batch, or (all) until no deleted tree is left. */
 static int run_cleaner(struct scenario_run *r, int all)
 {
-	struct btrfs_fs_info *fs = r->fs;
-	struct btrfs_root *dead;
-	int ret = 0;
-	while (!ret && (dead = btrfs_next_dead_root(fs))) {
-		u64 id = dead->objectid;
-		int done;
-		if ((!fs->trans_running && (ret = btrfs_start_transaction(fs))) || (ret = btrfs_drop_snapshot(fs, dead, fs->drop_batch, &done)) ||
-		    (ret = btrfs_commit_transaction(fs)))
-			break;
-		r->res.commits++;
-		if (done) {
-			if ((ret = btrfs_start_transaction(fs)) || (ret = btrfs_qgroup_remove(fs, id)) || (ret = btrfs_commit_transaction(fs)))
-				break;
-			r->res.commits++;
-		}
-		if (!all)
-			break;
-	}
+	u64 commits = 0;
+	int ret = btrfs_clean_deleted_snapshots(r->fs, all, &commits);
+	r->res.commits += (int)commits;
 	return ret;
 }
 
