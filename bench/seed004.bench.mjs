@@ -16,6 +16,15 @@
 // /usr/lib/python3 (about 40,000 files, 21,000 tree blocks: the seed's
 // tree size with a tenth of its data). BTRFSLAB_SEED004_SNAPSHOTS (default
 // "16,64") and BTRFSLAB_SEED004_DATASET (comma separated) change it.
+//
+// Two ways to fill the filesystem (BTRFSLAB_SEED004_POPULATE, default
+// "rootdir,copy"): mkfs.btrfs --rootdir, whose metadata chunk is sized to
+// the dataset so the snapshots' blocks land in a second metadata group of
+// their own (two relocations, two transactions); and copy, as the seed
+// did: an empty mkfs.btrfs, the dataset copied in by this kernel (cp -a),
+// so the snapshots' blocks share the dataset's metadata group. In `full`
+// mode each relocated group's transaction traces whole subtrees again,
+// which is why the layout moves the full -> subtree change.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +37,7 @@ export const name = 'seed 004: qgroup dirty extents of balance -m with snapshots
 
 const SEED = { 16: { full: 225251, subtree: 140431, relocated: 22856 }, 64: { full: 314380, subtree: 140826, relocated: 22467 } };
 const SNAPSHOTS = (process.env.BTRFSLAB_SEED004_SNAPSHOTS ?? '16,64').split(',').map(Number);
+const POPULATE = (process.env.BTRFSLAB_SEED004_POPULATE ?? 'rootdir,copy').split(',');
 const DATASET = process.env.BTRFSLAB_SEED004_DATASET ? process.env.BTRFSLAB_SEED004_DATASET.split(',') : DEFAULT_DATASET;
 
 /** Our balance -m of a copy of img in each mode: dirty extents, extents found, milliseconds. */
@@ -86,23 +96,24 @@ export async function wasmVsNative() {
 
 export async function run() {
   const rows = [await wasmVsNative()];
-  for (const snapshots of SNAPSHOTS) {
-    const k = await measureSeed004({ snapshots, dataset: DATASET, onImage: ourBalances });
+  for (const populate of POPULATE) for (const snapshots of SNAPSHOTS) {
+    const k = await measureSeed004({ snapshots, dataset: DATASET, populate, onImage: ourBalances });
+    const tag = POPULATE.length > 1 ? `${populate}, ` : '';
     const ours = k.imageResult;
     const kernelFound = k.relocation.relocatedExtents;
     const kernelDirty = k.qgroupTrace.dirtyExtents;
     const seed = SEED[snapshots];
-    console.log(`# ${snapshots} snapshots of ${k.dataset.files} files (${k.dataset.treeBlocks.all} tree blocks, ${k.setup.treeBlocksBeforeBalance.all} with the snapshots):`);
+    console.log(`# ${snapshots} snapshots of ${k.dataset.files} files, filled by ${populate === 'copy' ? 'cp -a into an empty filesystem' : 'mkfs.btrfs --rootdir'} (${k.dataset.treeBlocks.all} tree blocks, ${k.setup.treeBlocksBeforeBalance.all} with the snapshots):`);
     console.log(`#   qgroup dirty extents, ours: full ${ours.full.dirty}, subtree ${ours.subtree.dirty}, deferred ${ours.deferred.dirty}; the kernel (deferred): ${kernelDirty}`);
     console.log(`#   full -> subtree: ours ${pct(ours.full.dirty, ours.subtree.dirty).toFixed(1)}%` +
       (seed ? `, the seed's ${pct(seed.full, seed.subtree).toFixed(1)}% (${seed.full} -> ${seed.subtree})` : ''));
     console.log(`#   relocated extents, ours ${ours.deferred.found} (the same in every mode: ${ours.full.found}, ${ours.subtree.found}), the kernel's ${kernelFound}`);
-    rows.push({ metric: `${snapshots} snaps: relocated extents`, unit: 'extents', ours: ours.deferred.found, peer: kernelFound, peerName: 'this kernel, same image' });
-    rows.push({ metric: `${snapshots} snaps: dirty extents, deferred`, unit: 'extents', ours: ours.deferred.dirty, peer: kernelDirty, peerName: 'this kernel (5.1+ deferred)' });
+    rows.push({ metric: `${tag}${snapshots} snaps: relocated extents`, unit: 'extents', ours: ours.deferred.found, peer: kernelFound, peerName: 'this kernel, same image' });
+    rows.push({ metric: `${tag}${snapshots} snaps: dirty extents, deferred`, unit: 'extents', ours: ours.deferred.dirty, peer: kernelDirty, peerName: 'this kernel (5.1+ deferred)' });
     if (seed) {
-      rows.push({ metric: `${snapshots} snaps: full->subtree dirty ratio`, unit: 'ratio', ours: ours.subtree.dirty / ours.full.dirty, peer: seed.subtree / seed.full, peerName: "the seed's table" });
+      rows.push({ metric: `${tag}${snapshots} snaps: full->subtree dirty ratio`, unit: 'ratio', ours: ours.subtree.dirty / ours.full.dirty, peer: seed.subtree / seed.full, peerName: "the seed's table" });
     }
-    rows.push({ metric: `${snapshots} snaps: balance -m time, deferred`, unit: 's', ours: ours.deferred.ms / 1000, peer: k.balance.wallSeconds, peerName: 'this kernel on a loop device' });
+    rows.push({ metric: `${tag}${snapshots} snaps: balance -m time, deferred`, unit: 's', ours: ours.deferred.ms / 1000, peer: k.balance.wallSeconds, peerName: 'this kernel on a loop device' });
   }
   return rows;
 }

@@ -8,7 +8,11 @@
 // image file of our own, where STAGE is the dataset directory itself, or,
 // for several, a scratch copy (cp -a) of each under its own path (no hard
 // links into the source: mkfs.btrfs 6.2 gives each link an inode of its
-// own). The default dataset, /usr/include, /usr/share/man, /usr/share/doc
+// own). With populate 'copy' (the seed's way: "4G data copied"), an empty
+// `mkfs.btrfs --nodesize NODESIZE` instead, mounted, and STAGE copied in
+// by the kernel (`cp -a STAGE/. MNT`, then `sync`): one metadata group
+// then holds the dataset and, later, the snapshots' blocks, where
+// --rootdir sizes its metadata chunk to the dataset. The default dataset, /usr/include, /usr/share/man, /usr/share/doc
 // and /usr/lib/python3, is a scaled-down /usr: C headers, gzipped man pages
 // (mostly inline extents: the metadata-heaviest part of a real /usr), docs
 // and Python sources; about 40,000 files and 21,000 tree blocks at 4 KiB
@@ -329,7 +333,7 @@ function relocationLog(marker, dev) {
 }
 
 /** Seed 004's benchmark on this kernel; see the header. Returns the figures as one object. */
-export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset = DEFAULT_DATASET, balance = 'm', seed = 4, changed = 3, traceFile = null, onImage = null } = {}) {
+export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset = DEFAULT_DATASET, balance = 'm', seed = 4, changed = 3, traceFile = null, onImage = null, populate = 'rootdir' } = {}) {
   const t0 = Date.now();
   if (!/^[mds]+$/.test(balance)) throw new Error(`balance: letters of m, d, s (metadata, data, system), not "${balance}"`);
   if (!Number.isInteger(snapshots) || snapshots < 0) throw new Error(`snapshots: a count, not ${snapshots}`);
@@ -345,7 +349,11 @@ export async function measureSeed004({ snapshots = 16, nodesize = 4096, dataset 
     const img = join(dir, 'fs.img');
     run('truncate', ['-s', String(Math.max(2 << 30, 3 * tree.bytes + (1 << 30))), img]);
     const tm = Date.now();
-    run('mkfs.btrfs', ['-q', '-f', '--nodesize', String(nodesize), '--rootdir', src, img]);
+    if (populate === 'rootdir') run('mkfs.btrfs', ['-q', '-f', '--nodesize', String(nodesize), '--rootdir', src, img]);
+    else if (populate === 'copy') {
+      run('mkfs.btrfs', ['-q', '-f', '--nodesize', String(nodesize), img]);
+      await withMount(img, (mnt) => { run('cp', ['-a', `${src}/.`, mnt]); run('sync', ['-f', mnt]); });
+    } else throw new Error(`populate: rootdir or copy, not "${populate}"`);
     const mkfsSeconds = (Date.now() - tm) / 1000;
     if (src !== dataset[0]) rmSync(src, { recursive: true, force: true });
     const fsid = run('blkid', ['-s', 'UUID', '-o', 'value', img]).trim();
