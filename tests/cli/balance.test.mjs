@@ -172,6 +172,52 @@ describe('balance', () => {
     assert.ok(lengths(whole.img).every((l) => l === '262144'), lengths(whole.img).join());
   });
 
+  test("lesson 7's scenario: a three-level fs tree, swapped at level 1 over shared leaves; each mode's dirty extents as its trace accounts them", () => {
+    const scenario = readFileSync(fileURLToPath(new URL('../../lessons/07-relocation/scenario.txt', import.meta.url)), 'utf8').trimEnd().split('\n');
+    const RELOC = '18446744073709551608';
+    const out = {};
+    for (const mode of ['full', 'subtree', 'deferred']) {
+      const lines = scenario.map((l) => (/^set qgroup_swap=/.test(l) ? `set qgroup_swap=${mode}` : l));
+      const trace = join(dir, `l7-${mode}.jsonl`);
+      const r = run(lines, `l7-${mode}`, ['--metrics', '-', '--trace', trace]);
+      assert.equal(r.status, 0, r.stderr);
+      const events = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      // the first relocation's events, to the second's choice
+      const from = events.findIndex((e) => e.kind === 'reloc_group'), to = events.findIndex((e, i) => i > from && e.kind === 'reloc_group');
+      const g = events.slice(from, to);
+      const commits = g.filter((e) => e.kind === 'qgroup_dirty').map((e) => Number(e.extents));
+      out[mode] = { g, dirty: commits.reduce((a, b) => a + b, 0), relocated: JSON.parse(r.stdout).relocated.extents, qgroups: cli('qgroup', 'show', '--raw', r.img) };
+    }
+    const { g } = out.subtree;
+    // three levels: each reloc tree is a copy of a level-2 root; every swap is at level 1
+    const roots = g.filter((e) => e.kind === 'reloc_root');
+    assert.deepEqual(roots.map((e) => [e.tree, e.level]).sort(), [['256', 2], ['257', 2], ['5', 2]]);
+    const swaps = g.filter((e) => e.kind === 'reloc_swap');
+    assert.ok(swaps.some((e) => e.tree === '5') && swaps.every((e) => e.level === 1), JSON.stringify(swaps));
+    // below each new level-1 node: the children its copy references (backrefs by it), less the copies made under it later
+    const copies = g.filter((e) => e.kind === 'cow' && e.tree === RELOC);
+    const made = new Set(copies.map((e) => e.to)), copied = new Map(copies.map((e) => [e.from, e.to]));
+    const below = (node) => [...new Set(g.filter((e) => e.kind === 'backref' && e.parent === node && e.mod > 0 && e.level === 0).map((e) => e.bytenr))].filter((b) => !made.has(b));
+    const leafPairs = new Set(), shared = new Set();
+    for (const s of swaps) for (const leaf of below(s.new)) (copied.has(leaf) ? leafPairs.add(`${leaf}>${copied.get(leaf)}`) : shared.add(leaf));
+    assert.ok(shared.size > 100 && leafPairs.size > 0, `${shared.size} shared leaves, ${leafPairs.size} copied`);
+    // subtree traces each swapped pair and, below it, each copied leaf with the leaf it replaced: nothing else
+    const nodePairs = new Set(swaps.map((s) => `${s.old}>${s.new}`));
+    const tracedPairs = new Set(g.filter((e) => e.kind === 'qgroup_trace_swap').map((e) => `${e.old}>${e.new}`));
+    assert.deepEqual([...tracedPairs].sort(), [...nodePairs, ...leafPairs].sort());
+    // the commit counts each pair's two blocks, and each subvolume's root with merge's copy of it
+    assert.equal(out.subtree.dirty, 2 * tracedPairs.size + 2 * roots.length);
+    // deferred: nothing touches the swapped blocks before the commit, so only the roots
+    assert.equal(out.deferred.g.filter((e) => e.kind === 'qgroup_trace_swap').length, 0);
+    assert.equal(out.deferred.dirty, 2 * roots.length);
+    // full walks both subtrees below each swap: at least the shared leaves more than subtree
+    assert.ok(out.full.dirty - out.subtree.dirty >= shared.size, `full ${out.full.dirty}, subtree ${out.subtree.dirty}, shared below ${shared.size}`);
+    // the lesson's figures (181 leaves shared below the three subvolumes' swaps, 177 of them below the fs tree's), and the same result in every mode
+    assert.deepEqual([out.full.dirty, out.subtree.dirty, out.deferred.dirty, shared.size, tracedPairs.size], [215, 26, 6, 181, 10]);
+    assert.equal(new Set(Object.values(out).map((o) => o.relocated)).size, 1);
+    assert.equal(new Set(Object.values(out).map((o) => o.qgroups)).size, 1);
+  });
+
   test('btrfslab balance IMAGE -o OUT prints what the kernel logs; the image itself untouched', () => {
     const src = run(BASE, 'src');
     const out = join(dir, 'balanced.img');

@@ -2,7 +2,7 @@
 // and phases, the picture folded from them, each mode's run read from its
 // trace, and the seed's percentages.
 import { describe, expect, test } from 'vitest';
-import { nextPhase, percentChange, phaseOf, qgroupName, readModeRun, readRelocation, relocPicture, sameQgroups, TREE_RELOC } from './relocation';
+import { nextPhase, percentChange, phaseOf, qgroupName, readModeRun, readRelocation, relocPicture, sameQgroups, sharedBelow, tracedBlocks, TREE_RELOC } from './relocation';
 import type { TraceEvent } from './trace';
 
 let seq = 0;
@@ -73,5 +73,59 @@ describe('a balance read from its trace', () => {
     expect(percentChange(83038, 42324)).toBe('−49.0%');
     expect(percentChange(85942, 45000)).toBe('−47.6%');
     expect(percentChange(22874, 22856)).toBe('−0.1%');
+  });
+});
+
+/** The seed's picture: a level-2 root (100) over a node (200) over three leaves (210, 220, 230), of which only 230 is in the group. */
+function threeLevels(traced: boolean): TraceEvent[] {
+  seq = 0;
+  return [
+    ev({ kind: 'reloc_group', logical: 1000n, length: 4096n, type: 4n, extents: 1n }),
+    ev({ kind: 'backref', bytenr: 200n, level: 1, root: 0n, parent: 900n, mod: 1, objectid: 0n, offset: 0n }),
+    ev({ kind: 'reloc_root', tree: 5n, root: 900n, level: 2 }),
+    // the path to 230 copied: the node first (its children now referenced by the copy too), then the leaf
+    ev({ kind: 'backref', bytenr: 201n, level: 1, root: 0n, parent: 900n, mod: 1, objectid: 0n, offset: 0n }),
+    ev({ kind: 'cow', tree: TREE_RELOC, from: 200n, to: 201n, level: 1, generation: 8n, fromGeneration: 5n }),
+    ...[210n, 220n, 230n].map((b) => ev({ kind: 'backref', bytenr: b, level: 0, root: 0n, parent: 201n, mod: 1, objectid: 0n, offset: 0n })),
+    ev({ kind: 'backref', bytenr: 231n, level: 0, root: 0n, parent: 201n, mod: 1, objectid: 0n, offset: 0n }),
+    ev({ kind: 'cow', tree: TREE_RELOC, from: 230n, to: 231n, level: 0, generation: 8n, fromGeneration: 5n }),
+    ev({ kind: 'reloc_extent', tree: 5n, from: 230n, to: 231n, level: 0 }),
+    ev({ kind: 'cow', tree: 5n, from: 100n, to: 101n, level: 2, generation: 8n, fromGeneration: 5n }),
+    ...(traced ? [ev({ kind: 'qgroup_trace_swap', old: 200n, new: 201n, level: 1 }), ev({ kind: 'qgroup_trace_swap', old: 230n, new: 231n, level: 0 })] : []),
+    ev({ kind: 'reloc_swap', tree: 5n, old: 200n, new: 201n, level: 1 }),
+    ev({ kind: 'block_free', tree: TREE_RELOC, bytenr: 900n }),
+    ev({ kind: 'reloc_found', logical: 1000n, extents: 1n }),
+    ev({ kind: 'qgroup_dirty', generation: 8n, extents: traced ? 6n : 2n }),
+    ev({ kind: 'chunk_remove', logical: 1000n, length: 4096n, type: 4n, physical: 1000n }),
+  ];
+}
+
+describe("the seed's three levels: a swap at a node, the leaves below it shared", () => {
+  test('the copied node\'s children: the copy of 230, and 210, 220 shared by the old node and the new', () => {
+    const s = readRelocation(threeLevels(true));
+    expect(s.copies.map((c) => [c.from, c.to, c.level, c.children])).toEqual([['200', '201', 1, ['210', '220', '230']], ['230', '231', 0, []]]);
+    expect(s.tracedPairs.map((t) => [t.old, t.new])).toEqual([['200', '201'], ['230', '231']]);
+    expect(s.moments.find((m) => m.kind === 'swap')).toMatchObject({ old: '200', new: '201', level: 1, traced: true });
+    const at = (i: number | null) => relocPicture(s, '1000', '5', i)!;
+    // built: the root's one child, not copied yet
+    expect(at(1).slots.map((x) => [x.old, x.copy, x.children])).toEqual([['200', null, null]]);
+    // the path copied: the reloc tree at the new node, whose children are the new leaf and the two shared
+    const copied = at(3).slots[0];
+    expect([copied.file, copied.reloc, copied.swapped]).toEqual(['200', '201', false]);
+    expect(copied.children!.map((c) => [c.old, c.copy, c.traced])).toEqual([['210', null, false], ['220', null, false], ['230', '231', true]]);
+    expect(tracedBlocks(at(3), 'full').size).toBe(0);
+    // swapped: full traces both subtrees (the shared leaves once), subtree the pairs, deferred nothing
+    const swapped = at(4);
+    expect([swapped.slots[0].file, swapped.slots[0].reloc]).toEqual(['201', '200']);
+    expect([...tracedBlocks(swapped, 'full')].sort()).toEqual(['200', '201', '210', '220', '230', '231']);
+    expect([...tracedBlocks(swapped, 'subtree')].sort()).toEqual(['200', '201', '230', '231']);
+    expect(tracedBlocks(swapped, 'deferred').size).toBe(0);
+    expect(sharedBelow(swapped)).toBe(2);
+  });
+
+  test("a mode's run: each group's dirty extents, its commits from its choice to its removal", () => {
+    const r = readModeRun('subtree', [...threeLevels(true), ev({ kind: 'qgroup_dirty', generation: 9n, extents: 1n }), ev({ kind: 'qgroup_dirty', generation: 10n, extents: 7n })], 1);
+    expect(r.groups).toEqual([{ group: '1000', dirty: 7 }]);
+    expect([r.balanceDirty, r.totalDirty]).toEqual([14, 14]);
   });
 });

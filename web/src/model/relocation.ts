@@ -17,6 +17,10 @@
 // - dropped: the reloc trees go, freeing the old blocks (block_free in
 //   TREE_RELOC); "found N extents" (reloc_found);
 // - removed: the empty group's chunk goes (chunk_remove).
+// The picture (relocPicture) folds the moments and the reloc trees' copies:
+// the roots, their children (the nodes merge swaps in a taller tree), and
+// below each copied node the leaves it points at, copied or shared by the
+// old node and the new; tracedBlocks says which of them each mode traces.
 // Plain data: read once in the worker (readRelocation), crossing to the page.
 import type { TraceEvent } from './trace';
 
@@ -68,9 +72,30 @@ export function phaseOf(m: RelocMoment): RelocPhase | null {
   }
 }
 
+/** A block the reloc trees copied (a COW in TREE_RELOC), with the children the copy points at (the old blocks, in slot order) when it is a node. */
+export interface RelocCopy {
+  seq: number;
+  group: string;
+  from: string;
+  to: string;
+  level: number;
+  children: string[];
+}
+
+/** A pair qgroups traced (qgroup_trace_swap): at merge in subtree mode, or when the subvolume copies a swapped block (deferred). */
+export interface TracedPair {
+  seq: number;
+  old: string;
+  new: string;
+  level: number;
+}
+
 /** A balance step's story: its moments, its groups in the order relocated, and its qgroup dirty extents. */
 export interface RelocStep {
   moments: RelocMoment[];
+  /** The reloc trees' copies, in the order made: the blocks on the paths too, not only the group's. */
+  copies: RelocCopy[];
+  tracedPairs: TracedPair[];
   groups: { group: string; type: GroupType; length: number; extents: number; found: number | null; trees: string[] }[];
   /** The dirty extents of each commit in the step, and their sum. */
   dirty: number[];
@@ -86,20 +111,31 @@ export function readRelocation(events: readonly TraceEvent[]): RelocStep {
   const moments: RelocMoment[] = [];
   const groups: RelocStep['groups'] = [];
   const dirty: number[] = [];
+  const copies: RelocCopy[] = [];
+  const tracedPairs: TracedPair[] = [];
   let group: string | null = null;
-  // the reloc trees' roots (their drop is told as such), and the backrefs by each new root
+  // the reloc trees' roots (their drop is told as such), and the backrefs by each new root or copied node
   const relocRoots = new Set<string>();
   const byParent = new Map<string, string[]>();
-  // merge: a subvolume's root copied right before its swaps
-  let traced: Extract<TraceEvent, { kind: 'qgroup_trace_swap' }> | null = null;
+  // a group's copied nodes get their children when the group is done: the
+  // backrefs their copy queued for each child, less the copies made under them later
+  let groupCopies: RelocCopy[] = [];
+  const settle = () => {
+    const made = new Set(groupCopies.map((c) => c.to));
+    for (const c of groupCopies) if (c.level > 0) c.children = [...new Set(byParent.get(c.to) ?? [])].filter((b) => !made.has(b));
+    groupCopies = [];
+    byParent.clear();
+  };
+  // the pairs traced since the last swap: merge traces a swap's pairs right before it
+  let traced: TracedPair[] = [];
   for (let i = 0; i < events.length; i++) {
     const e = events[i];
     switch (e.kind) {
       case 'reloc_group':
+        settle();
         group = e.logical.toString();
         groups.push({ group, type: groupType(e.type), length: Number(e.length), extents: Number(e.extents), found: null, trees: [] });
         moments.push({ seq: e.seq, kind: 'group', group, length: Number(e.length), type: groupType(e.type), extents: Number(e.extents) });
-        byParent.clear();
         break;
       case 'backref':
         if (group !== null && e.parent !== 0n && e.mod > 0 && e.level >= 0) {
@@ -114,15 +150,21 @@ export function readRelocation(events: readonly TraceEvent[]): RelocStep {
         const root = e.root.toString();
         relocRoots.add(root);
         groups.at(-1)!.trees.push(e.tree.toString());
-        moments.push({ seq: e.seq, kind: 'relocRoot', group, tree: e.tree.toString(), root, level: e.level, children: byParent.get(root) ?? [] });
+        moments.push({ seq: e.seq, kind: 'relocRoot', group, tree: e.tree.toString(), root, level: e.level, children: [...new Set(byParent.get(root) ?? [])] });
         break;
       }
       case 'reloc_extent':
         if (group !== null) moments.push({ seq: e.seq, kind: 'extent', group, tree: e.tree.toString(), from: e.from.toString(), to: e.to.toString(), level: e.level });
         break;
       case 'cow': {
+        if (group === null) break;
+        if (e.tree === TREE_RELOC) {
+          const c: RelocCopy = { seq: e.seq, group, from: e.from.toString(), to: e.to.toString(), level: e.level, children: [] };
+          copies.push(c);
+          groupCopies.push(c);
+          break;
+        }
         // merge's copy of a subvolume's root: a COW in a subvolume tree whose next events swap its pointers
-        if (group === null || e.tree === TREE_RELOC) break;
         let j = i + 1;
         while (j < events.length && j < i + 16 && events[j].kind !== 'cow' && events[j].kind !== 'reloc_swap' && events[j].kind !== 'qgroup_trace_swap') j++;
         const next = events[j];
@@ -131,15 +173,19 @@ export function readRelocation(events: readonly TraceEvent[]): RelocStep {
         }
         break;
       }
-      case 'qgroup_trace_swap':
-        traced = e;
+      case 'qgroup_trace_swap': {
+        const t = { seq: e.seq, old: e.old.toString(), new: e.new.toString(), level: e.level };
+        tracedPairs.push(t);
+        traced.push(t);
         break;
-      case 'reloc_swap':
+      }
+      case 'reloc_swap': {
         if (group === null) break;
-        moments.push({ seq: e.seq, kind: 'swap', group, tree: e.tree.toString(), old: e.old.toString(), new: e.new.toString(), level: e.level,
-          traced: !!traced && traced.old === e.old && traced.new === e.new });
-        traced = null;
+        const old = e.old.toString(), nw = e.new.toString();
+        moments.push({ seq: e.seq, kind: 'swap', group, tree: e.tree.toString(), old, new: nw, level: e.level, traced: traced.some((t) => t.old === old && t.new === nw) });
+        traced = [];
         break;
+      }
       case 'block_free':
         if (group !== null && e.tree === TREE_RELOC) moments.push({ seq: e.seq, kind: 'drop', group, bytenr: e.bytenr.toString(), root: relocRoots.has(e.bytenr.toString()) });
         break;
@@ -157,7 +203,16 @@ export function readRelocation(events: readonly TraceEvent[]): RelocStep {
         break;
     }
   }
-  return { moments, groups, dirty, dirtyTotal: dirty.reduce((a, b) => a + b, 0) };
+  settle();
+  return { moments, copies, tracedPairs, groups, dirty, dirtyTotal: dirty.reduce((a, b) => a + b, 0) };
+}
+
+/** A child of a copied node: the old block the old node points at, and the reloc tree's copy of it (null: never copied, shared by the old node and the new). */
+export interface RelocChild {
+  old: string;
+  copy: string | null;
+  /** Whether qgroups traced the pair in this run (a qgroup_trace_swap of old and copy). */
+  traced: boolean;
 }
 
 /** What a slot of the picture holds: the block the subvolume's root points at and the one the reloc tree's does. */
@@ -166,13 +221,15 @@ export interface RelocSlot {
   file: string;
   /** The block the reloc tree points at now (null: the reloc tree is gone). */
   reloc: string | null;
-  /** The old block (in the group) and its copy (null: the reloc tree never copied it: shared by both trees). */
+  /** The old block and its copy (null: the reloc tree never copied it: shared by both trees). */
   old: string;
   copy: string | null;
   /** Whether merge has swapped this slot yet. */
   swapped: boolean;
-  /** Whether the subtree mode traced the pair at the swap (the run's qgroup_trace_swap). */
+  /** Whether qgroups traced the pair at the swap in this run (a qgroup_trace_swap). */
   traced: boolean;
+  /** A copied node's children, below the swap (null: a leaf, or not copied): the old node points at each old one, the copy at each copy or, where none was made, at the same old block. */
+  children: RelocChild[] | null;
 }
 
 /** The seed's picture at a moment: one subvolume and its reloc tree, side by side. */
@@ -184,6 +241,7 @@ export interface RelocPicture {
   fileRootCopy: string | null;
   /** The reloc tree's root (its copy of the subvolume's root), and whether it has been dropped. */
   relocRoot: string;
+  /** The roots' level: the slots are at level - 1, their children at level - 2. */
   level: number;
   dropped: boolean;
   slots: RelocSlot[];
@@ -198,8 +256,10 @@ export function pictureTrees(step: RelocStep): { group: string; tree: string }[]
 /**
  * The picture of tree's relocation in group after moment upTo (null: the
  * step's end): the reloc tree's root points at the subvolume root's
- * children, a copy where it copied one (the copy is the swap's new block),
- * the subvolume at the old ones until merge swaps each.
+ * children, a copy where one was made (the swap's new block), the subvolume
+ * at the old ones until merge swaps each. Below a copied node, its children:
+ * the copy points at the copies made under it and shares the rest with the
+ * old node (the seed's (d), (e), (f)).
  */
 export function relocPicture(step: RelocStep, group: string, tree: string, upTo: number | null): RelocPicture | null {
   const rr = step.moments.find((m): m is Extract<RelocMoment, { kind: 'relocRoot' }> => m.kind === 'relocRoot' && m.group === group && m.tree === tree);
@@ -208,21 +268,59 @@ export function relocPicture(step: RelocStep, group: string, tree: string, upTo:
   const cut = last >= 0 ? step.moments[last].seq : -1;
   const mine = step.moments.filter((m) => m.group === group);
   const swaps = mine.filter((m): m is Extract<RelocMoment, { kind: 'swap' }> => m.kind === 'swap' && m.tree === tree);
-  const extents = new Map(mine.flatMap((m) => (m.kind === 'extent' && m.to !== '0' ? [[m.from, m] as const] : [])));
+  // the group's copies made by the moment (any reloc tree's: the others point at a copy one made)
+  const made = new Map(step.copies.filter((c) => c.group === group && c.seq <= cut).map((c) => [c.from, c] as const));
+  const copyAt = new Map(step.copies.filter((c) => c.group === group).map((c) => [c.to, c] as const));
+  const pairs = new Set(step.tracedPairs.map((t) => `${t.old}>${t.new}`));
   const merge = mine.find((m): m is Extract<RelocMoment, { kind: 'mergeRoot' }> => m.kind === 'mergeRoot' && m.tree === tree);
   const rootMove = mine.find((m): m is Extract<RelocMoment, { kind: 'extent' }> => m.kind === 'extent' && m.tree === tree && m.to === '0');
   const dropped = mine.some((m) => m.kind === 'drop' && m.root && m.bytenr === rr.root && m.seq <= cut);
   const slots = rr.children.map((old): RelocSlot => {
     const s = swaps.find((x) => x.old === old);
-    const copied = !!s && (s.seq <= cut || (extents.get(old)?.seq ?? Infinity) <= cut);
     const swapped = !!s && s.seq <= cut;
-    return { old, copy: s && copied ? s.new : null, file: swapped ? s!.new : old, reloc: dropped ? null : swapped ? old : s && copied ? s.new : old, swapped, traced: !!s?.traced };
+    const copy = swapped ? s!.new : made.get(old)?.to ?? null;
+    const node = copy !== null ? copyAt.get(copy) : undefined;
+    const children = node && node.level > 0
+      ? node.children.map((c): RelocChild => {
+        const cc = made.get(c)?.to ?? null;
+        return { old: c, copy: cc, traced: cc !== null && pairs.has(`${c}>${cc}`) };
+      })
+      : null;
+    return { old, copy, file: swapped ? copy! : old, reloc: dropped ? null : swapped ? old : copy ?? old, swapped, traced: !!s?.traced, children };
   });
   const phaseAt = [...mine].reverse().find((m) => m.seq <= cut && phaseOf(m) !== null);
   return {
     tree, group, fileRoot: merge?.from ?? rootMove?.from ?? '', fileRootCopy: merge && merge.seq <= cut ? merge.to : null,
     relocRoot: rr.root, level: rr.level, dropped, slots, phase: phaseAt ? phaseOf(phaseAt)! : 'chosen',
   };
+}
+
+/**
+ * Which blocks of the picture a mode traces at the swaps made so far:
+ * full (before 4.20) both subtrees below each swapped pointer, the shared
+ * blocks below it included (and the data the leaves point at, not drawn);
+ * subtree (4.20) the new blocks and the blocks they replaced; deferred
+ * (5.1) none at the swap.
+ */
+export function tracedBlocks(p: RelocPicture, mode: QgroupSwapMode): Set<string> {
+  const out = new Set<string>();
+  if (mode === 'deferred') return out;
+  for (const s of p.slots) {
+    if (!s.swapped || s.copy === null) continue;
+    out.add(s.old).add(s.copy);
+    for (const c of s.children ?? []) {
+      if (c.copy !== null) out.add(c.old).add(c.copy);
+      else if (mode === 'full') out.add(c.old);
+    }
+  }
+  return out;
+}
+
+/** The shared blocks below the swaps made so far (full traces them, subtree skips them). */
+export function sharedBelow(p: RelocPicture): number {
+  const out = new Set<string>();
+  for (const s of p.slots) if (s.swapped) for (const c of s.children ?? []) if (c.copy === null) out.add(c.old);
+  return out.size;
 }
 
 /** The index of the next moment after from of one of kinds (-1: none). */
@@ -265,6 +363,8 @@ export interface ModeRun {
   totalDirty: number;
   relocated: number;
   traceSwaps: number;
+  /** Each relocated group's dirty extents: the commits from its choice to its removal. */
+  groups: { group: string; dirty: number }[];
   /** Each qgroup's last numbers, "0/5" → [referenced, exclusive] in bytes. */
   qgroups: Record<string, [number, number]>;
 }
@@ -273,15 +373,24 @@ export interface ModeRun {
 export function readModeRun(mode: QgroupSwapMode, events: readonly TraceEvent[], relocated: number): ModeRun {
   let balancing = false, balanceDirty = 0, totalDirty = 0, traceSwaps = 0;
   const qgroups: Record<string, [number, number]> = {};
+  const groups: ModeRun['groups'] = [];
+  // the group being relocated, and whether its chunk is gone (its next commit is its last)
+  let current: ModeRun['groups'][number] | null = null, removed = false;
   for (const e of events) {
-    if (e.kind === 'reloc_group') balancing = true;
+    if (e.kind === 'reloc_group') {
+      balancing = true;
+      groups.push((current = { group: e.logical.toString(), dirty: 0 }));
+      removed = false;
+    } else if (e.kind === 'chunk_remove') removed = current !== null && e.logical.toString() === current.group;
     else if (e.kind === 'qgroup_dirty') {
       totalDirty += Number(e.extents);
       if (balancing) balanceDirty += Number(e.extents);
+      if (current) current.dirty += Number(e.extents);
+      if (removed) current = null;
     } else if (e.kind === 'qgroup_trace_swap') traceSwaps++;
     else if (e.kind === 'qgroup_update') qgroups[qgroupName(e.qgroup)] = [Number(e.referenced), Number(e.exclusive)];
   }
-  return { mode, balanceDirty, totalDirty, relocated, traceSwaps, qgroups };
+  return { mode, balanceDirty, totalDirty, relocated, traceSwaps, groups, qgroups };
 }
 
 /** A qgroup id as btrfs names it: level in the top 16 bits ("0/257", "1/100"). */

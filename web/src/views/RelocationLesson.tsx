@@ -13,7 +13,7 @@ import { nextPhase, nextReloc, pictureTrees, relocPicture, RELOC_PHASES, sameQgr
 import type { PlayerContext } from './registry';
 import { saveStateImage } from './saveBlob';
 import { groupName, PHASE_NAMES, relocSentence, relocSummary, treeName } from './relocation.sentences';
-import { modeSaid, ModesCounter, RelocFigure, RelocLegend, SeedFigures } from './relocationParts';
+import { modeSaid, ModesCounter, RelocFigure, RelocLegend, SeedFigures, TracedCounter } from './relocationParts';
 import { useMomentCursor, useStepStory } from './useStepStory';
 import './shared.css';
 import './relocation.css';
@@ -34,11 +34,16 @@ const atSeq = (s: RelocStep, seq: number) => {
   return found;
 };
 
+/** The three modes' runs of a script (null: not run yet). */
+type Runs = { script: string; runs: ModeRun[] } | null;
+
 export function RelocationLesson({ core, script, player, seed }: RelocationLessonProps) {
+  const [runs, setRuns] = useState<Runs>(null);
+  const fresh = runs?.script === script ? runs.runs : null;
   return (
     <>
-      {player.steps.length > 0 && <RelocPanel core={core} script={script} player={player} />}
-      <ModesCompare core={core} script={script} />
+      {player.steps.length > 0 && <RelocPanel core={core} script={script} player={player} runs={fresh} />}
+      <ModesCompare core={core} script={script} runs={fresh} setRuns={setRuns} />
       {seed && (
         <section className="panel" aria-labelledby="seed004-h">
           <h3 id="seed004-h">The seed's table and ours</h3>
@@ -49,7 +54,7 @@ export function RelocationLesson({ core, script, player, seed }: RelocationLesso
   );
 }
 
-function RelocPanel({ core, script, player }: { core: CoreClient; script: string; player: PlayerContext }) {
+function RelocPanel({ core, script, player, runs }: { core: CoreClient; script: string; player: PlayerContext; runs: ModeRun[] | null }) {
   const { steps, index, momentSeq } = player;
   const step = steps[index];
   const { story: sp, error: storyError } = useStepStory(core, { op: 'relocation', script, opts: RUN, index });
@@ -137,6 +142,13 @@ function RelocPanel({ core, script, player }: { core: CoreClient; script: string
                 <RelocFigure picture={picture} mode={mode} />
               </div>
               <RelocLegend mode={mode} />
+              <h4>Traced at {treeName(picture.tree)}'s swaps so far, per mode</h4>
+              <TracedCounter picture={picture} />
+              <p className="hint" data-testid="reloc-group-dirty">
+                {runs
+                  ? <>The commit after this group's merge, in the core's run in each mode (its <code>qgroup_dirty</code>, every subvolume's swaps and root copies counted once): {runs.map((r, i) => <span key={r.mode} data-mode={r.mode} data-dirty={r.groups.find((g) => g.group === picture.group)?.dirty ?? 0}>{i ? ', ' : ''}{r.mode} {r.groups.find((g) => g.group === picture.group)?.dirty ?? 0}</span>)} dirty extents.</>
+                  : <>Blocks this picture's swaps trace, by the mode's rule. The dirty extents the commit counts in each mode come from the core: <em>Run in the three modes</em> below.</>}
+              </p>
             </>
           )}
           {sp.dirty.length > 0 && (
@@ -152,8 +164,7 @@ function RelocPanel({ core, script, player }: { core: CoreClient; script: string
   );
 }
 
-function ModesCompare({ core, script }: { core: CoreClient; script: string }) {
-  const [runs, setRuns] = useState<{ script: string; runs: ModeRun[] } | null>(null);
+function ModesCompare({ core, script, runs: fresh, setRuns }: { core: CoreClient; script: string; runs: ModeRun[] | null; setRuns: (r: Runs) => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const run = async () => {
@@ -167,7 +178,6 @@ function ModesCompare({ core, script }: { core: CoreClient; script: string }) {
       setBusy(false);
     }
   };
-  const fresh = runs?.script === script ? runs.runs : null;
   return (
     <section className="panel reloc-compare" aria-labelledby="reloc-modes-h" data-ready={fresh ? 'true' : 'false'}>
       <h3 id="reloc-modes-h">The same scenario in the three modes</h3>

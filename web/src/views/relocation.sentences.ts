@@ -36,7 +36,10 @@ export function relocSentence(m: RelocMoment, step: RelocStep): string {
     case 'mergeRoot':
       return `Merge: ${treeName(m.tree)}'s root ${m.from} is copied to ${m.to}, outside the group; now its pointers can be swapped.`;
     case 'swap':
-      return `Swap in ${treeName(m.tree)}: it takes the reloc tree's new ${what(m.level)} ${m.new}, and the reloc tree takes the old ${m.old}${m.traced ? '. Qgroups trace the pair now (subtree mode): the new block and the one it replaced.' : '. Nothing is traced now.'}`;
+      return `Swap in ${treeName(m.tree)}: it takes the reloc tree's new ${what(m.level)} ${m.new}, and the reloc tree takes the old ${m.old}${m.level > 0 ? ', with everything below them' : ''}${
+        !m.traced ? '. Nothing is traced now.'
+        : m.level > 0 ? ". Qgroups trace the pair now (subtree mode): the new node and the one it replaced, and below them each new block with the one it replaced; the leaves both nodes share are skipped."
+        : '. Qgroups trace the pair now (subtree mode): the new block and the one it replaced.'}`;
     case 'drop':
       return m.root ? `The reloc tree's root ${m.bytenr} is freed: the reloc tree is gone.` : `Dropping the reloc trees frees ${m.bytenr}, an old block merge handed them.`;
     case 'found':

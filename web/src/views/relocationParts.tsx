@@ -1,29 +1,21 @@
 // The relocation panel's parts (lesson 7), each a plain function of its data:
-// the seed's picture (a subvolume beside its reloc tree, each block old, new
-// or shared, the swapped slots marked, the blocks a mode traces outlined),
+// the seed's picture (a subvolume beside its reloc tree, three levels: the
+// roots, the nodes merge swaps, the leaves below them, each block old, new
+// or shared, runs of shared leaves drawn as one labelled group, the swapped
+// pointers marked, the blocks a mode traces outlined and counted),
 // the three modes' dirty-extent counter with their qgroups, and the seed's
 // table beside our measured figures.
 import type { QgroupBalanceSeed } from '../lessons';
-import { percentChange, type ModeRun, type QgroupSwapMode, type RelocPicture, type RelocSlot } from '../model/relocation';
+import { percentChange, sharedBelow, SWAP_MODES, tracedBlocks, type ModeRun, type QgroupSwapMode, type RelocChild, type RelocPicture, type RelocSlot } from '../model/relocation';
 import { treeName } from './relocation.sentences';
 import { formatSize } from './space.sentences';
 
-const S = 10, G = 2, ROOT_W = 185, ROOT_H = 34, TOP = 26, ROW = 80, PAD = 8, GAP = 30;
+const S = 11, G = 2, ROOT_W = 185, ROOT_H = 34, TOP = 26, PAD = 8, GAP = 30;
+const NODE_W = 96, NODE_H = 24, RUN_W = 60, RUN_H = 14, SLOT_GAP = 16, ROW1 = 44, ROW2 = 40;
 
 type Kind = 'old' | 'new' | 'shared' | 'gone';
 const LETTER: Record<Kind, string> = { old: 'O', new: 'N', shared: 'S', gone: '' };
-
-/**
- * Whether a mode traces a slot's block at the swap. full: both subtrees
- * below each swapped pointer (here a swapped leaf, old and new, and the data
- * its items point at); subtree: the new block and the one it replaced;
- * deferred: none. A shared slot (never copied, never swapped) is below no
- * swapped pointer in this one-level picture: no mode traces it.
- */
-export function tracedBy(mode: QgroupSwapMode, slot: RelocSlot): boolean {
-  if (mode === 'deferred') return false;
-  return slot.copy !== null;
-}
+const SAID: Record<Kind, string> = { old: 'old, in the group or replaced by a copy', new: "new, the reloc tree's copy", shared: 'an old block both trees point at (shared)', gone: '' };
 
 function slotKind(s: RelocSlot, side: 'file' | 'reloc'): Kind {
   const b = side === 'file' ? s.file : s.reloc;
@@ -32,53 +24,106 @@ function slotKind(s: RelocSlot, side: 'file' | 'reloc'): Kind {
   return s.reloc !== null && s.file === s.reloc ? 'shared' : 'old';
 }
 
+/** What a side's node points at below it: each copied or replaced leaf alone, each run of shared ones as one labelled group. */
+type Item = { kind: 'one'; child: RelocChild } | { kind: 'run'; children: RelocChild[] };
+function itemsOf(children: RelocChild[]): Item[] {
+  const out: Item[] = [];
+  for (const c of children) {
+    const last = out.at(-1);
+    if (c.copy === null && last?.kind === 'run') last.children.push(c);
+    else out.push(c.copy === null ? { kind: 'run', children: [c] } : { kind: 'one', child: c });
+  }
+  return out;
+}
+const itemW = (it: Item) => (it.kind === 'one' ? S + G : RUN_W + G);
+const slotW = (s: RelocSlot, nodeLevel: number) =>
+  nodeLevel === 0 ? S + G : Math.max(NODE_W, (s.children ? itemsOf(s.children) : []).reduce((w, it) => w + itemW(it), 0)) + SLOT_GAP;
+
 /** The picture in words, for its label. */
 export function pictureText(p: RelocPicture, mode: QgroupSwapMode): string {
-  const swapped = p.slots.filter((s) => s.swapped).length, copied = p.slots.filter((s) => s.copy !== null).length;
-  const traced = p.slots.filter((s) => tracedBy(mode, s)).length;
+  const swapped = p.slots.filter((s) => s.swapped), copied = p.slots.filter((s) => s.copy !== null).length;
+  const below = swapped.flatMap((s) => s.children ?? []);
+  const traced = tracedBlocks(p, mode).size;
+  const what = p.level - 1 === 0 ? 'leaves' : `level-${p.level - 1} nodes`;
   return `${treeName(p.tree)} (root ${p.fileRootCopy ?? p.fileRoot}${p.fileRootCopy ? `, merge's copy of ${p.fileRoot}` : ''}) beside its reloc tree (root ${p.relocRoot}${p.dropped ? ', dropped' : ''}): ` +
-    `${p.slots.length} blocks below the roots, ${copied} copied by the reloc tree, ${p.slots.filter((s) => s.reloc !== null && s.file === s.reloc).length} shared by both, ${swapped} swapped so far. ` +
-    `In ${mode} mode ${traced} of the pairs are traced at the swap.`;
+    `${p.slots.length} ${what} below the roots, ${copied} copied by the reloc tree, ${swapped.length} swapped so far` +
+    (below.length ? `; below the swapped ones ${below.length} blocks, ${below.filter((c) => c.copy !== null).length} copied, ${sharedBelow(p)} shared by the old node and the new` : '') +
+    `. In ${mode} mode the swaps so far trace ${traced} block${traced === 1 ? '' : 's'}.`;
 }
 
 export function RelocFigure({ picture: p, mode }: { picture: RelocPicture; mode: QgroupSwapMode }) {
-  const n = p.slots.length;
-  const treeW = Math.max(ROOT_W, n * (S + G));
-  const width = PAD * 2 + treeW * 2 + GAP, height = TOP + ROW + S + 40;
+  const nodeLevel = p.level - 1;
+  const widths = p.slots.map((s) => slotW(s, nodeLevel));
+  const treeW = Math.max(ROOT_W, widths.reduce((a, b) => a + b, 0));
+  const deep = p.slots.some((s) => s.children !== null);
+  const y1 = TOP + ROOT_H + ROW1, y2 = y1 + NODE_H + ROW2;
+  const width = PAD * 2 + treeW * 2 + GAP, height = (deep ? y2 + RUN_H : y1 + (nodeLevel ? NODE_H : S)) + 22;
   const x0 = [PAD, PAD + treeW + GAP];
   const rootX = (side: number) => x0[side] + treeW / 2 - ROOT_W / 2;
-  const childX = (side: number, i: number) => x0[side] + i * (S + G);
-  const cy = TOP + ROW;
+  const slotX = (side: number, i: number) => x0[side] + widths.slice(0, i).reduce((a, b) => a + b, 0);
+  const traced = tracedBlocks(p, mode);
+  const nw = nodeLevel ? NODE_W : S, nh = nodeLevel ? NODE_H : S;
   return (
-    <svg width={width} height={height} role="img" aria-label={pictureText(p, mode)} data-testid="reloc-svg">
+    <svg width={width} height={height} role="img" aria-label={pictureText(p, mode)} data-testid="reloc-svg" data-level={p.level}>
       {(['file', 'reloc'] as const).map((side, si) => {
         const rootLabel = side === 'file' ? `${treeName(p.tree)}: ${p.fileRootCopy ?? p.fileRoot}` : p.dropped ? 'reloc tree: dropped' : `reloc tree: ${p.relocRoot}`;
         const rootKind: Kind = side === 'file' ? (p.fileRootCopy ? 'new' : 'old') : p.dropped ? 'gone' : 'new';
         return (
           <g key={side} className={`reloc-side ${side}`}>
             <text x={x0[si]} y={12} className="r-caption">{side === 'file' ? 'file tree (the subvolume)' : 'reloc tree (its copy)'}</text>
-            <g className={`r-root ${rootKind}`} transform={`translate(${rootX(si)},${TOP})`} data-kind={rootKind}>
+            <g className={`r-root ${rootKind}`} transform={`translate(${rootX(si)},${TOP})`} data-kind={rootKind} data-level={p.level}>
               <rect width={ROOT_W} height={ROOT_H} rx={4} />
-              <text x={6} y={14}>{rootLabel}</text>
-              <text x={6} y={27}>{rootKind === 'new' ? 'NN: new, outside the group' : rootKind === 'old' ? 'OO: old, in the group' : ''}</text>
+              <text x={6} y={14}>(a) {rootLabel}</text>
+              <text x={6} y={27}>{rootKind === 'new' ? 'NN: new, outside the group' : rootKind === 'old' ? 'OO: old, as balance found it' : ''}</text>
             </g>
             {p.slots.map((s, i) => {
               const k = slotKind(s, side);
               if (k === 'gone') return null;
-              const x = childX(si, i);
-              return <line key={`e${i}`} className={`r-edge${s.swapped ? ' swapped' : ''}`} x1={rootX(si) + ROOT_W / 2} y1={TOP + ROOT_H} x2={x + S / 2} y2={cy} />;
-            })}
-            {p.slots.map((s, i) => {
-              const k = slotKind(s, side);
-              const b = side === 'file' ? s.file : s.reloc;
-              const traced = tracedBy(mode, s) && k !== 'gone';
-              const x = childX(si, i);
+              const b = side === 'file' ? s.file : s.reloc!;
+              const x = slotX(si, i), cx = x + nw / 2;
+              const isTraced = traced.has(b);
+              const node = b === s.copy ? 'new' : 'old';
+              const items = s.children ? itemsOf(s.children) : [];
+              let ix = x;
               return (
-                <g key={i} className={`r-slot ${k}${traced ? ' traced' : ''}`} transform={`translate(${x},${cy})`} data-kind={k} data-slot={i} data-swapped={s.swapped ? 'true' : 'false'} data-traced={traced ? 'true' : 'false'}>
-                  <title>{k === 'gone' ? `slot ${i + 1}: the reloc tree is gone` : `slot ${i + 1}: block ${b}, ${k === 'old' ? 'old, in the group' : k === 'new' ? "new, the reloc tree's copy" : 'an old block both trees point at (shared)'}${s.swapped ? ', swapped' : ''}${traced ? `, traced in ${mode} mode` : ''}`}</title>
-                  {k !== 'gone' && <rect width={S} height={S} rx={2} />}
-                  <text x={S / 2} y={S - 2.5} textAnchor="middle">{LETTER[k]}</text>
-                  {s.swapped && <text x={S / 2} y={S + 10} textAnchor="middle" className="r-swap">⇅</text>}
+                <g key={i} className="r-branch">
+                  <line className={`r-edge${s.swapped ? ' swapped' : ''}`} x1={rootX(si) + ROOT_W / 2} y1={TOP + ROOT_H} x2={cx} y2={y1} />
+                  {s.swapped && <text className="r-swap" x={(rootX(si) + ROOT_W / 2 + cx) / 2 + 4} y={(TOP + ROOT_H + y1) / 2 + 3}>⇅</text>}
+                  <g className={`r-slot ${k}${isTraced ? ' traced' : ''}`} transform={`translate(${x},${y1})`} data-kind={k} data-slot={i} data-level={nodeLevel}
+                    data-swapped={s.swapped ? 'true' : 'false'} data-traced={isTraced ? 'true' : 'false'}>
+                    <title>{`${nodeLevel ? `node (level ${nodeLevel})` : 'leaf'} ${b}, slot ${i + 1}: ${SAID[k]}${s.swapped ? ', swapped by merge' : ''}${isTraced ? `, traced in ${mode} mode` : ''}`}</title>
+                    <rect width={nw} height={nh} rx={2} />
+                    {nodeLevel ? <text x={5} y={15}>{p.slots.length === 2 ? `(${'bc'[i]}) ` : ''}{LETTER[k]}{LETTER[k]} {b}</text> : <text x={S / 2} y={S - 2.5} textAnchor="middle">{LETTER[k]}</text>}
+                  </g>
+                  {/* below the node: the side's node points at the copies (new) or the old blocks, and both at the shared ones */}
+                  {items.map((it, j) => {
+                    const w = itemW(it) - G, x = ix;
+                    ix += itemW(it);
+                    if (it.kind === 'run') {
+                      const n = it.children.length, tr = traced.has(it.children[0].old);
+                      return (
+                        <g key={j} className="r-below">
+                          <line className="r-edge" x1={cx} y1={y1 + nh} x2={x + w / 2} y2={y2} />
+                          <g className={`r-leaf r-run shared${tr ? ' traced' : ''}`} transform={`translate(${x},${y2})`} data-kind="shared" data-count={n} data-traced={tr ? 'true' : 'false'}>
+                            <title>{`${n} leaves both the old node and the new point at (shared): ${it.children[0].old}${n > 1 ? ` … ${it.children[n - 1].old}` : ''}${tr ? `, traced in ${mode} mode` : ', not traced'}`}</title>
+                            <rect width={w} height={RUN_H} rx={2} />
+                            <text x={w / 2} y={RUN_H - 4} textAnchor="middle">{n} shared</text>
+                          </g>
+                        </g>
+                      );
+                    }
+                    const c = it.child, cb = node === 'new' ? c.copy ?? c.old : c.old, ck: Kind = cb === c.copy ? 'new' : 'old', tr = traced.has(cb);
+                    return (
+                      <g key={j} className="r-below">
+                        <line className="r-edge" x1={cx} y1={y1 + nh} x2={x + S / 2} y2={y2} />
+                        <g className={`r-leaf ${ck}${tr ? ' traced' : ''}`} transform={`translate(${x},${y2})`} data-kind={ck} data-count={1} data-traced={tr ? 'true' : 'false'}>
+                          <title>{`leaf ${cb}: ${SAID[ck]}${tr ? `, traced in ${mode} mode` : ''}`}</title>
+                          <rect width={S} height={S} rx={2} />
+                          <text x={S / 2} y={S - 2.5} textAnchor="middle">{LETTER[ck]}</text>
+                        </g>
+                      </g>
+                    );
+                  })}
                 </g>
               );
             })}
@@ -92,18 +137,36 @@ export function RelocFigure({ picture: p, mode }: { picture: RelocPicture; mode:
 export function RelocLegend({ mode }: { mode: QgroupSwapMode }) {
   return (
     <p className="legend reloc-legend" aria-label="Legend of the picture">
-      <span><i className="l-old">O</i>old block, in the group</span>
-      <span><i className="l-new">N</i>new block: the reloc tree's copy, outside it</span>
-      <span><i className="l-shared">S</i>old, and both trees point at it (shared)</span>
-      <span>⇅ swapped by merge</span>
+      <span><i className="l-old">O</i>old block (in the group, or the one a copy replaced): the seed's OO</span>
+      <span><i className="l-new">N</i>new block, the reloc tree's copy outside the group: the seed's NN, its (g) among the leaves</span>
+      <span><i className="l-shared">S</i>old, and the old node and the new both point at it (shared): the seed's (d), (e), (f)</span>
+      <span>⇅ pointer swapped by merge</span>
       <span><i className="l-traced" />traced at the swap in {mode} mode</span>
     </p>
   );
 }
 
+/** How many blocks the picture's swaps trace so far in each mode, as bars: the model's rule applied to the trace's picture. */
+export function TracedCounter({ picture }: { picture: RelocPicture }) {
+  const counts = SWAP_MODES.map((m) => [m, tracedBlocks(picture, m).size] as const);
+  const max = Math.max(1, ...counts.map(([, n]) => n));
+  const shared = sharedBelow(picture);
+  return (
+    <ul className="reloc-counter" data-testid="reloc-traced" aria-label={`Blocks ${treeName(picture.tree)}'s swaps trace so far, per mode`}>
+      {counts.map(([m, n]) => (
+        <li key={m} data-mode={m} data-blocks={n} data-shared={m === 'full' ? shared : 0}>
+          <span className="c-name">{m}</span>
+          <span className="c-bar" aria-hidden="true"><span style={{ width: `${(n / max) * 100}%` }} /></span>
+          <span className="c-num">{n} block{n === 1 ? '' : 's'}{m === 'full' && shared ? ` (${shared} shared below the swaps)` : ''}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 const MODE_SAID: Record<QgroupSwapMode, string> = {
-  full: 'full (before 4.20): both subtrees from each swapped pointer down to the leaves (here the swapped leaves themselves), and the data those leaves point at; the reloc trees\' drop traced again. Shared leaves are not below a swapped pointer',
-  subtree: 'subtree (4.20, the seed): the reloc tree\'s new blocks and the blocks they replaced, no data; shared blocks are not traced',
+  full: 'full (before 4.20): both subtrees from each swapped pointer down to the leaves, the old node\'s and the new one\'s, the shared leaves below them included, and the data those leaves point at; the reloc trees\' drop traced again',
+  subtree: 'subtree (4.20, the seed): the reloc tree\'s new blocks and the blocks they replaced, no data; the shared leaves below a swapped node are skipped',
   deferred: 'deferred (5.1, this kernel): nothing at the swap; a pair is traced only if the subvolume copies the block before the commit',
 };
 export const modeSaid = (m: QgroupSwapMode) => MODE_SAID[m];
@@ -123,7 +186,7 @@ export function ModesCounter({ runs }: { runs: ModeRun[] }) {
             <span className="c-name">{r.mode}</span>
             <span className="c-bar" aria-hidden="true"><span style={{ width: `${(r.balanceDirty / max) * 100}%` }} /></span>
             <span className="c-num">{r.balanceDirty.toLocaleString('en')} dirty extents</span>
-            <span className="hint"> ({r.relocated} relocated extents; {r.traceSwaps} pairs traced at swaps; the whole run {r.totalDirty.toLocaleString('en')})</span>
+            <span className="hint"> ({r.groups.length > 1 ? `by group ${r.groups.map((g) => g.dirty.toLocaleString('en')).join(' + ')}; ` : ''}{r.relocated} relocated extents; {r.traceSwaps} pairs traced at swaps; the whole run {r.totalDirty.toLocaleString('en')})</span>
           </li>
         ))}
       </ul>
