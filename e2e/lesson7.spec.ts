@@ -114,6 +114,9 @@ test.describe('at desktop width', () => {
     expect(await blocks('full') - await blocks('subtree')).toBeGreaterThanOrEqual(shared);
     expect([await blocks('full'), await blocks('subtree'), await blocks('deferred')]).toEqual([189, 12, 0]);
     await expect(traced(page, 'full')).toContainText('189 blocks (177 shared below the swaps)');
+    // full's outline is the core's walks at the fs tree's two swaps (qgroup_trace_subtree, from the scenario run in full mode): each node's old and new subtree, the node and its 84 or 97 leaves
+    const walked = async (k: string) => Number(await traced(page, 'full').getAttribute(`data-${k}`));
+    expect([await walked('walks'), await walked('walked-blocks'), await walked('walked-extents')]).toEqual([4, 2 * (85 + 98), 6]);
     await panel(page).getByRole('radio', { name: 'deferred' }).check();
     await expect(slots(page, 'file').and(page.locator('[data-traced="true"]'))).toHaveCount(0);
     expect(await count(page, 'file', '[data-traced="true"]')).toBe(0);

@@ -212,6 +212,28 @@ describe('balance', () => {
     assert.equal(out.deferred.dirty, 2 * roots.length);
     // full walks both subtrees below each swap: at least the shared leaves more than subtree
     assert.ok(out.full.dirty - out.subtree.dirty >= shared.size, `full ${out.full.dirty}, subtree ${out.subtree.dirty}, shared below ${shared.size}`);
+    // full's walks, as the core tells them (qgroup_trace_subtree): right before each swap, the old subtree's then the new one's, at the
+    // swap's level, each the node and every leaf below it (the old leaves its copy's backrefs name: the same count on both sides)
+    const fg = out.full.g;
+    const fswaps = fg.flatMap((e, i) => (e.kind === 'reloc_swap' ? [i] : []));
+    assert.deepEqual(fswaps.map((i) => `${fg[i].old}>${fg[i].new}`), swaps.map((s) => `${s.old}>${s.new}`));
+    const fcopies = new Set(fg.filter((e) => e.kind === 'cow' && e.tree === RELOC).map((e) => e.to));
+    const leavesBelow = (node) => new Set(fg.filter((e) => e.kind === 'backref' && e.parent === node && e.mod > 0 && e.level === 0 && !fcopies.has(e.bytenr)).map((e) => e.bytenr)).size;
+    const swapWalks = [];
+    for (const i of fswaps) {
+      const [o, n] = [fg[i - 2], fg[i - 1]], sw = fg[i];
+      assert.deepEqual([o.kind, o.bytenr, o.level, n.kind, n.bytenr, n.level], ['qgroup_trace_subtree', sw.old, sw.level, 'qgroup_trace_subtree', sw.new, sw.level], JSON.stringify([o, n, sw]));
+      assert.equal(o.blocks, 1 + leavesBelow(sw.new), JSON.stringify(o));
+      assert.deepEqual([n.blocks, n.extents], [o.blocks, o.extents]);
+      swapWalks.push(o, n);
+    }
+    // what the walks added to the transaction's records is part of what its commit counts: every shared leaf, recorded by no one else
+    const walks = fg.filter((e) => e.kind === 'qgroup_trace_subtree');
+    const added = walks.reduce((a, e) => a + e.added, 0);
+    assert.ok(added <= out.full.dirty && added >= shared.size, `walks added ${added}, the commit counted ${out.full.dirty}, ${shared.size} shared leaves`);
+    // the other modes walk no subtree (the reloc trees' drop is traced only in full mode, a walk per block it lets go)
+    for (const mode of ['subtree', 'deferred']) assert.equal(out[mode].g.filter((e) => e.kind === 'qgroup_trace_subtree').length, 0, mode);
+    assert.deepEqual([swapWalks.length, swapWalks.reduce((a, e) => a + e.blocks, 0), swapWalks.reduce((a, e) => a + e.extents, 0), walks.length, added], [12, 1098, 22, 357, 196]);
     // the lesson's figures (181 leaves shared below the three subvolumes' swaps, 177 of them below the fs tree's), and the same result in every mode
     assert.deepEqual([out.full.dirty, out.subtree.dirty, out.deferred.dirty, shared.size, tracedPairs.size], [215, 26, 6, 181, 10]);
     assert.equal(new Set(Object.values(out).map((o) => o.relocated)).size, 1);

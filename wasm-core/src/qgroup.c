@@ -1045,11 +1045,23 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int columns
 	}
 }
 
-int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, int depth)
+/* What one subtree walk recorded: every tree block, every data extent its
+ * leaves point at, and how many of those records were new to the
+ * transaction (its qgroup_dirty count gains them). */
+struct subtree_walk {
+	u64 blocks, extents, added;
+};
+
+static int walk_record(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, struct subtree_walk *w)
 {
-	if (!btrfs_qgroup_enabled(fs))
-		return 0;
-	int ret = btrfs_qgroup_record_extent(fs, bytenr, 0);
+	w->added += !u64map_get(&fs->qgroup->recorded, bytenr);
+	return btrfs_qgroup_record_extent(fs, bytenr, num_bytes);
+}
+
+static int trace_subtree_walk(struct btrfs_fs_info *fs, u64 bytenr, int level, int depth, struct subtree_walk *w)
+{
+	w->blocks++;
+	int ret = walk_record(fs, bytenr, 0, w);
 	if (ret || depth > BTRFS_MAX_LEVEL)
 		return ret;
 	struct extent_buffer *eb = btrfs_read_tree_block(fs, bytenr, level, 0);
@@ -1058,7 +1070,7 @@ int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, 
 	u32 nr = btrfs_nritems(eb);
 	for (u32 s = 0; s < nr && !ret; s++) {
 		if (level) {
-			ret = btrfs_qgroup_trace_subtree(fs, btrfs_node_blockptr(eb, (int)s), level - 1, depth + 1);
+			ret = trace_subtree_walk(fs, btrfs_node_blockptr(eb, (int)s), level - 1, depth + 1, w);
 			if (!(eb = btrfs_find_eb(fs, bytenr)))
 				return ret;
 			continue;
@@ -1067,9 +1079,23 @@ int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, 
 		btrfs_item_key(eb, (int)s, &k);
 		const u8 *fi = btrfs_item_ptr(eb, (int)s);
 		if (k.type == BTRFS_EXTENT_DATA_KEY && btrfs_item_size_nr(eb, (int)s) >= BTRFS_FILE_EXTENT_SIZE &&
-		    btrfs_file_extent_type(fi) != BTRFS_FILE_EXTENT_INLINE && btrfs_file_extent_disk_bytenr(fi))
-			ret = btrfs_qgroup_record_extent(fs, btrfs_file_extent_disk_bytenr(fi), btrfs_file_extent_disk_num_bytes(fi));
+		    btrfs_file_extent_type(fi) != BTRFS_FILE_EXTENT_INLINE && btrfs_file_extent_disk_bytenr(fi)) {
+			w->extents++;
+			ret = walk_record(fs, btrfs_file_extent_disk_bytenr(fi), btrfs_file_extent_disk_num_bytes(fi), w);
+		}
 	}
+	return ret;
+}
+
+int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level)
+{
+	if (!btrfs_qgroup_enabled(fs))
+		return 0;
+	struct subtree_walk w = {0};
+	int ret = trace_subtree_walk(fs, bytenr, level, 0, &w);
+	if (!ret)
+		fs_trace(fs, (struct trace_event){.kind = TRACE_QGROUP_TRACE_SUBTREE, .bytenr = bytenr, .level = level, .a = w.blocks,
+						  .b = w.extents, .c = w.added});
 	return ret;
 }
 
@@ -1151,9 +1177,9 @@ int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int le
 	switch (q->swap_mode) {
 	case BTRFS_QGROUP_SWAP_FULL:
 		/* before 4.20: both subtrees, every block down to the leaves and their data */
-		if ((ret = btrfs_qgroup_trace_subtree(fs, oldb, level, 0)))
+		if ((ret = btrfs_qgroup_trace_subtree(fs, oldb, level)))
 			return ret;
-		return btrfs_qgroup_trace_subtree(fs, newb, level, 0);
+		return btrfs_qgroup_trace_subtree(fs, newb, level);
 	case BTRFS_QGROUP_SWAP_SUBTREE:
 		return trace_swap_pair(fs, newb, oldb, level, 0);
 	default: {

@@ -98,8 +98,9 @@ int btrfs_qgroup_inherit(struct btrfs_fs_info *fs, u64 src, u64 id);
 
 /* Every block and data extent below bytenr (level) is dirty: a tree that
  * shared them is letting them go without reading them (a dropped
- * subvolume's shared subtree, as btrfs_qgroup_trace_subtree). */
-int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level, int depth);
+ * subvolume's shared subtree, as btrfs_qgroup_trace_subtree; and full
+ * mode's swaps). One qgroup_trace_subtree event tells what the walk recorded. */
+int btrfs_qgroup_trace_subtree(struct btrfs_fs_info *fs, u64 bytenr, int level);
 /* A dropped subvolume's qgroup goes, items and relations (as this kernel does). */
 int btrfs_qgroup_remove(struct btrfs_fs_info *fs, u64 id);
 /* The heads of delayed refs about to run: their extents are dirty. */

@@ -397,7 +397,7 @@ static int wc_drop_ref(struct walk_control *w, u64 bytenr, int level, const stru
 	w->let_go++;
 	int ret = btrfs_mod_tree_ref(fs, bytenr, level, w->root->objectid, parent, -1);
 	/* what only others hold under it now may be theirs alone */
-	return ret || !w->trace ? ret : btrfs_qgroup_trace_subtree(fs, bytenr, level, 0);
+	return ret || !w->trace ? ret : btrfs_qgroup_trace_subtree(fs, bytenr, level);
 }
 
 /* At the block the path is at: 1 when the walk does not go below it. */

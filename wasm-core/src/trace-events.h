@@ -88,6 +88,8 @@ enum btrfs_lock_mode {
 	   F(generation, U64, a) F(extents, U64, b))                                                                \
 	EV(QGROUP_TRACE_SWAP, "qgroup_trace_swap", "Qgroups trace a block relocation's merge swapped in, with the block it replaced (qgroup_swap=subtree, or deferred when the subvolume copies it before the commit).", \
 	   F(old, U64, bytenr) F(new, U64, a) F(level, INT, level))                                                 \
+	EV(QGROUP_TRACE_SUBTREE, "qgroup_trace_subtree", "Qgroups trace a whole subtree: the block and every block below it, down to the leaves and the data extents their file extent items point at (qgroup_swap=full at a swap, the old subtree and the new one; a drop letting go of a shared block). blocks: the tree blocks the walk recorded; extents: the file extent items it recorded a data extent for; added: the records new to the transaction (the rest were recorded already): what its next qgroup_dirty count gains by the walk.", \
+	   F(bytenr, U64, bytenr) F(level, INT, level) F(blocks, U32, a) F(extents, U32, b) F(added, U32, c))      \
 	EV(SUBVOL_DROP, "subvol_drop", "The cleaner has dropped a deleted subvolume's tree: what only it held is freed, what others share lost its reference.", \
 	   F(tree, U64, tree))                                                                                       \
 	EV(DROP_PROGRESS, "drop_progress", "The cleaner ends a batch of a dead tree's drop: the root item keeps the key it goes on from (drop_progress, at drop_level), for the next batch or for the kernel after a mount.", \

@@ -7,9 +7,15 @@
 // scenario in the three qgroup_swap modes: dirty extents full > subtree >
 // deferred, full tracing the shared leaves below the swaps that subtree skips,
 // the same relocated extents and the same qgroups.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { LESSONS } from '../lessons';
-import { nextPhase, phaseOf, pictureTrees, readModeRun, relocPicture, sameQgroups, scriptInMode, sharedBelow, SWAP_MODES, tracedBlocks, type RelocMoment, type RelocStep } from '../model/relocation';
+import { nextPhase, phaseOf, pictureTrees, readModeRun, relocPicture, sameQgroups, scriptInMode, sharedBelow, SWAP_MODES, tracedBlocks, walkedBelow, type RelocMoment, type RelocStep } from '../model/relocation';
+import { relocationStory } from './relocFull';
 import type { RunSteps } from './runs';
 import { loadCore, RUN, stepsOf } from './testCore';
 import type { Core } from './wasm';
@@ -18,7 +24,8 @@ let core: Core;
 let runs: RunSteps;
 const lesson = LESSONS.find((l) => l.id === '07-relocation')!;
 const stepAt = (line: number) => runs.steps.find((s) => s.line === line && !s.final)!;
-const reloc = (line: number): RelocStep => runs.relocation(stepAt(line).index);
+// as the worker answers: full mode's walks from the scenario run in full mode
+const reloc = (line: number): RelocStep => relocationStory(core, runs, lesson.scenario, RUN, stepAt(line).index);
 const of = <K extends RelocMoment['kind']>(s: RelocStep, kind: K) => s.moments.filter((m): m is Extract<RelocMoment, { kind: K }> => m.kind === kind);
 // the group line 21 relocates: 256K at 18612224, the fourth metadata group
 const G = 18612224, GLEN = 262144;
@@ -94,7 +101,11 @@ describe("lesson 7's scenario: one metadata group of several relocated, twice, i
     expect(merged.fileRootCopy).not.toBeNull();
     expect(merged.slots.every((x) => x.swapped && x.file === x.copy && x.reloc === x.old && x.traced)).toBe(true);
     expect(merged.slots.flatMap((x) => x.children!).every((c) => c.traced === (c.copy !== null))).toBe(true);
-    // full traces both subtrees, the shared leaves once; subtree only the pairs
+    // full traces both subtrees the core walked at each swap (qgroup_trace_subtree, from the run in full mode: the old node's, then the new one's,
+    // each the node and every leaf below it), the shared leaves once; subtree only the pairs
+    expect(s.fullWalks.map((w) => w.walks.map((x) => x.bytenr))).toEqual(of(s, 'swap').map((m) => [m.old, m.new]));
+    expect(merged.slots.map((x) => x.walks.map((w) => w.blocks))).toEqual(merged.slots.map((x) => [1 + x.children!.length, 1 + x.children!.length]));
+    expect(walkedBelow(merged)).toEqual({ walks: 4, blocks: 2 * (85 + 98), extents: 2 * (2 + 1), added: 87 + 99 });
     expect(sharedBelow(merged)).toBe(177);
     expect(tracedBlocks(merged, 'subtree').size).toBe(2 * 2 + 2 * 4);
     expect(tracedBlocks(merged, 'full').size).toBe(tracedBlocks(merged, 'subtree').size + 177);
@@ -132,6 +143,27 @@ describe("lesson 7's scenario: one metadata group of several relocated, twice, i
     expect(out.map((r) => r.groups.map((g) => g.dirty))).toEqual([[215, 214], [26, 24], [6, 6]]);
     expect(out.map((r) => r.balanceDirty)).toEqual([429, 50, 12]);
     expect(out.map((r) => r.relocated)).toEqual([35, 35, 35]);
+  });
+
+  test("full mode's walks through WASM are the native CLI's (qgroup_trace_subtree, each field), and so is the image", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'btrfslab-l7-'));
+    try {
+      const script = scriptInMode(lesson.scenario, 'full');
+      const h = core.run(script, RUN);
+      const ours = core.trace(h).flatMap((e) => (e.kind === 'qgroup_trace_subtree' ? [[String(e.bytenr), e.level, e.blocks, e.extents, e.added].join(' ')] : []));
+      const image = core.imageBytes(h);
+      core.close(h);
+      writeFileSync(join(dir, 's.txt'), script);
+      execFileSync(fileURLToPath(new URL('../../../wasm-core/build/btrfslab', import.meta.url)),
+        ['run', join(dir, 's.txt'), '--image', join(dir, 's.img'), '--trace', join(dir, 's.jsonl'), '--seed', String(RUN.seed), '--time', String(RUN.now)]);
+      const theirs = readFileSync(join(dir, 's.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'qgroup_trace_subtree')
+        .map((e) => [e.bytenr, e.level, e.blocks, e.extents, e.added].join(' '));
+      expect(ours.length).toBe(357 + 358);
+      expect(ours).toEqual(theirs);
+      expect(Buffer.from(image).equals(readFileSync(join(dir, 's.img')))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('scriptInMode sets every qgroup_swap line, or adds one before the first balance', () => {

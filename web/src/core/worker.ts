@@ -7,6 +7,7 @@ import { sha256Hex } from '../model/sha256';
 import { CORE_ERRNO, CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
 import { readModeRun, scriptInMode } from '../model/relocation';
+import { relocationStory } from './relocFull';
 import { scheduleRun } from './scheduleRun';
 import { sharedPicture } from './sharedPicture';
 import { Sessions } from './sessions';
@@ -95,7 +96,7 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return req.seq !== null && req.seq >= 0 && req.seq < runs.commandEvents ? sharedPicture(core, h, { seq: req.seq }) : sharedPicture(core, h, { line: s.final ? -1 : s.line });
     }
     case 'relocation':
-      return sessions(core).steps(req.script, req.opts).relocation(req.index);
+      return relocationStory(core, sessions(core).steps(req.script, req.opts), req.script, req.opts, req.index);
     case 'relocModes':
       return req.modes.map((mode) => {
         const h = core.run(scriptInMode(req.script, mode), { ...req.opts, trace: true });

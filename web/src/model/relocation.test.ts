@@ -2,7 +2,7 @@
 // and phases, the picture folded from them, each mode's run read from its
 // trace, and the seed's percentages.
 import { describe, expect, test } from 'vitest';
-import { nextPhase, percentChange, phaseOf, qgroupName, readModeRun, readRelocation, relocPicture, sameQgroups, sharedBelow, tracedBlocks, TREE_RELOC } from './relocation';
+import { lineInMode, nextPhase, percentChange, phaseOf, qgroupName, readModeRun, readRelocation, readSwapWalks, relocPicture, sameQgroups, scriptInMode, sharedBelow, swapWalksByLine, tracedBlocks, TREE_RELOC, walkedBelow, withFullWalks } from './relocation';
 import type { TraceEvent } from './trace';
 
 let seq = 0;
@@ -76,10 +76,11 @@ describe('a balance read from its trace', () => {
   });
 });
 
-/** The seed's picture: a level-2 root (100) over a node (200) over three leaves (210, 220, 230), of which only 230 is in the group. */
-function threeLevels(traced: boolean): TraceEvent[] {
+/** The seed's picture: a level-2 root (100) over a node (200) over three leaves (210, 220, 230), of which only 230 is in the group; line 21's, in mode subtree (traced), deferred, or full (the core's walks of both subtrees, 200's and 201's: each the node, its three leaves and one data extent). */
+function threeLevels(traced: boolean | 'full'): TraceEvent[] {
   seq = 0;
   return [
+    ev({ kind: 'op', line: 21 }),
     ev({ kind: 'reloc_group', logical: 1000n, length: 4096n, type: 4n, extents: 1n }),
     ev({ kind: 'backref', bytenr: 200n, level: 1, root: 0n, parent: 900n, mod: 1, objectid: 0n, offset: 0n }),
     ev({ kind: 'reloc_root', tree: 5n, root: 900n, level: 2 }),
@@ -91,9 +92,12 @@ function threeLevels(traced: boolean): TraceEvent[] {
     ev({ kind: 'cow', tree: TREE_RELOC, from: 230n, to: 231n, level: 0, generation: 8n, fromGeneration: 5n }),
     ev({ kind: 'reloc_extent', tree: 5n, from: 230n, to: 231n, level: 0 }),
     ev({ kind: 'cow', tree: 5n, from: 100n, to: 101n, level: 2, generation: 8n, fromGeneration: 5n }),
-    ...(traced ? [ev({ kind: 'qgroup_trace_swap', old: 200n, new: 201n, level: 1 }), ev({ kind: 'qgroup_trace_swap', old: 230n, new: 231n, level: 0 })] : []),
+    ...(traced === true ? [ev({ kind: 'qgroup_trace_swap', old: 200n, new: 201n, level: 1 }), ev({ kind: 'qgroup_trace_swap', old: 230n, new: 231n, level: 0 })] : []),
+    ...(traced === 'full' ? [ev({ kind: 'qgroup_trace_subtree', bytenr: 200n, level: 1, blocks: 4, extents: 1, added: 5 }), ev({ kind: 'qgroup_trace_subtree', bytenr: 201n, level: 1, blocks: 4, extents: 1, added: 2 })] : []),
     ev({ kind: 'reloc_swap', tree: 5n, old: 200n, new: 201n, level: 1 }),
     ev({ kind: 'block_free', tree: TREE_RELOC, bytenr: 900n }),
+    // the reloc tree's drop in full mode walks the blocks it lets go: not a swap's
+    ...(traced === 'full' ? [ev({ kind: 'qgroup_trace_subtree', bytenr: 200n, level: 1, blocks: 4, extents: 1, added: 0 })] : []),
     ev({ kind: 'reloc_found', logical: 1000n, extents: 1n }),
     ev({ kind: 'qgroup_dirty', generation: 8n, extents: traced ? 6n : 2n }),
     ev({ kind: 'chunk_remove', logical: 1000n, length: 4096n, type: 4n, physical: 1000n }),
@@ -106,7 +110,12 @@ describe("the seed's three levels: a swap at a node, the leaves below it shared"
     expect(s.copies.map((c) => [c.from, c.to, c.level, c.children])).toEqual([['200', '201', 1, ['210', '220', '230']], ['230', '231', 0, []]]);
     expect(s.tracedPairs.map((t) => [t.old, t.new])).toEqual([['200', '201'], ['230', '231']]);
     expect(s.moments.find((m) => m.kind === 'swap')).toMatchObject({ old: '200', new: '201', level: 1, traced: true });
-    const at = (i: number | null) => relocPicture(s, '1000', '5', i)!;
+    // full mode's walks come from the same step run in full mode (this run, in subtree mode, walks none)
+    expect(s.fullWalks).toEqual([{ tree: '5', old: '200', new: '201', level: 1, walks: [] }]);
+    const mine = relocPicture(s, '1000', '5', 4)!;
+    expect(tracedBlocks(mine, 'full').size).toBe(0);
+    const s2 = withFullWalks(s, swapWalksByLine(threeLevels('full')), 21);
+    const at = (i: number | null) => relocPicture(s2, '1000', '5', i)!;
     // built: the root's one child, not copied yet
     expect(at(1).slots.map((x) => [x.old, x.copy, x.children])).toEqual([['200', null, null]]);
     // the path copied: the reloc tree at the new node, whose children are the new leaf and the two shared
@@ -114,13 +123,29 @@ describe("the seed's three levels: a swap at a node, the leaves below it shared"
     expect([copied.file, copied.reloc, copied.swapped]).toEqual(['200', '201', false]);
     expect(copied.children!.map((c) => [c.old, c.copy, c.traced])).toEqual([['210', null, false], ['220', null, false], ['230', '231', true]]);
     expect(tracedBlocks(at(3), 'full').size).toBe(0);
-    // swapped: full traces both subtrees (the shared leaves once), subtree the pairs, deferred nothing
+    expect(at(3).slots[0].walks).toEqual([]);
+    // swapped: full traces both subtrees the core walked (the shared leaves once), subtree the pairs, deferred nothing
     const swapped = at(4);
+    expect(swapped.slots[0].walks.map((w) => [w.bytenr, w.blocks, w.extents, w.added])).toEqual([['200', 4, 1, 5], ['201', 4, 1, 2]]);
+    expect(walkedBelow(swapped)).toEqual({ walks: 2, blocks: 8, extents: 2, added: 7 });
     expect([swapped.slots[0].file, swapped.slots[0].reloc]).toEqual(['201', '200']);
     expect([...tracedBlocks(swapped, 'full')].sort()).toEqual(['200', '201', '210', '220', '230', '231']);
     expect([...tracedBlocks(swapped, 'subtree')].sort()).toEqual(['200', '201', '230', '231']);
     expect(tracedBlocks(swapped, 'deferred').size).toBe(0);
     expect(sharedBelow(swapped)).toBe(2);
+    // a run in full mode has its own walks; one walk (the old subtree's) outlines that side only
+    const full = readRelocation(threeLevels('full'));
+    expect([...tracedBlocks(relocPicture(full, '1000', '5', 4)!, 'full')].sort()).toEqual(['200', '201', '210', '220', '230', '231']);
+    const oldOnly = { ...full, fullWalks: full.fullWalks.map((w) => ({ ...w, walks: w.walks.slice(0, 1) })) };
+    expect([...tracedBlocks(relocPicture(oldOnly, '1000', '5', 4)!, 'full')].sort()).toEqual(['200', '210', '220', '230']);
+    // the drop's walk after the swap belongs to no swap
+    expect(readSwapWalks(threeLevels('full')).map((w) => w.walks.length)).toEqual([2]);
+  });
+
+  test('the line of a script in a mode: the same, or one further down after a set line added before the first balance', () => {
+    const script = 'mkfs\ncommit\nbalance -m\nrelocate 1';
+    expect(scriptInMode(script, 'full').split('\n')[lineInMode(script, 4) - 1]).toBe('relocate 1');
+    expect([lineInMode(script, 2), lineInMode(script, 3), lineInMode('set qgroup_swap=subtree\nbalance -m', 2)]).toEqual([2, 4, 2]);
   });
 
   test("a mode's run: each group's dirty extents, its commits from its choice to its removal", () => {

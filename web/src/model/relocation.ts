@@ -20,7 +20,11 @@
 // The picture (relocPicture) folds the moments and the reloc trees' copies:
 // the roots, their children (the nodes merge swaps in a taller tree), and
 // below each copied node the leaves it points at, copied or shared by the
-// old node and the new; tracedBlocks says which of them each mode traces.
+// old node and the new; tracedBlocks says which of them each mode traces:
+// full the subtrees the core walked at each swap (qgroup_trace_subtree, its
+// old subtree's and its new one's, as the picture knows them; from the same
+// step run in full mode when this run is in another, fullWalks), subtree the
+// new blocks and the blocks they replaced, deferred none at the swap.
 // Plain data: read once in the worker (readRelocation), crossing to the page.
 import type { TraceEvent } from './trace';
 
@@ -90,12 +94,65 @@ export interface TracedPair {
   level: number;
 }
 
+/** A subtree qgroups walked (qgroup_trace_subtree): its top block and level, the tree blocks and file extent items the walk recorded, and how many of those records were new to the transaction. */
+export interface SubtreeWalk {
+  bytenr: string;
+  level: number;
+  blocks: number;
+  extents: number;
+  added: number;
+}
+
+/** A swap merge made, with the subtrees full mode walks at it (the old one's, then the new one's: the qgroup_trace_subtree events just before its reloc_swap; none in the other modes). */
+export interface SwapWalks {
+  tree: string;
+  old: string;
+  new: string;
+  level: number;
+  walks: SubtreeWalk[];
+}
+
+/** Each swap in events with the subtree walks made for it (full mode's; a drop's walks, of other blocks, are left out). */
+export function readSwapWalks(events: readonly TraceEvent[]): SwapWalks[] {
+  const out: SwapWalks[] = [];
+  let pending: SubtreeWalk[] = [];
+  for (const e of events) {
+    if (e.kind === 'qgroup_trace_subtree') pending.push({ bytenr: e.bytenr.toString(), level: e.level, blocks: e.blocks, extents: e.extents, added: e.added });
+    else if (e.kind === 'reloc_swap') {
+      const old = e.old.toString(), nw = e.new.toString();
+      out.push({ tree: e.tree.toString(), old, new: nw, level: e.level, walks: pending.filter((w) => w.bytenr === old || w.bytenr === nw) });
+      pending = [];
+    } else if (e.kind === 'reloc_group' || e.kind === 'commit') pending = [];
+  }
+  return out;
+}
+
+/** A run's swaps with their walks, by the script line whose step made them. */
+export function swapWalksByLine(events: readonly TraceEvent[]): Map<number, SwapWalks[]> {
+  const out = new Map<number, SwapWalks[]>();
+  let line = 0, from = 0;
+  const close = (to: number) => {
+    const w = readSwapWalks(events.slice(from, to));
+    if (w.length) out.set(line, [...(out.get(line) ?? []), ...w]);
+  };
+  events.forEach((e, i) => {
+    if (e.kind !== 'op' || e.line === line) return;
+    close(i);
+    line = e.line;
+    from = i;
+  });
+  close(events.length);
+  return out;
+}
+
 /** A balance step's story: its moments, its groups in the order relocated, and its qgroup dirty extents. */
 export interface RelocStep {
   moments: RelocMoment[];
   /** The reloc trees' copies, in the order made: the blocks on the paths too, not only the group's. */
   copies: RelocCopy[];
   tracedPairs: TracedPair[];
+  /** The step's swaps as full mode traces them (the subtrees walked at each): this run's walks, or, when the script runs in another mode, the same step's in the script run in full mode (withFullWalks; the blocks are the same in every mode). */
+  fullWalks: SwapWalks[];
   groups: { group: string; type: GroupType; length: number; extents: number; found: number | null; trees: string[] }[];
   /** The dirty extents of each commit in the step, and their sum. */
   dirty: number[];
@@ -204,7 +261,12 @@ export function readRelocation(events: readonly TraceEvent[]): RelocStep {
     }
   }
   settle();
-  return { moments, copies, tracedPairs, groups, dirty, dirtyTotal: dirty.reduce((a, b) => a + b, 0) };
+  return { moments, copies, tracedPairs, fullWalks: readSwapWalks(events), groups, dirty, dirtyTotal: dirty.reduce((a, b) => a + b, 0) };
+}
+
+/** The step with full mode's walks taken from the same step of the script run in full mode (its walks by line, swapWalksByLine; line: the step's line there). */
+export function withFullWalks(step: RelocStep, byLine: ReadonlyMap<number, SwapWalks[]>, line: number): RelocStep {
+  return { ...step, fullWalks: byLine.get(line) ?? [] };
 }
 
 /** A child of a copied node: the old block the old node points at, and the reloc tree's copy of it (null: never copied, shared by the old node and the new). */
@@ -228,6 +290,8 @@ export interface RelocSlot {
   swapped: boolean;
   /** Whether qgroups traced the pair at the swap in this run (a qgroup_trace_swap). */
   traced: boolean;
+  /** The subtrees full mode walks at this slot's swap (qgroup_trace_subtree), once it is swapped: the old block's and the new one's. */
+  walks: SubtreeWalk[];
   /** A copied node's children, below the swap (null: a leaf, or not copied): the old node points at each old one, the copy at each copy or, where none was made, at the same old block. */
   children: RelocChild[] | null;
 }
@@ -286,7 +350,8 @@ export function relocPicture(step: RelocStep, group: string, tree: string, upTo:
         return { old: c, copy: cc, traced: cc !== null && pairs.has(`${c}>${cc}`) };
       })
       : null;
-    return { old, copy, file: swapped ? copy! : old, reloc: dropped ? null : swapped ? old : copy ?? old, swapped, traced: !!s?.traced, children };
+    const walks = swapped ? step.fullWalks.find((w) => w.tree === tree && w.old === old && w.new === s!.new)?.walks ?? [] : [];
+    return { old, copy, file: swapped ? copy! : old, reloc: dropped ? null : swapped ? old : copy ?? old, swapped, traced: !!s?.traced, walks, children };
   });
   const phaseAt = [...mine].reverse().find((m) => m.seq <= cut && phaseOf(m) !== null);
   return {
@@ -297,23 +362,36 @@ export function relocPicture(step: RelocStep, group: string, tree: string, upTo:
 
 /**
  * Which blocks of the picture a mode traces at the swaps made so far:
- * full (before 4.20) both subtrees below each swapped pointer, the shared
- * blocks below it included (and the data the leaves point at, not drawn);
- * subtree (4.20) the new blocks and the blocks they replaced; deferred
- * (5.1) none at the swap.
+ * full (before 4.20) the subtrees the core walked at each swap
+ * (qgroup_trace_subtree: the old node's and the new one's, the shared
+ * blocks below them included, and the data the leaves point at, not drawn),
+ * each as the picture knows it: the walked node and the leaves drawn below
+ * it on its side; subtree (4.20) the new blocks and the blocks they
+ * replaced; deferred (5.1) none at the swap.
  */
 export function tracedBlocks(p: RelocPicture, mode: QgroupSwapMode): Set<string> {
   const out = new Set<string>();
   if (mode === 'deferred') return out;
   for (const s of p.slots) {
+    if (mode === 'full') {
+      for (const w of s.walks) {
+        if (w.bytenr !== s.old && w.bytenr !== s.copy) continue;
+        out.add(w.bytenr);
+        for (const c of s.children ?? []) out.add(w.bytenr === s.old ? c.old : c.copy ?? c.old);
+      }
+      continue;
+    }
     if (!s.swapped || s.copy === null) continue;
     out.add(s.old).add(s.copy);
-    for (const c of s.children ?? []) {
-      if (c.copy !== null) out.add(c.old).add(c.copy);
-      else if (mode === 'full') out.add(c.old);
-    }
+    for (const c of s.children ?? []) if (c.copy !== null) out.add(c.old).add(c.copy);
   }
   return out;
+}
+
+/** What full mode's walks at the swaps made so far recorded (qgroup_trace_subtree): tree blocks and file extent items, each walk's own (a block two walks record counts twice), and the records new to the transaction. */
+export function walkedBelow(p: RelocPicture): { walks: number; blocks: number; extents: number; added: number } {
+  const ws = p.slots.flatMap((s) => s.walks);
+  return { walks: ws.length, blocks: ws.reduce((a, w) => a + w.blocks, 0), extents: ws.reduce((a, w) => a + w.extents, 0), added: ws.reduce((a, w) => a + w.added, 0) };
 }
 
 /** The shared blocks below the swaps made so far (full traces them, subtree skips them). */
@@ -342,6 +420,14 @@ export function nextPhase(step: RelocStep, from: number): number {
 
 // ---------------------------------------------------------------------------
 // The same scenario in the three modes
+
+/** The line of scriptInMode(script, mode) that is script's line (1-based): the lines after a set line it adds are one further down. */
+export function lineInMode(script: string, line: number): number {
+  const lines = script.split('\n');
+  if (lines.some((l) => /^\s*set\s+qgroup_swap=\S+\s*$/.test(l))) return line;
+  const at = lines.findIndex((l) => /^\s*(balance|relocate)\b/.test(l));
+  return at >= 0 && line > at ? line + 1 : line;
+}
 
 /** The script with every `set qgroup_swap=` line set to mode (and one added before the first balance when it has none). */
 export function scriptInMode(script: string, mode: QgroupSwapMode): string {

@@ -56,6 +56,7 @@ export const TRACE_SCHEMA = {
   qgroup_update: { doc: 'A qgroup\'s numbers after a commit\'s accounting (or a rescan, or a snapshot\'s inheritance).', fields: [['qgroup', 'u64'], ['referenced', 'u64'], ['exclusive', 'u64']] },
   qgroup_dirty: { doc: 'Qgroup accounting at commit: how many extents the transaction recorded as qgroup-dirty (the kernel\'s btrfs_qgroup_num_dirty_extents tracepoint: unique extents, each accounted once).', fields: [['generation', 'u64'], ['extents', 'u64']] },
   qgroup_trace_swap: { doc: 'Qgroups trace a block relocation\'s merge swapped in, with the block it replaced (qgroup_swap=subtree, or deferred when the subvolume copies it before the commit).', fields: [['old', 'u64'], ['new', 'u64'], ['level', 'int']] },
+  qgroup_trace_subtree: { doc: 'Qgroups trace a whole subtree: the block and every block below it, down to the leaves and the data extents their file extent items point at (qgroup_swap=full at a swap, the old subtree and the new one; a drop letting go of a shared block). blocks: the tree blocks the walk recorded; extents: the file extent items it recorded a data extent for; added: the records new to the transaction (the rest were recorded already): what its next qgroup_dirty count gains by the walk.', fields: [['bytenr', 'u64'], ['level', 'int'], ['blocks', 'u32'], ['extents', 'u32'], ['added', 'u32']] },
   subvol_drop: { doc: 'The cleaner has dropped a deleted subvolume\'s tree: what only it held is freed, what others share lost its reference.', fields: [['tree', 'u64']] },
   drop_progress: { doc: 'The cleaner ends a batch of a dead tree\'s drop: the root item keeps the key it goes on from (drop_progress, at drop_level), for the next batch or for the kernel after a mount.', fields: [['tree', 'u64'], ['level', 'int'], ['key', 'key'], ['blocks', 'u64']] },
   search: { doc: 'A search descends through one block, choosing a slot.', fields: [['tree', 'u64'], ['bytenr', 'u64'], ['level', 'int'], ['slot', 'int'], ['key', 'key'], ['found', 'bool']] },
@@ -127,6 +128,7 @@ export type TraceEvent =
   | { seq: number; kind: 'qgroup_update'; qgroup: bigint; referenced: bigint; exclusive: bigint }
   | { seq: number; kind: 'qgroup_dirty'; generation: bigint; extents: bigint }
   | { seq: number; kind: 'qgroup_trace_swap'; old: bigint; new: bigint; level: number }
+  | { seq: number; kind: 'qgroup_trace_subtree'; bytenr: bigint; level: number; blocks: number; extents: number; added: number }
   | { seq: number; kind: 'subvol_drop'; tree: bigint }
   | { seq: number; kind: 'drop_progress'; tree: bigint; level: number; key: Key; blocks: bigint }
   | { seq: number; kind: 'search'; tree: bigint; bytenr: bigint; level: number; slot: number; key: Key; found: boolean }

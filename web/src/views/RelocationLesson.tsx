@@ -147,7 +147,7 @@ function RelocPanel({ core, script, player, runs }: { core: CoreClient; script: 
               <p className="hint" data-testid="reloc-group-dirty">
                 {runs
                   ? <>The commit after this group's merge, in the core's run in each mode (its <code>qgroup_dirty</code>, every subvolume's swaps and root copies counted once): {runs.map((r, i) => <span key={r.mode} data-mode={r.mode} data-dirty={r.groups.find((g) => g.group === picture.group)?.dirty ?? 0}>{i ? ', ' : ''}{r.mode} {r.groups.find((g) => g.group === picture.group)?.dirty ?? 0}</span>)} dirty extents.</>
-                  : <>Blocks this picture's swaps trace, by the mode's rule. The dirty extents the commit counts in each mode come from the core: <em>Run in the three modes</em> below.</>}
+                  : <>Blocks this picture's swaps trace: in full mode the subtrees the core walks at each swap (its <code>qgroup_trace_subtree</code>), in subtree mode the new blocks and those they replaced. The dirty extents the commit counts in each mode come from the core: <em>Run in the three modes</em> below.</>}
               </p>
             </>
           )}

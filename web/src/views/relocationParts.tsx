@@ -6,7 +6,7 @@
 // the three modes' dirty-extent counter with their qgroups, and the seed's
 // table beside our measured figures.
 import type { QgroupBalanceSeed } from '../lessons';
-import { percentChange, sharedBelow, SWAP_MODES, tracedBlocks, type ModeRun, type QgroupSwapMode, type RelocChild, type RelocPicture, type RelocSlot } from '../model/relocation';
+import { percentChange, sharedBelow, SWAP_MODES, tracedBlocks, walkedBelow, type ModeRun, type QgroupSwapMode, type RelocChild, type RelocPicture, type RelocSlot } from '../model/relocation';
 import { treeName } from './relocation.sentences';
 import { formatSize } from './space.sentences';
 
@@ -146,15 +146,17 @@ export function RelocLegend({ mode }: { mode: QgroupSwapMode }) {
   );
 }
 
-/** How many blocks the picture's swaps trace so far in each mode, as bars: the model's rule applied to the trace's picture. */
+/** How many blocks the picture's swaps trace so far in each mode, as bars: full's the core's walks (qgroup_trace_subtree) as the picture knows them, with what the walks recorded in all; subtree's and deferred's the mode's rule applied to the trace's picture. */
 export function TracedCounter({ picture }: { picture: RelocPicture }) {
   const counts = SWAP_MODES.map((m) => [m, tracedBlocks(picture, m).size] as const);
   const max = Math.max(1, ...counts.map(([, n]) => n));
-  const shared = sharedBelow(picture);
+  const shared = sharedBelow(picture), walked = walkedBelow(picture);
   return (
     <ul className="reloc-counter" data-testid="reloc-traced" aria-label={`Blocks ${treeName(picture.tree)}'s swaps trace so far, per mode`}>
       {counts.map(([m, n]) => (
-        <li key={m} data-mode={m} data-blocks={n} data-shared={m === 'full' ? shared : 0}>
+        <li key={m} data-mode={m} data-blocks={n} data-shared={m === 'full' ? shared : 0}
+          {...(m === 'full' ? { 'data-walks': walked.walks, 'data-walked-blocks': walked.blocks, 'data-walked-extents': walked.extents, 'data-walked-added': walked.added,
+            title: `The core's ${walked.walks} subtree walk${walked.walks === 1 ? '' : 's'} at these swaps (qgroup_trace_subtree) recorded ${walked.blocks} tree blocks and the data extents of ${walked.extents} file extent items, ${walked.added} of these records new to the transaction` } : {})}>
           <span className="c-name">{m}</span>
           <span className="c-bar" aria-hidden="true"><span style={{ width: `${(n / max) * 100}%` }} /></span>
           <span className="c-num">{n} block{n === 1 ? '' : 's'}{m === 'full' && shared ? ` (${shared} shared below the swaps)` : ''}</span>

@@ -21,6 +21,7 @@ export const treeSentences = {
   full_backref: (e) => `${what(e.level)} ${e.bytenr} is shared and the ${treeName(e.tree)} lets it go: from now on its children are referenced by the block itself (FULL_BACKREF)`,
   drop_progress: (e) => `The cleaner ends this transaction's batch of deleted subvolume ${e.tree} after ${e.blocks} block${e.blocks === 1n ? '' : 's'}: its root item keeps drop_progress (${keyText(e.key)}) at level ${e.level}, where the next batch goes on`,
   qgroup_dirty: (e) => `Qgroups: transaction ${e.generation} recorded ${e.extents} dirty extent${e.extents === 1n ? '' : 's'} to account at its commit`,
+  qgroup_trace_subtree: (e) => `Qgroups trace the whole subtree under ${what(e.level)} ${e.bytenr}: ${e.blocks} tree block${e.blocks === 1 ? '' : 's'} and the data extents of ${e.extents} file extent item${e.extents === 1 ? '' : 's'} recorded dirty, ${e.added} of these records new to this transaction`,
   qgroup_trace_swap: (e) => `Qgroups trace the swap of ${what(e.level)} ${e.old} for the reloc tree's ${e.new}: both recorded dirty`,
   subvol_drop: (e) => `The cleaner dropped deleted subvolume ${e.tree}: what only it held is freed, what others share lost its reference`,
   qgroup_extent: (e) => `Qgroups: extent ${e.bytenr} (${e.size} bytes) was reached by ${e.before} subvolume tree${e.before === 1 ? '' : 's'}, now by ${e.after}`,
