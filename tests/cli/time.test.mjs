@@ -350,18 +350,20 @@ test('untar random: a seeded source-like tree in tar order, then syncfs; the sam
 });
 
 test('space reservation: tickets when metadata runs short, the reclaim worker in the kernel\'s state order, shrink_delalloc by pages or whole inodes; ENOSPC names the line and leaves a clean image', () => {
-  const runMode = (mode) => {
-    const img = join(dir, `reclaim-${mode}.img`);
-    const r = cli('run', script(`reclaim-${mode}.txt`, `mkfs size=512M\nset device=loop\nset tree_locks=path\nset shrink_delalloc=${mode}\nuntar random files=3000 seed=3\n`),
-      '--metrics', '-', '--image', img, '--trace', join(dir, `reclaim-${mode}.jsonl`));
+  // rules: this kernel's reservation sizes (6.18), or the seed's (5.10: 5.10 against 5.10 with the fix)
+  const runMode = (mode, rules = '6.18') => {
+    const name = `reclaim-${mode}-${rules}`;
+    const img = join(dir, `${name}.img`);
+    const r = cli('run', script(`${name}.txt`, `mkfs size=512M\nset device=loop\nset tree_locks=path\nset space_rules=${rules}\nset shrink_delalloc=${mode}\nuntar random files=3000 seed=3\n`),
+      '--metrics', '-', '--image', img, '--trace', join(dir, `${name}.jsonl`));
     assert.equal(r.code, 0, r.err);
     assert.equal(cli('check', img).code, 0);
     const m = JSON.parse(r.out);
-    const ev = readFileSync(join(dir, `reclaim-${mode}.jsonl`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const ev = readFileSync(join(dir, `${name}.jsonl`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
     return { m, ev };
   };
-  const pages = runMode('pages'), inodes = runMode('inodes');
-  for (const { m, ev } of [pages, inodes]) {
+  const pages = runMode('pages'), inodes = runMode('inodes'), pages510 = runMode('pages', '5.10'), inodes510 = runMode('inodes', '5.10');
+  for (const { m, ev } of [pages, inodes, pages510, inodes510]) {
     const rc = m.timed.reclaim;
     assert.ok(rc.tickets > 10, `tickets: ${rc.tickets}`);
     assert.equal(rc.ticketsFailed, 0);
@@ -376,13 +378,22 @@ test('space reservation: tickets when metadata runs short, the reclaim worker in
     assert.equal(m.space.data.mayUse, 0);
   }
   // pages (5.11+): a budget of pages, min(delalloc, max(to_reclaim, delalloc / 8)); inodes (5.10): 2 x to_reclaim / insert(1) whole inodes
-  const shrinkP = pages.ev.filter((e) => e.kind === 'shrink_delalloc'), shrinkI = inodes.ev.filter((e) => e.kind === 'shrink_delalloc');
-  assert.ok(shrinkP.every((e) => e.mode === 0 && Number(e.pages) >= Math.min(Number(e.budget), 1)));
-  assert.ok(shrinkI.every((e) => e.mode === 1 && Number(e.inodes) <= Number(e.budget)));
-  assert.ok(shrinkI.some((e) => e.budget === '20'), 'a 2.5 MiB create ticket: 2 x 10 inodes');
-  assert.ok(inodes.m.timed.reclaim.tickets > pages.m.timed.reclaim.tickets, 'whole inodes a few at a time leave more reservations waiting');
-  assert.ok(inodes.m.timed.untar.writeNs > 2 * pages.m.timed.untar.writeNs, `untar ${inodes.m.timed.untar.writeNs} vs ${pages.m.timed.untar.writeNs}`);
-  assert.equal(cli('ls', join(dir, 'reclaim-pages.img'), '/src/m000').out, cli('ls', join(dir, 'reclaim-inodes.img'), '/src/m000').out);
+  const shrink = (run) => run.ev.filter((e) => e.kind === 'shrink_delalloc');
+  const shrinkP = shrink(pages), shrinkI = shrink(inodes), shrinkI510 = shrink(inodes510);
+  assert.ok([...shrinkP, ...shrink(pages510)].every((e) => e.mode === 0 && Number(e.pages) >= Math.min(Number(e.budget), 1)));
+  assert.ok([...shrinkI, ...shrinkI510].every((e) => e.mode === 1 && Number(e.inodes) <= Number(e.budget)));
+  // 6.18: a create asks insert(5) + delayed_ref_bytes(5) = 3.75 MiB (the kernel's tickets here); 5.10: insert(5)
+  // while the delayed refs reserve is full, 1.25 MiB
+  assert.ok(shrinkI.some((e) => e.budget === '30'), '6.18: a 3.75 MiB create ticket: 2 x 15 inodes');
+  assert.ok(pages.ev.some((e) => e.kind === 'flush_space' && e.numBytes === String(15 * 256 * 1024)), '6.18: to_reclaim of a create ticket, 3.75 MiB');
+  assert.ok(shrinkP.every((e) => Number(e.budget) <= 960), '6.18: 960 pages at most');
+  assert.ok(shrinkI510.some((e) => e.budget === '10'), '5.10: a 1.25 MiB create ticket: 2 x 5 inodes');
+  // the seed: whole inodes a few at a time, a tick after each pass, leave more reservations waiting, for longer
+  assert.ok(inodes510.m.timed.reclaim.tickets > pages510.m.timed.reclaim.tickets);
+  assert.ok(inodes510.m.timed.untar.writeNs > 2 * pages510.m.timed.untar.writeNs, `untar ${inodes510.m.timed.untar.writeNs} vs ${pages510.m.timed.untar.writeNs}`);
+  for (const run of [pages, inodes, pages510, inodes510])
+    assert.ok(run.m.timed.deviceBusyNs > 0 && run.m.timed.deviceBusyNs < run.m.timed.virtualNs);
+  assert.equal(cli('ls', join(dir, 'reclaim-pages-6.18.img'), '/src/m000').out, cli('ls', join(dir, 'reclaim-inodes-5.10.img'), '/src/m000').out);
 
   // a filesystem too small: ENOSPC at the write that could not be reserved, the image as unmounting leaves it
   const img = join(dir, 'enospc.img');

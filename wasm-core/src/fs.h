@@ -131,6 +131,9 @@ struct btrfs_fs_info {
 		u64 op_data;        /* data may_use held by writes about to happen (granted tickets) */
 		u64 delayed_items_rsv; /* part held by delayed items until they are flushed (or the commit) */
 		u64 delayed_refs_rsv;  /* part held for delayed refs until they run (or the commit) */
+		u64 delayed_refs_ran;  /* delayed ref heads a reclaim flush state has run since the commit
+					* (the model applies them all at the commit; their reserve goes now) */
+		int rules;             /* enum btrfs_space_rules: which kernel's reservation sizes */
 	} space;
 	void *delayed_ctx;
 };

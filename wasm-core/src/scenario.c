@@ -1190,6 +1190,13 @@ static int set_time(struct scenario_run *r, const char *w)
 		if (i < 0)
 			return fail(r, BLAB_EPARSE, "'%s': shrink_delalloc is pages (since 5.11, the seed's fix) or inodes (5.10)", v);
 		r->tcfg.shrink_delalloc = i;
+	} else if (KEY("space_rules")) {
+		/* in enum btrfs_space_rules's order */
+		static const char *const names[] = {"6.18", "5.10", NULL};
+		int i = one_of(v, names);
+		if (i < 0)
+			return fail(r, BLAB_EPARSE, "'%s': space_rules is 6.18 (this kernel's reservation sizes) or 5.10 (the seed's)", v);
+		r->fs->space.rules = i;
 	} else if (KEY("delayed_background")) {
 		if ((ret = parse_num(r, "delayed_background", v, &n)))
 			return ret;
@@ -1352,7 +1359,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
 						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION, tree_locks=path|tree, "
 						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N, "
-						    "shrink_delalloc=pages|inodes, drop_batch=N, qgroup_swap=full|subtree|deferred", l->argv[1]);
+						    "shrink_delalloc=pages|inodes, space_rules=6.18|5.10, drop_batch=N, qgroup_swap=full|subtree|deferred", l->argv[1]);
 		return 0;
 	}
 	if (!strcmp(c, "schedule")) {

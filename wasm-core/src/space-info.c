@@ -85,6 +85,51 @@ int btrfs_space_fits(const struct btrfs_fs_info *fs, int kind, u64 bytes, int fl
 	return kind != SPACE_DATA && used + bytes < si.total + overcommit_avail(fs, &si, flush);
 }
 
+u64 btrfs_space_overage(const struct btrfs_fs_info *fs, int kind)
+{
+	if (kind == SPACE_DATA)
+		return 0;
+	struct btrfs_space_info si;
+	btrfs_space_info_get(fs, kind, &si);
+	u64 used = btrfs_space_used_all(&si), limit = si.total + overcommit_avail(fs, &si, RESERVE_FLUSH_ALL);
+	return used > limit ? used - limit : 0;
+}
+
+u64 btrfs_calc_delayed_ref_bytes(const struct btrfs_fs_info *fs, u64 n)
+{
+	u64 bytes = btrfs_calc_insert_metadata_size(fs, n);
+	return fs->space.rules == SPACE_RULES_6_18 && fs->fst_root ? 2 * bytes : bytes;
+}
+
+u64 btrfs_space_trans_bytes(const struct btrfs_fs_info *fs, u64 items)
+{
+	u64 bytes = btrfs_calc_insert_metadata_size(fs, items);
+	if (fs->space.rules == SPACE_RULES_6_18)
+		return bytes + btrfs_calc_delayed_ref_bytes(fs, items);
+	return btrfs_space_delayed_refs_full(fs) ? bytes : 2 * bytes;
+}
+
+u64 btrfs_space_delayed_refs_size(const struct btrfs_fs_info *fs)
+{
+	u64 heads = fs->delayed_refs.len, ran = fs->space.delayed_refs_ran;
+	return heads > ran ? btrfs_calc_delayed_ref_bytes(fs, heads - ran) : 0;
+}
+
+int btrfs_space_delayed_refs_full(const struct btrfs_fs_info *fs)
+{
+	return fs->space.delayed_refs_rsv >= btrfs_space_delayed_refs_size(fs);
+}
+
+void btrfs_space_release_meta(struct btrfs_fs_info *fs, u64 bytes)
+{
+	u64 size = btrfs_space_delayed_refs_size(fs), have = fs->space.delayed_refs_rsv;
+	u64 add = size > have ? size - have : 0;
+	if (add > bytes)
+		add = bytes;
+	fs->space.delayed_refs_rsv += add;
+	btrfs_space_release(fs, SPACE_METADATA, bytes - add);
+}
+
 void btrfs_space_reserve(struct btrfs_fs_info *fs, int kind, u64 bytes)
 {
 	fs->space.may_use[kind] += bytes;
@@ -131,7 +176,9 @@ void btrfs_space_inode_rsv_set(struct btrfs_fs_info *fs, u64 *held, u64 want)
 		btrfs_space_reserve(fs, SPACE_METADATA, want - *held);
 		fs->space.delalloc_meta += want - *held;
 	} else {
-		btrfs_space_release(fs, SPACE_METADATA, *held - want);
+		/* btrfs_inode_rsv_release: into the delayed refs reserve first (the
+		 * data extent's delayed ref, made at ordered completion, needs it) */
+		btrfs_space_release_meta(fs, *held - want);
 		fs->space.delalloc_meta -= *held - want < fs->space.delalloc_meta ? *held - want : fs->space.delalloc_meta;
 	}
 	*held = want;
@@ -163,6 +210,7 @@ void btrfs_space_commit(struct btrfs_fs_info *fs)
 {
 	btrfs_space_release(fs, SPACE_METADATA, fs->space.delayed_items_rsv + fs->space.delayed_refs_rsv);
 	fs->space.delayed_items_rsv = fs->space.delayed_refs_rsv = 0;
+	fs->space.delayed_refs_ran = 0;
 	btrfs_space_update_global_rsv(fs);
 }
 

@@ -71,6 +71,35 @@ enum btrfs_reserve_flush { RESERVE_NO_FLUSH = 0, RESERVE_FLUSH_ALL };
 /* Whether bytes more of kind fit now: within total, or for metadata within
  * what overcommit allows (calc_available_free_space). */
 int btrfs_space_fits(const struct btrfs_fs_info *fs, int kind, u64 bytes, int flush);
+/* What metadata is overcommitted past what a FLUSH_ALL reservation may use
+ * now (used + reserved + pinned + may_use - total - avail, or 0): as data
+ * chunks take the unallocated space, avail shrinks under reservations made
+ * before. The reclaim worker adds it to the tickets' bytes
+ * (btrfs_calc_reclaim_metadata_size). 0 for data. */
+u64 btrfs_space_overage(const struct btrfs_fs_info *fs, int kind);
+/* Whose reservation sizes (`set space_rules=`): this kernel's (6.18, the
+ * default) or 5.10's, the seed's.
+ *   6.18: start_transaction(n) reserves insert(n) + delayed_ref_bytes(n),
+ *         and a delayed ref head needs delayed_ref_bytes(1), where
+ *         delayed_ref_bytes(n) is insert(n), twice that with the free space
+ *         tree (btrfs_calc_delayed_ref_bytes; measured here: every create's
+ *         reservation 3.75 MiB at 16 KiB nodes).
+ *   5.10: start_transaction(n) reserves insert(n), and insert(n) more while
+ *         the delayed refs reserve is not full; a head needs insert(1). */
+enum btrfs_space_rules { SPACE_RULES_6_18 = 0, SPACE_RULES_5_10 };
+/* What a delayed ref head needs reserved, times n, under fs's rules. */
+u64 btrfs_calc_delayed_ref_bytes(const struct btrfs_fs_info *fs, u64 n);
+/* What start_transaction(items) with FLUSH_ALL reserves now. */
+u64 btrfs_space_trans_bytes(const struct btrfs_fs_info *fs, u64 items);
+/* The delayed refs reserve's size (btrfs_update_delayed_refs_rsv): what
+ * each delayed ref head waiting to run needs. */
+u64 btrfs_space_delayed_refs_size(const struct btrfs_fs_info *fs);
+/* Whether the delayed refs reserve holds its size (block_rsv->full). */
+int btrfs_space_delayed_refs_full(const struct btrfs_fs_info *fs);
+/* Metadata a block reserve gives back (btrfs_block_rsv_release): first into
+ * the delayed refs reserve while it is not full, up to its size, the rest
+ * leaves may_use. */
+void btrfs_space_release_meta(struct btrfs_fs_info *fs, u64 bytes);
 /* may_use += bytes (the caller checked it fits, or it is forced). */
 void btrfs_space_reserve(struct btrfs_fs_info *fs, int kind, u64 bytes);
 /* may_use -= bytes. */

@@ -215,6 +215,7 @@ struct thread_ctx {
 	struct space_ticket tk;
 	u64 rsv[2];   /* may_use this command holds (data, metadata): released when it has made its change */
 	int rsv_step; /* a write reserves metadata (0), then data (1) */
+	u64 meta_bytes; /* what a namespace operation's start_transaction reserves */
 	struct commit_m cm;
 	struct logsync_m lm;
 	struct sched_wq own;
@@ -290,7 +291,7 @@ static void dnode_clear(struct timed *tm, struct delayed_node *n, int release)
 	if (release && n->rsv) {
 		u64 *part = &tm->fs->space.delayed_items_rsv, b = n->rsv < *part ? n->rsv : *part;
 		*part -= b;
-		btrfs_space_release(tm->fs, SPACE_METADATA, b);
+		btrfs_space_release_meta(tm->fs, b);
 	}
 	n->rsv = 0;
 }
@@ -685,21 +686,19 @@ static u64 space_grant(struct timed *tm)
 }
 
 /* The reservations c's command holds go (its change is made): then tickets
- * may fit. A namespace operation's second insert(items), for its delayed
- * refs, stays in the delayed refs reserve until they run. */
+ * may fit. What metadata is left (btrfs_end_transaction's release of the
+ * transaction's reserve, and of what start_transaction took for delayed
+ * refs) first fills the delayed refs reserve up to what the refs waiting to
+ * run need; the rest leaves may_use. */
 static void op_release(struct timed *tm, struct thread_ctx *c)
 {
-	if (c->op.kind == TOP_META) {
-		u64 refs = btrfs_calc_insert_metadata_size(tm->fs, (u64)c->op.items);
-		if (refs > c->rsv[SPACE_METADATA])
-			refs = c->rsv[SPACE_METADATA];
-		c->rsv[SPACE_METADATA] -= refs;
-		btrfs_space_migrate(&tm->fs->space.op_meta, &tm->fs->space.delayed_refs_rsv, refs);
-	}
 	for (int kind = 0; kind < 2; kind++) {
 		if (!c->rsv[kind])
 			continue;
-		btrfs_space_release(tm->fs, kind, c->rsv[kind]);
+		if (kind == SPACE_METADATA)
+			btrfs_space_release_meta(tm->fs, c->rsv[kind]);
+		else
+			btrfs_space_release(tm->fs, kind, c->rsv[kind]);
 		u64 *part = kind == SPACE_DATA ? &tm->fs->space.op_data : &tm->fs->space.op_meta;
 		*part -= c->rsv[kind] < *part ? c->rsv[kind] : *part;
 		c->rsv[kind] = 0;
@@ -893,9 +892,13 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			continue;
 		}
 		case T_META_RESERVE:
-			/* start_transaction(items): insert(items), and as much again for the delayed refs */
-			if ((r = space_reserve_step(tm, t, c, SPACE_METADATA, 2 * btrfs_calc_insert_metadata_size(fs, (u64)c->op.items))) <= 0)
+			/* start_transaction(items): insert(items) and the delayed refs' part
+			 * (btrfs_space_trans_bytes; sized at the first try: a ticket keeps it) */
+			if (!c->meta_bytes)
+				c->meta_bytes = btrfs_space_trans_bytes(fs, (u64)c->op.items);
+			if ((r = space_reserve_step(tm, t, c, SPACE_METADATA, c->meta_bytes)) <= 0)
 				return r;
+			c->meta_bytes = 0;
 			c->pc = c->op.ino ? T_META_FLUSH : T_META_JOIN;
 			continue;
 		case T_WRITE_CHECK: {
@@ -1573,18 +1576,27 @@ static int flush_state_step(struct timed *tm, struct sched_task *t, struct worke
 	}
 	case FLUSH_DELAYED_REFS_NR:
 	case FLUSH_DELAYED_REFS: {
-		/* running delayed refs frees their reserve: calc_reclaim_items_nr(to_reclaim) refs' worth, or all
-		 * (the model's refs go into the extent tree at the commit; here their reservation and time) */
+		/* running delayed ref heads, calc_reclaim_items_nr(to_reclaim) of them
+		 * (6.18: to_reclaim / delayed_ref_bytes(1)) or all:
+		 * the reserve shrinks to what the rest need, the excess leaves may_use
+		 * (the model's refs go into the extent tree at the commit; here the
+		 * heads count as run, their reservation and their time) */
 		if (!w->sub) {
-			u64 unit = btrfs_calc_insert_metadata_size(fs, 1), items = w->to_reclaim / unit;
-			u64 want = w->state == FLUSH_DELAYED_REFS ? (u64)-1 : (items ? items : 1) * unit;
-			u64 *part = &fs->space.delayed_refs_rsv, b = want < *part ? want : *part;
+			u64 items = w->to_reclaim / btrfs_calc_delayed_ref_bytes(fs, 1);
+			u64 heads = fs->delayed_refs.len, *ran = &fs->space.delayed_refs_ran;
+			u64 pending = heads > *ran ? heads - *ran : 0;
+			u64 n = w->state == FLUSH_DELAYED_REFS ? pending : (items ? items : 1);
+			if (n > pending)
+				n = pending;
+			*ran += n;
+			u64 size = btrfs_space_delayed_refs_size(fs), *part = &fs->space.delayed_refs_rsv;
+			u64 b = *part > size ? *part - size : 0;
 			*part -= b;
 			btrfs_space_release(fs, SPACE_METADATA, b);
-			if (!b)
+			if (!n)
 				return 1;
 			w->sub = 1;
-			sched_cpu(tm->s, t, COST(tm, COST_META_OP, b / unit ? b / unit : 1), WORK_COMMIT);
+			sched_cpu(tm->s, t, COST(tm, COST_META_OP, n), WORK_COMMIT);
 			return 0;
 		}
 		w->sub = 0;
@@ -1647,8 +1659,9 @@ static int reclaim_step(struct sched *s, struct sched_task *t)
 				else
 					w->state = ALLOC_CHUNK_FORCE;
 			}
-			/* to_reclaim: what the tickets ask */
-			w->to_reclaim = 0;
+			/* to_reclaim (btrfs_calc_reclaim_metadata_size): what the tickets
+			 * ask, and what metadata is overcommitted past the limit now */
+			w->to_reclaim = btrfs_space_overage(tm->fs, w->kind);
 			for (size_t i = 0; i < tm->ntq[w->kind]; i++)
 				w->to_reclaim += tm->tq[w->kind][i]->bytes;
 			w->tid = tm->tickets_id[w->kind];
@@ -1886,6 +1899,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 			st->bios[o] += bs->bios[o];
 			st->bio_bytes[o] += bs->bytes[o];
 		}
+		st->device_busy_ns += bs->busy_ns;
 		u64 contended[2], wait_ns[2];
 		btrfs_locks_stats(&tm.locks, contended, wait_ns);
 		for (int i = 0; i < 2; i++) {
@@ -1949,7 +1963,7 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 			  (unsigned long long)st->bios[o], (unsigned long long)st->bio_bytes[o]);
 		first = 0;
 	}
-	sb_printf(b, "}");
+	sb_printf(b, "},\"deviceBusyNs\":%llu", (unsigned long long)st->device_busy_ns);
 	const char *sep = ",\"bonnie\":{";
 	for (int k = 0; k < TIMED_BONNIE_PHASES; k++) {
 		const struct timed_latency *l = &st->bonnie[k];

@@ -102,3 +102,31 @@ TEST(space_reservation_sizes)
 	btrfs_fs_free(fs);
 	scenario_result_free(&res);
 }
+
+/* btrfs_calc_reclaim_metadata_size adds to the tickets what metadata is
+ * overcommitted past a FLUSH_ALL reservation's limit: reserve past it, give
+ * back exactly that and the limit is reached, not passed. */
+TEST(space_overage_past_the_overcommit_limit)
+{
+	struct scenario_options o = {.seed = 1, .now = 1};
+	struct scenario_result res;
+	struct blab_err err = {0};
+	const char *s = "mkfs size=512M meta_chunk=8M\n";
+	o.no_final_commit = 1;
+	CHECK(scenario_run(s, strlen(s), "t", &o, &res, &err) == 0);
+	struct btrfs_fs_info *fs = res.fs;
+	CHECK_EQ_U64(btrfs_space_overage(fs, SPACE_METADATA), 0);
+	btrfs_space_reserve(fs, SPACE_METADATA, 512ULL << 20);
+	u64 over = btrfs_space_overage(fs, SPACE_METADATA);
+	CHECK(over > 0 && over < (512ULL << 20));
+	btrfs_space_release(fs, SPACE_METADATA, over);
+	CHECK_EQ_U64(btrfs_space_overage(fs, SPACE_METADATA), 0);
+	CHECK(!btrfs_space_fits(fs, SPACE_METADATA, 1, RESERVE_FLUSH_ALL));
+	btrfs_space_release(fs, SPACE_METADATA, 2);
+	CHECK(btrfs_space_fits(fs, SPACE_METADATA, 1, RESERVE_FLUSH_ALL));
+	/* data never overcommits: nothing to add */
+	btrfs_space_reserve(fs, SPACE_DATA, 1ULL << 30);
+	CHECK_EQ_U64(btrfs_space_overage(fs, SPACE_DATA), 0);
+	btrfs_fs_free(fs);
+	scenario_result_free(&res);
+}

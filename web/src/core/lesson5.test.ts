@@ -35,7 +35,7 @@ function figures(mode: (typeof SHRINK_MODES)[number], device?: string): ReclaimF
 
 describe("lesson 5's scenario: the same untar with a page budget, then with whole inodes", () => {
   test('each untar is one step, tar its one thread, with tickets, the metadata worker and delalloc flushes', () => {
-    expect(untars().map((s) => s.line)).toEqual([9, 14]);
+    expect(untars().map((s) => s.line)).toEqual([12, 17]);
     for (const s of untars()) {
       const sp = runs.space(s.index);
       expect(Object.values(sp.names)).toContain('tar');
@@ -61,10 +61,11 @@ describe("lesson 5's scenario: the same untar with a page budget, then with whol
     }
   });
 
-  test('pages: a pass writes every dirty inode; whole inodes: 20 a pass, most left dirty, three passes a FLUSH_DELALLOC', () => {
+  test('pages: a pass writes its budget (all the delalloc, or 320 pages for a 1.25 MiB ticket and the rest of a range); whole inodes: 10 a pass, most left dirty, three passes a FLUSH_DELALLOC', () => {
     const [pages, inodes] = untars().map((s) => passesOf(runs.space(s.index)));
-    expect(pages.every((p) => p.mode === 'pages' && p.budget === p.pages && p.left.pages === 0)).toBe(true);
-    expect(inodes.every((p) => p.mode === 'inodes' && p.budget === 20 && p.inodes === 20 && p.left.inodes > 0)).toBe(true);
+    expect(pages.every((p) => p.mode === 'pages' && p.pages >= p.budget && (p.left.pages === 0 || p.budget === 320))).toBe(true);
+    expect(pages.filter((p) => p.left.pages === 0).length).toBeGreaterThan(pages.length / 2);
+    expect(inodes.every((p) => p.mode === 'inodes' && p.budget === 10 && p.inodes === 10 && p.left.inodes > 0)).toBe(true);
     expect(inodes.length).toBeGreaterThanOrEqual(2 * pages.length);
     const mean = (ps: ShrinkPass[]) => ps.reduce((n, p) => n + p.pages, 0) / ps.length;
     expect(mean(pages)).toBeGreaterThan(2 * mean(inodes));
@@ -74,7 +75,7 @@ describe("lesson 5's scenario: the same untar with a page budget, then with whol
     const sp = runs.space(untars()[0].index);
     const first = nextMoment(sp, -1, ['ticket']);
     const at = spaceFrame(sp, first);
-    expect(at.queues).toEqual([{ space: 'metadata', tickets: [{ task: expect.any(Number), bytes: 2.5 * 2 ** 20, since: at.at, waited: 0 }] }]);
+    expect(at.queues).toEqual([{ space: 'metadata', tickets: [{ task: expect.any(Number), bytes: 1.25 * 2 ** 20, since: at.at, waited: 0 }] }]);
     expect(sp.names[at.queues[0].tickets[0].task]).toBe('tar');
     expect(at.ladders[0].rungs.filter((r) => r.lit)).toEqual([]);
     const flush = spaceFrame(sp, nextMoment(sp, first, ['shrink']));
@@ -106,7 +107,7 @@ describe("before and after: the compare view's runs, and the figures the lesson 
     expect(ratio).toBeGreaterThan(1.2);
     expect(inodes.ticketWaitNs).toBeGreaterThan(pages.ticketWaitNs);
     expect(inodes.passes).toBeGreaterThan(pages.passes);
-    expect(inodes.budgetP50).toBe(20);
+    expect(inodes.budgetP50).toBe(10);
     const m = /take ([\d.]+)× as long with whole inodes as with pages \(about ([\d.]+) s against ([\d.]+) s of simulated time\), with (\d+) delalloc flushes of about (\d+) pages against (\d+) of about (\d+)/.exec(text);
     expect(m, 'the text quotes the SSD figures').not.toBeNull();
     const [, r, tb, ta, nb, pb, na, pa] = m!.map(Number);
@@ -117,8 +118,9 @@ describe("before and after: the compare view's runs, and the figures the lesson 
     near(pagesPerPass(inodes), pb, pb / 5);
     near(pages.passes, na, na / 5);
     near(pagesPerPass(pages), pa, pa / 5);
-    expect(text).toContain('tar waiting twice as long on its tickets');
-    near(inodes.ticketWaitNs / pages.ticketWaitNs, 2, 0.5);
+    const w = /tar waiting about (\d+) times as long on its tickets/.exec(text);
+    expect(w, 'the text quotes the ticket waits').not.toBeNull();
+    near(inodes.ticketWaitNs / pages.ticketWaitNs, Number(w![1]), 2);
   });
 
   test('on NVMe and on a disk: as the text says', () => {
