@@ -58,10 +58,14 @@ export function measureModelLocks(opts = {}) {
         break;
       }
       case 'lock_acquire':
+        // level -1: a delayed node's mutex (its inode number in bytenr), not
+        // a tree block: the kernel's tree-lock tracepoints do not see it
+        if (e.level < 0) break;
         wait[e.mode][treeOf(e.tree)].push(Number(e.waitNs));
         held.set(`${e.task}:${e.tree}:${e.bytenr}:${e.mode}`, Number(e.atNs));
         break;
       case 'lock_release': {
+        if (e.level < 0) break;
         const k = `${e.task}:${e.tree}:${e.bytenr}:${e.mode}`;
         if (held.has(k)) {
           hold[e.mode][treeOf(e.tree)].push(Number(e.atNs) - held.get(k));

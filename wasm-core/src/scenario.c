@@ -836,14 +836,39 @@ static int fio_setup(struct scenario_run *r, struct section *sec, struct line *l
 
 /* ---- bonnie++ -n N:S:S:D -b ----
  * One thread runs bonnie++'s file phases over N files of S bytes in D
- * directories under /bonnie, with an fsync after every write (-b): a
- * sequential create (create, write, fsync the file, in name order), a
- * sequential delete (unlink, fsync the directory), then a random create and
- * a random delete (a seeded shuffle of the names). Each file operation's
- * latency goes to its phase, as bonnie++ reports them. The stat and read
- * phases are left out (no lock of the log is involved). fsyncers=K threads
- * meanwhile loop on a new file, 4 KiB, an xattr and an fsync, until the
- * phases are done (the concurrent loads of seed 000's machine). */
+ * directories under /bonnie, with -b's syncs, as bonnie++ 2.00a's
+ * bon_file.cpp does them: a sequential create (create, write, fsync the
+ * file, fsync its directory, in index order), a sequential delete (unlink in
+ * readdir order, which is index order here; fsync the directory), a random
+ * create (the same order, the names' random characters first instead of
+ * last) and a random delete (a seeded shuffle of the names; unlink, fsync
+ * the directory). Names are the file's number in 7 digits and 0 to 12
+ * characters from [a-zA-Z0-9] drawn from the seed (make_names'). Files i go
+ * to directory i * D / N. Each file operation's latency goes to its phase,
+ * as bonnie++ reports them. The stat and read phases are left out (no lock
+ * of the log is involved). fsyncers=K threads meanwhile loop on a new file,
+ * 4 KiB, an xattr and an fsync, until the phases are done. */
+
+/* bonnie++'s name of file f in the sequential (number first) or random
+ * (random characters first) phase. */
+static void bonnie_name(char *out, size_t size, u64 seed, u64 f, int rnd)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	char extra[13];
+	u64 z = seed * 0x9E3779B97F4A7C15ULL + f * 2 + (u64)rnd + 1;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	int len = (int)(z % 13);
+	for (int j = 0; j < len; j++) {
+		z = z * 6364136223846793005ULL + 1442695040888963407ULL;
+		extra[j] = chars[(z >> 33) % (sizeof(chars) - 1)];
+	}
+	extra[len] = 0;
+	if (rnd)
+		snprintf(out, size, "%s%07llu", extra, (unsigned long long)f);
+	else
+		snprintf(out, size, "%07llu%s", (unsigned long long)f, extra);
+}
 
 static void bonnie_shuffle(struct sec_thread *t, u64 seed)
 {
@@ -892,14 +917,15 @@ static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_t
 				op->kind = TOP_END;
 				return 0;
 			}
-			if (t->bn_phase == BONNIE_RAND_CREATE || t->bn_phase == BONNIE_RAND_DELETE)
+			if (t->bn_phase == BONNIE_RAND_DELETE)
 				bonnie_shuffle(t, r->tcfg.seed * 31 + (u64)t->bn_phase);
 		}
 		int rnd = t->bn_phase >= BONNIE_RAND_CREATE, create = t->bn_phase == BONNIE_SEQ_CREATE || t->bn_phase == BONNIE_RAND_CREATE;
-		u64 f = rnd ? t->bn_order[t->bn_i] : t->bn_i, d = f * t->bn_dirs / t->bn_n;
-		char path[48], dir[24];
+		u64 f = t->bn_phase == BONNIE_RAND_DELETE ? t->bn_order[t->bn_i] : t->bn_i, d = f * t->bn_dirs / t->bn_n;
+		char path[64], dir[24], name[24];
 		snprintf(dir, sizeof(dir), "/bonnie/d%llu", (unsigned long long)d);
-		snprintf(path, sizeof(path), "%s/%c%07llu", dir, rnd ? 'r' : 's', (unsigned long long)f);
+		bonnie_name(name, sizeof(name), r->tcfg.seed, f, rnd);
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
 		if (t->bn_step == 0) {
 			t->bn_t0 = now;
 			t->bn_started = 1;
@@ -909,13 +935,13 @@ static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_t
 		else if (create && t->bn_step == 1)
 			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "write %s 0 %llu %llu", path, (unsigned long long)t->bn_size,
 				 (unsigned long long)f + 1);
-		else if (create)
+		else if (create && t->bn_step == 2)
 			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "fsync %s", path);
 		else if (t->bn_step == 0)
 			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "unlink %s", path);
 		else
 			snprintf(t->bn_cmd, sizeof(t->bn_cmd), "fsync %s", dir);
-		if (++t->bn_step == (create ? 3 : 2)) {
+		if (++t->bn_step == (create ? 4 : 2)) {
 			t->bn_step = 0;
 			t->bn_i++;
 		}
