@@ -1,7 +1,7 @@
 // Lesson 5 as a learner uses it: the space panel of an untar's step (the
 // metadata gauge, tar's ticket queued, the reclaim worker's ladder unlit, then
 // FLUSH_DELALLOC lit and running at the first delalloc flush, each inode's
-// dirty pages drained); the same tree with whole inodes (passes of 20 inodes,
+// dirty pages drained); the same tree with whole inodes (passes of 10 inodes,
 // dirty inodes left, longer waits); the player's events moving the panel; the
 // questions; before and after (both budgets on each device) against the
 // seed's untar times; the state exported and read back by the CLI;
@@ -14,8 +14,8 @@ import { CLI } from '../tests/kernel/lib.mjs';
 import { axeViolations, noSidewaysScroll, scratchDir, unstick } from './helpers';
 
 const LESSON = '05-space-reclaim';
-// the scenario's steps: 4 is line 7 (mkdir /pages), 5 line 9 (the untar with a page budget), 8 line 14 (the untar with whole inodes)
-const BEFORE = 4, PAGES = 5, INODES = 8;
+// the scenario's steps: 5 is line 10 (mkdir /pages), 6 line 12 (the untar with a page budget), 9 line 17 (the untar with whole inodes)
+const BEFORE = 5, PAGES = 6, INODES = 9;
 
 async function open(page: Page, step: number) {
   await page.emulateMedia({ reducedMotion: 'reduce' });
@@ -42,13 +42,13 @@ test.describe('at desktop width', () => {
   test('the first ticket queues with the ladder unlit; at the first delalloc flush FLUSH_DELALLOC is lit and the dirty pages drain', async ({ page }) => {
     await open(page, PAGES);
     const panel = space(page);
-    await expect(panel.getByTestId('space-summary')).toContainText('Line 9:');
+    await expect(panel.getByTestId('space-summary')).toContainText('Line 12:');
     // at the step's end: the ladder's last round, every ticket granted
     await expect(panel.getByTestId('ticket-queue')).toHaveText('No ticket waits at this moment.');
     await panel.getByRole('button', { name: 'Next ticket' }).click();
     await expect(panel.getByTestId('ticket-queue').locator('li.ticket')).toHaveCount(1);
-    await expect(panel.getByTestId('ticket-queue')).toContainText('tar asks 2.5 MiB, waiting 0 ns');
-    await expect(panel.getByTestId('space-said')).toContainText("tar's reservation of 2.5 MiB of metadata does not fit");
+    await expect(panel.getByTestId('ticket-queue')).toContainText('tar asks 1.25 MiB, waiting 0 ns');
+    await expect(panel.getByTestId('space-said')).toContainText("tar's reservation of 1.25 MiB of metadata does not fit");
     await expect(panel.getByTestId('gauge-metadata')).toContainText('past the chunks: overcommitted');
     await expect(panel.locator('li.rung[data-lit="true"]')).toHaveCount(0);
     await panel.getByRole('button', { name: 'Next delalloc flush' }).click();
@@ -72,12 +72,12 @@ test.describe('at desktop width', () => {
     await expect(panel).toHaveScreenshot('lesson5-space.png', { maxDiffPixelRatio: 0.02 });
   });
 
-  test('the same tree with whole inodes: passes of 20 inodes leave inodes dirty; more flushes, longer waits', async ({ page }) => {
+  test('the same tree with whole inodes: passes of 10 inodes leave inodes dirty; more flushes, longer waits', async ({ page }) => {
     await open(page, PAGES);
-    await expect(space(page).getByTestId('space-summary')).toContainText('Line 9:');
+    await expect(space(page).getByTestId('space-summary')).toContainText('Line 12:');
     const pages = await summary(page);
     await open(page, INODES); // from the address: no question on the way
-    await expect(space(page).getByTestId('space-summary')).toContainText('Line 14:');
+    await expect(space(page).getByTestId('space-summary')).toContainText('Line 17:');
     const inodes = await summary(page);
     expect(pages.tickets).toBeGreaterThan(50);
     expect(inodes.tickets).toBeGreaterThan(50);
@@ -87,21 +87,21 @@ test.describe('at desktop width', () => {
     await space(page).getByRole('button', { name: 'Next delalloc flush' }).click();
     const flush = space(page).getByTestId('delalloc-flush');
     await expect(flush).toHaveAttribute('data-mode', 'inodes');
-    await expect(flush).toContainText('budget 20 inodes (5.10');
-    await expect(flush).toContainText(/wrote \d+ pages of 20 inodes .*; \d+ inodes \(\d+ pages\) still dirty/);
-    await expect(flush.locator('.drain-files li')).toHaveCount(20);
+    await expect(flush).toContainText('budget 10 inodes (5.10');
+    await expect(flush).toContainText(/wrote \d+ pages of 10 inodes .*; \d+ inodes \(\d+ pages\) still dirty/);
+    await expect(flush.locator('.drain-files li')).toHaveCount(10);
   });
 
   test("the player's events move the panel: a wait on a ticket shows tar's ticket queued", async ({ page }) => {
     await open(page, PAGES);
-    await expect(space(page).getByTestId('space-summary')).toContainText('Line 9:');
+    await expect(space(page).getByTestId('space-summary')).toContainText('Line 12:');
     const queue = space(page).getByTestId('ticket-queue');
     for (let i = 0; i < 60; i++) {
       await page.getByRole('button', { name: 'Next wait' }).click();
       await expect(page.getByTestId('sentence')).toContainText(/event \d+ of \d+/);
       if (await queue.locator('li.ticket').count()) break;
     }
-    await expect(queue).toContainText('tar asks 2.5 MiB');
+    await expect(queue).toContainText('tar asks 1.25 MiB');
     await expect(space(page).getByRole('slider', { name: 'Space event' })).not.toHaveValue('0');
   });
 
@@ -113,14 +113,14 @@ test.describe('at desktop width', () => {
     await dialog.getByRole('radio', { name: /tar queues a ticket and sleeps/ }).click();
     await expect(dialog.getByRole('status')).toContainText('Right.');
     await dialog.getByRole('button', { name: 'See it happen' }).click();
-    await expect(page.getByTestId('sentence')).toContainText('Line 9');
-    await expect(space(page).getByTestId('space-summary')).toContainText('Line 9:');
+    await expect(page.getByTestId('sentence')).toContainText('Line 12');
+    await expect(space(page).getByTestId('space-summary')).toContainText('Line 12:');
     await page.getByRole('slider', { name: 'Step' }).fill(String(INODES));
     await expect(dialog).toContainText('On the same tree of small files, what do you expect?');
     await dialog.getByRole('radio', { name: /Fewer flushes, each bigger/ }).click();
     await expect(dialog.getByRole('status')).not.toContainText('Right.');
     await dialog.getByRole('button', { name: 'See it happen' }).click();
-    await expect(page.getByTestId('sentence')).toContainText('Line 14');
+    await expect(page.getByTestId('sentence')).toContainText('Line 17');
   });
 
   test("before and after: whole inodes against pages on each device, charted against the seed's untar times", async ({ page }) => {
@@ -138,7 +138,7 @@ test.describe('at desktop width', () => {
     await expect(table.getByTestId('ticket-wait').locator('td').nth(3)).toHaveText(/× more before$/);
     await expect(table.getByTestId('passes').locator('td').nth(3)).toHaveText(/× more before$/);
     await expect(table.getByTestId('pages-per-pass').locator('td').nth(3)).toHaveText(/× less before$/);
-    await expect(table.getByTestId('budget')).toContainText('20 inodes');
+    await expect(table.getByTestId('budget')).toContainText('10 inodes');
     // every device run: the limits said in figures
     const limits = cmp.getByTestId('model-limits');
     await expect(limits).toBeVisible({ timeout: 30_000 });
@@ -156,11 +156,11 @@ test.describe('at desktop width', () => {
 
   test('export this state: the image after the untar, read back by the CLI', async ({ page }) => {
     await open(page, PAGES);
-    await expect(space(page).getByTestId('space-summary')).toContainText('Line 9:');
+    await expect(space(page).getByTestId('space-summary')).toContainText('Line 12:');
     const saved = page.waitForEvent('download');
     await space(page).getByRole('button', { name: 'Export this state' }).click();
     const file = await saved;
-    expect(file.suggestedFilename()).toBe('state-line9.img');
+    expect(file.suggestedFilename()).toBe('state-line12.img');
     const dir = scratchDir();
     try {
       const img = join(dir, 'state.img');
@@ -179,7 +179,7 @@ test.describe('at phone width', () => {
 
   test('the space panel fits; a screenshot at the first delalloc flush', async ({ page }) => {
     await open(page, PAGES);
-    await expect(space(page).getByTestId('space-summary')).toContainText('Line 9:');
+    await expect(space(page).getByTestId('space-summary')).toContainText('Line 12:');
     await noSidewaysScroll(page);
     await space(page).getByRole('button', { name: 'Next delalloc flush' }).click();
     await expect(rung(page, 'FLUSH_DELALLOC')).toHaveAttribute('data-running', 'true');

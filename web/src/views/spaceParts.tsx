@@ -5,7 +5,7 @@
 import type { Gauge, Ladder, QueuedTicket, ShrinkPass, SpaceName } from '../model/space';
 import { FLUSH_STATE_DOES, PAGE } from '../model/space';
 import { formatNs } from '../model/units';
-import { budgetText, formatSize, passText } from './space.sentences';
+import { budgetText, formatSize, passText, ticketSize } from './space.sentences';
 
 type NameOf = (task: number) => string;
 
@@ -56,7 +56,7 @@ export function TicketQueues({ queues, name, any }: { queues: { space: SpaceName
           <ol aria-label={`${q.space} tickets waiting`}>
             {q.tickets.map((t, i) => (
               <li key={`${t.task}-${t.since}`} className="ticket" data-task={name(t.task)}>
-                <strong>{i + 1}. {name(t.task)}</strong> asks {formatSize(t.bytes)}, waiting {formatNs(t.waited)}
+                <strong>{i + 1}. {name(t.task)}</strong> asks {ticketSize(t.bytes)}, waiting {formatNs(t.waited)}
               </li>
             ))}
           </ol>
