@@ -1,25 +1,12 @@
 // Seed 000's published bonnie++ rows, before (log_copy=clone) and after
 // (log_copy=prealloc) the change, in the model under heavy memory pressure.
 // The seed: bonnie++ -n 20:384100:384100/20 -b on an 8 GiB VM (20480 files
-// of 384100 bytes in 20 directories, a data set twice the memory), -o ssd.
-// -b syncs as bonnie++ 2.00a's bon_file.cpp does: a create fsyncs the file
-// and then its directory, a delete fsyncs the directory. Here: `bonnie
-// files=2000 dirs=2 size=16K` on the ssd profile, about 1000 files a
-// directory as the seed's 1024 (files scaled down 10x, bytes 240x). bonnie++
-// reports each phase's largest latency; a largest value is noisy, so each
-// mode runs ten seeds and their mean is compared.
-// BTRFSLAB_SEED000_BONNIE_SEEDS sets the count.
-//
-// What differs between the modes, per operation: clone allocates one extent
-// buffer for each subvolume leaf the logging copies from (copy_items,
-// process_dir_items_leaf; checksum leaves are read, not cloned), under that
-// leaf's read lock; prealloc allocates one before locking anything. A
-// directory's leaves count only when changed in the transaction by something
-// the kernel has put in them: its DIR_INDEX additions and removals wait as
-// delayed items until the worker or a commit flushes them
-// (tests/kernel/seed000-dirlog-measure.mjs counts the kernel's). Both modes
-// allocate the log tree blocks their inserts COW or split. With heavy
-// pressure one allocation in four stalls in direct reclaim (costs.c).
+// of 384100 bytes in 20 directories, an fsync after every write, a data set
+// twice the memory), -o ssd. Here: `bonnie files=2000 dirs=2 size=16K` on the
+// ssd profile, about 1000 files a directory as the seed's 1024 (files scaled
+// down 10x, bytes 240x). bonnie++ reports each phase's largest latency; a
+// largest value is noisy, so each mode runs ten seeds and their mean is
+// compared. BTRFSLAB_SEED000_BONNIE_SEEDS sets the count.
 import { execFileSync } from 'node:child_process';
 import { CLI as BUILT } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;

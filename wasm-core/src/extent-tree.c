@@ -168,7 +168,6 @@ struct extent_buffer *btrfs_alloc_tree_block(struct btrfs_fs_info *fs, u64 owner
 	btrfs_init_tree_block(fs, eb, owner, level);
 	if (owner == BTRFS_TREE_LOG_OBJECTID) {
 		/* log blocks get no extent item: replay pins them from the log itself */
-		btrfs_log_note_block(fs);
 		fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_ALLOC, .tree = owner, .bytenr = bytenr, .level = level,
 						  .a = fs->generation});
 		return eb;
