@@ -29,8 +29,10 @@ const KMIB = Number(process.env.BTRFSLAB_SEED003_KERNEL_MIB ?? 16);
 const SEQ = [[1, 36.6, 40.2], [2, 35.8, 43.5], [4, 50.1, 64.5], [8, 64.0, 86.8], [16, 79.8, 107], [32, 93.2, 111], [64, 108, 133]];
 const RAND = [[1, 11.5, 11.6], [2, 12.8, 13.1], [4, 15.4, 17.8], [8, 19.9, 22.2], [16, 29.3, 30.4], [32, 36.9, 41.6], [64, 45.9, 48.8]];
 
-function fio({ jobs, mib, bs, fsync, rw, mode, device = 'nvme', extra = '' }) {
-  return `mkfs size=4G\nset device=${device}\nset fsync_wait=${mode}\n${extra}fio jobs=${jobs} size=${mib}M bs=${bs} fsync=${fsync} rw=${rw}\n`;
+// rules: the space reservations of the kernel compared with (space_rules=): the seed's table is 5.10's, the
+// loop device rows this kernel's
+function fio({ jobs, mib, bs, fsync, rw, mode, device = 'nvme', extra = '', rules = '6.18' }) {
+  return `mkfs size=4G\nset device=${device}\nset fsync_wait=${mode}\nset space_rules=${rules}\n${extra}fio jobs=${jobs} size=${mib}M bs=${bs} fsync=${fsync} rw=${rw}\n`;
 }
 
 function runNative(dir, text, tag) {
@@ -50,8 +52,8 @@ export async function run(ctx) {
     console.log(`\n${label} (nvme profile; MiB/s)\n jobs  model before  model after  change | seed before  seed after  change | difference (points)`);
     for (const [jobs, sb, sa] of table) {
       const mib = Math.max(1, Math.round(TOTAL / jobs));
-      const before = runNative(ctx.dir, fio({ jobs, mib, bs, fsync, rw, mode: 'ordered' }), `b${jobs}${rw}`).m.timed.throughputMiBs;
-      const after = runNative(ctx.dir, fio({ jobs, mib, bs, fsync, rw, mode: 'writeback' }), `a${jobs}${rw}`).m.timed.throughputMiBs;
+      const before = runNative(ctx.dir, fio({ jobs, mib, bs, fsync, rw, mode: 'ordered', rules: '5.10' }), `b${jobs}${rw}`).m.timed.throughputMiBs;
+      const after = runNative(ctx.dir, fio({ jobs, mib, bs, fsync, rw, mode: 'writeback', rules: '5.10' }), `a${jobs}${rw}`).m.timed.throughputMiBs;
       const ours = pct(before, after), theirs = pct(sb, sa);
       console.log(` ${String(jobs).padStart(4)}  ${before.toFixed(1).padStart(12)}  ${after.toFixed(1).padStart(11)}  ${(ours >= 0 ? '+' : '') + ours.toFixed(1)}% | ${sb.toFixed(1).padStart(11)}  ${sa.toFixed(1).padStart(10)}  ${(theirs >= 0 ? '+' : '') + theirs.toFixed(1)}% | ${(ours - theirs).toFixed(1)}`);
       rows.push({ metric: `${rw} ${bs} ${jobs} jobs: after/before`, unit: 'ratio', ours: after / before, peer: sa / sb, peerName: 'seed 003 (NVMe)' });

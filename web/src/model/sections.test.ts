@@ -48,7 +48,7 @@ describe('the before/after scripts', () => {
   test("the seed's fio job at a small size, on its NVMe profile", () => {
     expect(parseSize('64K')).toBe(65536);
     expect(fioScript({ jobs: 64, rw: 'write', bs: '64K', fsync: 1 }, 'ordered', 16 << 20))
-      .toBe('mkfs size=1G\nset device=nvme\nset fsync_wait=ordered\nfio jobs=64 size=256K bs=64K fsync=1 rw=write\n');
+      .toBe('mkfs size=1G\nset device=nvme\nset fsync_wait=ordered\nset space_rules=5.10\nfio jobs=64 size=256K bs=64K fsync=1 rw=write\n');
     // never less than a block a job
     expect(fioScript({ jobs: 4, rw: 'randwrite', bs: '4K', fsync: 16 }, 'writeback', 4096)).toContain('fio jobs=4 size=4K bs=4K fsync=16 rw=randwrite');
     expect(change(36.6, 40.2).toFixed(1)).toBe('9.8');
