@@ -1054,8 +1054,10 @@ struct subtree_walk {
 
 static int walk_record(struct btrfs_fs_info *fs, u64 bytenr, u64 num_bytes, struct subtree_walk *w)
 {
-	w->added += !u64map_get(&fs->qgroup->recorded, bytenr);
-	return btrfs_qgroup_record_extent(fs, bytenr, num_bytes);
+	size_t had = fs->qgroup->recorded.len;
+	int ret = btrfs_qgroup_record_extent(fs, bytenr, num_bytes);
+	w->added += fs->qgroup->recorded.len > had;
+	return ret;
 }
 
 static int trace_subtree_walk(struct btrfs_fs_info *fs, u64 bytenr, int level, int depth, struct subtree_walk *w)

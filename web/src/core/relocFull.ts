@@ -5,13 +5,14 @@
 // qgroup records only), its swaps' walks kept by line, for the last script asked.
 import { lineInMode, scriptInMode, swapWalksByLine, withFullWalks, type RelocStep, type SwapWalks } from '../model/relocation';
 import type { RunSteps } from './runs';
+import { runKey } from './sessions';
 import type { Core, RunOptions } from './wasm';
 
 let last: { key: string; byLine: Map<number, SwapWalks[]> } | null = null;
 
 /** The swaps' walks of script run in full mode, by line (run once per script and options). */
 export function fullWalksByLine(core: Core, script: string, opts: RunOptions): Map<number, SwapWalks[]> {
-  const key = `${opts.seed}:${opts.now}:${script}`;
+  const key = runKey(script, opts);
   if (last?.key !== key) {
     const h = core.run(scriptInMode(script, 'full'), { ...opts, trace: true });
     try {

@@ -11,6 +11,9 @@ interface Live {
   steps?: RunSteps;
 }
 
+/** What makes two runs of a script the same run: its text and the options that change its bytes. */
+export const runKey = (script: string, o: RunOptions): string => `${o.seed}:${o.now}:${script}`;
+
 export class Sessions {
   private readonly live = new Map<string, Live>(); // oldest first
 
@@ -28,7 +31,7 @@ export class Sessions {
   }
 
   private entry(script: string, o: RunOptions): Live {
-    const key = `${o.seed}:${o.now}:${script}`;
+    const key = runKey(script, o);
     const have = this.live.get(key);
     if (have !== undefined) {
       this.live.delete(key);
