@@ -33,7 +33,7 @@ struct btrfs_qgroup_state {
 	struct u64map recorded;
 	u64 dirty_total;              /* summed over the commits */
 	int swap_mode;                /* enum btrfs_qgroup_swap_mode */
-	struct u64map swapped;        /* deferred: a swapped-in block -> the block it replaced (level in the top byte) */
+	struct u64map swapped;        /* deferred: a swapped-in block -> the block it replaced (level in the top byte), last_snapshot */
 	u64 counted_gen;              /* the transaction whose records were counted (its commit is running) */
 };
 
@@ -46,7 +46,7 @@ int btrfs_qgroup_init(struct btrfs_fs_info *fs)
 		return BLAB_ENOMEM;
 	u64map_init(&fs->qgroup->dirty, sizeof(u64));
 	u64map_init(&fs->qgroup->recorded, 1);
-	u64map_init(&fs->qgroup->swapped, sizeof(u64));
+	u64map_init(&fs->qgroup->swapped, 2 * sizeof(u64));
 	fs->qgroup->swap_mode = BTRFS_QGROUP_SWAP_DEFERRED;
 	return 0;
 }
@@ -1142,11 +1142,13 @@ int btrfs_qgroup_swap_mode(const struct btrfs_fs_info *fs) { return fs->qgroup ?
 u64 btrfs_qgroup_dirty_total(const struct btrfs_fs_info *fs) { return fs->qgroup ? fs->qgroup->dirty_total : 0; }
 
 /* The subtree mode's tracing of one swap: the blocks the reloc tree made
- * (generation of this transaction) under the swapped-in block, each with
- * the block it replaced at the same place in the old subtree (found slot by
- * slot: the copies keep their originals' keys); data extents only when data
- * moved (a data block group), not for metadata. */
-static int trace_swap_pair(struct btrfs_fs_info *fs, u64 newb, u64 oldb, int level, int depth)
+ * under the swapped-in block (pointers of a generation after the
+ * subvolume's last_snapshot, set when its reloc tree was made: a commit
+ * between relocating and merging leaves them new), each with the block it
+ * replaced at the same place in the old subtree (found slot by slot: the
+ * copies keep their originals' keys); data extents only when data moved (a
+ * data block group), not for metadata. */
+static int trace_swap_pair(struct btrfs_fs_info *fs, u64 newb, u64 oldb, int level, u64 last_snapshot, int depth)
 {
 	int ret;
 	if ((ret = btrfs_qgroup_record_extent(fs, newb, 0)) || (ret = btrfs_qgroup_record_extent(fs, oldb, 0)))
@@ -1161,16 +1163,16 @@ static int trace_swap_pair(struct btrfs_fs_info *fs, u64 newb, u64 oldb, int lev
 	for (u32 s = 0; s < nr; s++) {
 		if (!(n = btrfs_read_tree_block(fs, newb, level, 0)) || !(o = btrfs_read_tree_block(fs, oldb, level, 0)))
 			return fs->err.code;
-		if (btrfs_key_generation(btrfs_key_ptr_nr(n, (int)s)) != fs->generation || s >= btrfs_nritems(o))
+		if (btrfs_key_generation(btrfs_key_ptr_nr(n, (int)s)) <= last_snapshot || s >= btrfs_nritems(o))
 			continue;
 		u64 nc = btrfs_node_blockptr(n, (int)s), oc = btrfs_node_blockptr(o, (int)s);
-		if (nc != oc && (ret = trace_swap_pair(fs, nc, oc, level - 1, depth + 1)))
+		if (nc != oc && (ret = trace_swap_pair(fs, nc, oc, level - 1, last_snapshot, depth + 1)))
 			return ret;
 	}
 	return 0;
 }
 
-int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int level)
+int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int level, u64 last_snapshot)
 {
 	if (!btrfs_qgroup_enabled(fs))
 		return 0;
@@ -1183,14 +1185,15 @@ int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int le
 			return ret;
 		return btrfs_qgroup_trace_subtree(fs, newb, level);
 	case BTRFS_QGROUP_SWAP_SUBTREE:
-		return trace_swap_pair(fs, newb, oldb, level, 0);
+		return trace_swap_pair(fs, newb, oldb, level, last_snapshot, 0);
 	default: {
 		/* since 5.1: only remembered, traced if the subvolume copies the
 		 * block before the commit (btrfs_qgroup_trace_subtree_after_cow) */
 		u64 *v = u64map_put(&q->swapped, newb);
 		if (!v)
 			return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup swapped blocks");
-		*v = oldb | ((u64)level << 56);
+		v[0] = oldb | ((u64)level << 56);
+		v[1] = last_snapshot;
 		return 0;
 	}
 	}
@@ -1202,8 +1205,8 @@ int btrfs_qgroup_cow_swapped(struct btrfs_fs_info *fs, u64 bytenr)
 	u64 *v;
 	if (!q || !q->swapped.len || !(v = u64map_get(&q->swapped, bytenr)))
 		return 0;
-	u64 oldb = *v & ((1ULL << 56) - 1);
-	int level = (int)(*v >> 56);
+	u64 oldb = v[0] & ((1ULL << 56) - 1), last_snapshot = v[1];
+	int level = (int)(v[0] >> 56);
 	u64map_del(&q->swapped, bytenr);
-	return trace_swap_pair(fs, bytenr, oldb, level, 0);
+	return trace_swap_pair(fs, bytenr, oldb, level, last_snapshot, 0);
 }

@@ -122,7 +122,7 @@ enum btrfs_qgroup_swap_mode { BTRFS_QGROUP_SWAP_DEFERRED, BTRFS_QGROUP_SWAP_SUBT
 void btrfs_qgroup_set_swap_mode(struct btrfs_fs_info *fs, int mode);
 int btrfs_qgroup_swap_mode(const struct btrfs_fs_info *fs);
 /* Merge swapped oldb (the subvolume's, at level) for newb (the reloc tree's). */
-int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int level);
+int btrfs_qgroup_trace_swap(struct btrfs_fs_info *fs, u64 oldb, u64 newb, int level, u64 last_snapshot);
 /* The subvolume copies block bytenr: a deferred swap of it is traced now. */
 int btrfs_qgroup_cow_swapped(struct btrfs_fs_info *fs, u64 bytenr);
 /* Qgroup records (dirty extents) summed over every commit so far. */

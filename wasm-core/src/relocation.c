@@ -348,7 +348,7 @@ static int merge_reloc_root(struct reloc_control *rc, struct btrfs_root *r, stru
 		if (!ret)
 			ret = btrfs_mod_tree_ref(fs, nb, level - 1, r->objectid, 0, -1);
 		fs->qgroup_skip = 0;
-		if (ret || (ret = btrfs_qgroup_trace_swap(fs, nb, mb, level - 1)))
+		if (ret || (ret = btrfs_qgroup_trace_swap(fs, nb, mb, level - 1, btrfs_root_last_snapshot(r->item))))
 			return ret;
 		btrfs_set_key_blockptr(btrfs_key_ptr_nr(n, (int)s), mb);
 		btrfs_set_key_generation(btrfs_key_ptr_nr(n, (int)s), mgen);
