@@ -19,13 +19,11 @@ type ChartRow = { label: string; seed: number; model: number };
 const key = (r: FioRow) => `${r.rw}-${r.jobs}`;
 const rowLabel = (r: FioRow) => `${r.jobs} job${r.jobs === 1 ? '' : 's'}, ${r.rw === 'write' ? 'sequential' : 'random'} ${r.bs}`;
 
-/** The seed's change and the model's, in percent (one scale: the largest change). */
+/** The seed's change and the model's, in percent, on one scale: a loss drawn
+ * left of the zero line, a gain right of it. */
 const CHANGE: BarChartSpec<ChartRow> = {
-  width: 560, pad: 30, top: 8, rowHeight: 40, barX: 190, barHeight: 12, textDy: 12, room: 560 - 330,
-  scale: (rows, room) => {
-    const max = Math.max(1, ...rows.map((r) => Math.max(Math.abs(r.seed), Math.abs(r.model))));
-    return (v) => (Math.abs(v) / max) * room;
-  },
+  width: 560, pad: 30, top: 8, rowHeight: 40, barX: 190, barHeight: 12, textDy: 12, room: 560 - 330, signed: true,
+  scale: () => (v) => v,
   label: (r) => r.label,
   series: [
     { cls: 'seed', dy: 0, value: (r) => r.seed, text: (r) => `${r.seed >= 0 ? '+' : ''}${r.seed.toFixed(1)}% measured (seed)` },
