@@ -1,5 +1,6 @@
 /* btrfslab — the command-line face of the core. */
 #include "../src/costs.h"
+#include "../src/wallclock.h"
 #include "../src/check.h"
 #include "../src/crash.h"
 #include "../src/disk-io.h"
@@ -473,10 +474,6 @@ static int write_trace(const char *path, const struct blab_trace *tr, const char
 	return rc;
 }
 
-static double ms_between(const struct timespec *t0, const struct timespec *t1)
-{
-	return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
-}
 /* A scenario's mkfs rootdir= reads host directories, relative ones from the
  * script's own directory (the working directory for stdin). Returns the
  * directory string to free after the run. */
@@ -650,7 +647,7 @@ static int cmd_replay(int argc, char **argv, int variant)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int failed = btrfs_replay_log(fs, &st);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = ms_between(&t0, &t1);
+	double ms = wallclock_ms_between(&t0, &t1);
 	if (failed) {
 		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
 		btrfs_fs_free(fs);
@@ -754,7 +751,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 	/* the balance's time: up to its last commit, as the kernel's balance ends (the image file written after it is
 	 * ours to make, like a copy of the kernel's image, and timed apart) */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = ms_between(&t0, &t1);
+	double ms = wallclock_ms_between(&t0, &t1);
 	if (trace)
 		rc |= write_trace(trace, &fs->trace, "balance");
 	struct blab_err err = {0};
@@ -770,7 +767,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 			       swap == BTRFS_QGROUP_SWAP_FULL ? "full" : swap == BTRFS_QGROUP_SWAP_SUBTREE ? "subtree" : "deferred");
 		printf("relocated %llu block groups (%llu extents, %llu tree blocks copied) in %.1f ms; written to %s in %.1f ms\n",
 		       (unsigned long long)st.block_groups, (unsigned long long)st.extents, (unsigned long long)st.tree_blocks, ms, out,
-		       ms_between(&t0, &t2));
+		       wallclock_ms_between(&t0, &t2));
 	}
 	btrfs_fs_free(fs);
 	return rc;

@@ -1,4 +1,5 @@
 #include "checkpoint.h"
+#include "wallclock.h"
 #include "disk-io.h"
 #include "u64map.h"
 #include "array.h"
@@ -129,7 +130,7 @@ int scenario_session_new(const char *text, size_t len, const char *name, const s
 		return ret;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->run_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	s->run_ms = wallclock_ms_between(&t0, &t1);
 	*out = s;
 	return 0;
 }

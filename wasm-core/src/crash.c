@@ -1,5 +1,6 @@
 /* crash.c — every crash point of a scenario, tried (crash.h). */
 #include "crash.h"
+#include "wallclock.h"
 #include "check.h"
 #include "crc32c.h"
 #include "disk-io.h"
@@ -759,7 +760,7 @@ out:
 	free(w.renamed);
 	free(chosen);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	out->ms = wallclock_ms_between(&t0, &t1);
 	if (ret)
 		crash_report_free(out);
 	return ret;

@@ -1,4 +1,5 @@
 #include "delalloc.h"
+#include "wallclock.h"
 #include "ordered-data.h"
 #include "scenario.h"
 #include "root-tree.h"
@@ -171,7 +172,6 @@ static int tokenize(struct scenario_run *r, const char *s, size_t n, struct line
 
 /* "123", "4K", "16M", "1G". */
 static int run_cleaner(struct scenario_run *r, int all);
-static double ms_since(const struct timespec *t0);
 
 static int parse_num(struct scenario_run *r, const char *what, const char *s, u64 *out)
 {
@@ -1438,7 +1438,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 		if ((ret = btrfs_sync_file(fs, root, ino, &f->st)))
 			return fail_core(r, ret);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		f->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+		f->ms = wallclock_ms_between(&t0, &t1);
 		if (f->st.fallback && f->st.fallback != BTRFS_LOG_NOTHING)
 			res->commits++;
 		return 0;
@@ -1639,7 +1639,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 		}
 		r->res.reloc_groups += st.block_groups;
 		r->res.reloc_extents += st.extents;
-		r->res.reloc_ms += ms_since(&bt0);
+		r->res.reloc_ms += wallclock_ms_since(&bt0);
 	} else if (!strcmp(c, "subvol")) {
 		/* btrfs subvolume create | delete | set-default PATH */
 		u64 id, ino;
@@ -1787,13 +1787,6 @@ static int power_cut(struct scenario_run *r)
 	return 0;
 }
 
-static double ms_since(const struct timespec *t0)
-{
-	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 static void run_free(struct scenario_run *r)
 {
 	if (!r)
@@ -1928,7 +1921,7 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 	}
 	r->fs->trace.enabled = o->trace || o->count_events;
 	r->fs->trace.count_only = !o->trace;
-	r->ms += ms_since(&r->t0);
+	r->ms += wallclock_ms_since(&r->t0);
 	r->res.mkfs_ms = r->ms;
 	*out = r;
 	return 0;
@@ -1944,7 +1937,7 @@ int scenario_step(struct scenario_run *r)
 	if (r->br.active) {
 		ret = brace_next(r);
 	} else if ((ret = read_line(r)) || !r->held) {
-		r->ms += ms_since(&t0);
+		r->ms += wallclock_ms_since(&t0);
 		return r->failed = ret;
 	} else if (r->crashed) {
 		ret = fail(r, BLAB_EPARSE, "nothing can follow crash (the script ends there)");
@@ -1952,7 +1945,7 @@ int scenario_step(struct scenario_run *r)
 		r->held = 0;
 		ret = run_line(r, r->l);
 	}
-	r->ms += ms_since(&t0);
+	r->ms += wallclock_ms_since(&t0);
 	if (ret)
 		return r->failed = ret;
 	r->units++;
@@ -2004,7 +1997,7 @@ int scenario_end(struct scenario_run *r, struct scenario_result *out, struct bla
 		}
 		r->res.commits++;
 	}
-	r->ms += ms_since(&t0);
+	r->ms += wallclock_ms_since(&t0);
 	take_result(r, out);
 	run_free(r);
 	return 0;
