@@ -26,10 +26,7 @@
 // mode each relocated group's transaction traces whole subtrees again,
 // which is why the layout moves the full -> subtree change.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEFAULT_DATASET, measureSeed004 } from '../tests/kernel/seed004-measure.mjs';
+import { DEFAULT_DATASET, measureSeed004, ourBalances } from '../tests/kernel/seed004-measure.mjs';
 import { CLI as BUILT, dirToScript, median, runWasm, wasmCore } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
@@ -40,28 +37,13 @@ const SNAPSHOTS = (process.env.BTRFSLAB_SEED004_SNAPSHOTS ?? '16,64').split(',')
 const POPULATE = (process.env.BTRFSLAB_SEED004_POPULATE ?? 'rootdir,copy').split(',');
 const DATASET = process.env.BTRFSLAB_SEED004_DATASET ? process.env.BTRFSLAB_SEED004_DATASET.split(',') : DEFAULT_DATASET;
 
-/** Our balance -m of a copy of img in each mode: dirty extents, extents found, milliseconds. */
-function ourBalances(img) {
-  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed004-ours-'));
-  try {
-    const out = {};
-    for (const mode of ['full', 'subtree', 'deferred']) {
-      const t0 = performance.now();
-      const text = execFileSync(CLI, ['balance', '-m', '--qgroup-swap', mode, img, '-o', join(dir, `${mode}.img`)], { encoding: 'utf8', maxBuffer: 1 << 26 });
-      const wall = performance.now() - t0;
-      const found = [...text.matchAll(/^found (\d+) extents$/gm)].reduce((s, m) => s + Number(m[1]), 0);
-      const dirty = Number(text.match(/^qgroup dirty extents (\d+)/m)?.[1] ?? NaN);
-      const ms = Number(text.match(/ in ([\d.]+) ms;/)?.[1] ?? NaN);
-      // the result is a filesystem the kernel's checker finds whole, qgroups included
-      const ck = execFileSync('btrfs', ['check', '--qgroup-report', join(dir, `${mode}.img`)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-      if (/are different|Rescan hasn't/.test(ck)) throw new Error(`our ${mode} balance: qgroups differ from btrfs check's count`);
-      out[mode] = { dirty, found, ms, wall };
-      rmSync(join(dir, `${mode}.img`), { force: true });
-    }
-    return out;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** Our balance -m of a copy of img in each mode, each result a filesystem the kernel's checker finds whole, qgroups
+ * included. */
+function ourChecked(img) {
+  const out = ourBalances(img, CLI);
+  for (const mode of ['full', 'subtree', 'deferred'])
+    if (/are different|Rescan hasn't/.test(out[mode].check)) throw new Error(`our ${mode} balance: qgroups differ from btrfs check's count`);
+  return out;
 }
 
 const pct = (a, b) => ((b - a) / a) * 100;
@@ -97,7 +79,7 @@ export async function wasmVsNative() {
 export async function run() {
   const rows = [await wasmVsNative()];
   for (const populate of POPULATE) for (const snapshots of SNAPSHOTS) {
-    const k = await measureSeed004({ snapshots, dataset: DATASET, populate, onImage: ourBalances });
+    const k = await measureSeed004({ snapshots, dataset: DATASET, populate, onImage: ourChecked });
     const tag = POPULATE.length > 1 ? `${populate}, ` : '';
     const ours = k.imageResult;
     const kernelFound = k.relocation.relocatedExtents;

@@ -110,7 +110,7 @@ import { release, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { tracefsCpuStats, withMount } from './lib.mjs';
+import { CLI, tracefsCpuStats, withMount } from './lib.mjs';
 
 const TRACING = '/sys/kernel/tracing';
 export const QGROUP_EVENTS = ['btrfs_qgroup_num_dirty_extents', 'btrfs_qgroup_trace_extent', 'btrfs_qgroup_account_extents', 'btrfs_qgroup_account_extent'];
@@ -330,6 +330,35 @@ function relocationLog(marker, dev) {
     }
   }
   return { blockGroups, foundByStage, foundTotal: found, relocatedExtents: foundByStage['move data extents'] ?? 0 };
+}
+
+/** Our balance -m of a copy of img in each qgroup_swap mode (measureSeed004's onImage hook: the image the kernel
+ * balances next): extents found, qgroup dirty extents, the balance's milliseconds as the CLI times them (to its last
+ * commit) and the whole command's, `btrfs check --qgroup-report` of the result, and the qgroups after (and in
+ * `before`, the image's), as `btrfslab qgroup show --raw` prints them. */
+export function ourBalances(img, cli = CLI) {
+  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed004-ours-'));
+  try {
+    const out = { before: execFileSync(cli, ['qgroup', 'show', '--raw', img], { encoding: 'utf8' }) };
+    for (const mode of ['full', 'subtree', 'deferred']) {
+      const to = join(dir, `${mode}.img`);
+      const t0 = performance.now();
+      const text = execFileSync(cli, ['balance', '-m', '--qgroup-swap', mode, img, '-o', to], { encoding: 'utf8', maxBuffer: 1 << 26 });
+      const wall = performance.now() - t0;
+      out[mode] = {
+        found: [...text.matchAll(/^found (\d+) extents$/gm)].reduce((sum, m) => sum + Number(m[1]), 0),
+        dirty: Number(text.match(/^qgroup dirty extents (\d+)/m)?.[1] ?? NaN),
+        ms: Number(text.match(/ in ([\d.]+) ms;/)?.[1] ?? NaN),
+        wall,
+        qgroups: execFileSync(cli, ['qgroup', 'show', '--raw', to], { encoding: 'utf8' }),
+        check: execFileSync('btrfs', ['check', '--qgroup-report', to], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+      };
+      rmSync(to, { force: true });
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Seed 004's benchmark on this kernel; see the header. Returns the figures as one object. */

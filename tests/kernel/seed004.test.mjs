@@ -8,14 +8,11 @@
 // nodes; a minute or two), where the dirty extents must be at most the
 // seed's "after" figures (140,431 and 140,826).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
-import { CLI, skipReason } from './lib.mjs';
-import { measureSeed004 } from './seed004-measure.mjs';
+import { skipReason } from './lib.mjs';
+import { measureSeed004, ourBalances } from './seed004-measure.mjs';
 
 const skip = skipReason();
 const SMALL = ['/usr/include', '/usr/share/zoneinfo'].find((d) => existsSync(d)) ?? null;
@@ -31,30 +28,6 @@ async function measured(opts) {
     console.log(`kernel log incomplete (missing block groups ${r.relocation.missingFromLog.join(', ') || 'none'}, ${r.relocation.blockGroups.length} logged of ${r.balance.relocatedChunks}); again`);
   }
   return r;
-}
-
-/** Our balance -m of a copy of img in each qgroup_swap mode (the onImage hook: the image the kernel balances
- * next): extents found, qgroup dirty extents, and the qgroups after, as `btrfslab qgroup show` prints them. */
-function ourBalances(img) {
-  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed004-ours-'));
-  try {
-    const out = {};
-    for (const mode of ['full', 'subtree', 'deferred']) {
-      const to = join(dir, `${mode}.img`);
-      const text = execFileSync(CLI, ['balance', '-m', '--qgroup-swap', mode, img, '-o', to], { encoding: 'utf8', maxBuffer: 1 << 26 });
-      out[mode] = {
-        found: [...text.matchAll(/^found (\d+) extents$/gm)].reduce((s, m) => s + Number(m[1]), 0),
-        dirty: Number(text.match(/^qgroup dirty extents (\d+)/m)?.[1] ?? NaN),
-        qgroups: execFileSync(CLI, ['qgroup', 'show', '--raw', to], { encoding: 'utf8' }),
-        check: execFileSync('btrfs', ['check', '--qgroup-report', to], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
-      };
-      rmSync(to, { force: true });
-    }
-    out.before = execFileSync(CLI, ['qgroup', 'show', '--raw', img], { encoding: 'utf8' });
-    return out;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /** What every balance must show, whatever its size. */
