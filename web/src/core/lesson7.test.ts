@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { LESSONS } from '../lessons';
 import { nextPhase, phaseOf, pictureTrees, readModeRun, relocPicture, sameQgroups, scriptInMode, sharedBelow, SWAP_MODES, tracedBlocks, walkedBelow, type RelocMoment, type RelocStep } from '../model/relocation';
-import { relocationStory } from './relocFull';
+import { fullWalksByLine, keepFullWalks, relocationStory } from './relocFull';
 import type { RunSteps } from './runs';
 import { loadCore, RUN, stepsOf } from './testCore';
 import type { Core } from './wasm';
@@ -164,6 +164,17 @@ describe("lesson 7's scenario: one metadata group of several relocated, twice, i
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("the three modes' full run serves the steps' full-mode walks: kept, not run again", () => {
+    const h = core.run(scriptInMode(lesson.scenario, 'full'), { ...RUN, trace: true });
+    const trace = core.trace(h);
+    core.close(h);
+    keepFullWalks(lesson.scenario, RUN, trace);
+    const noRun = { ...core, run: () => { throw new Error('ran again'); } } as Core;
+    const byLine = fullWalksByLine(noRun, lesson.scenario, RUN);
+    expect([...byLine.values()].flat().length).toBeGreaterThan(0);
+    expect(() => fullWalksByLine(noRun, `${lesson.scenario}\n`, RUN)).toThrow('ran again'); // another script: its own run
   });
 
   test('scriptInMode sets every qgroup_swap line, or adds one before the first balance', () => {

@@ -7,7 +7,7 @@ import { sha256Hex } from '../model/sha256';
 import { CORE_ERRNO, CoreError } from './errors';
 import type { Envelope, Reply, Results } from './protocol';
 import { readModeRun, scriptInMode } from '../model/relocation';
-import { relocationStory } from './relocFull';
+import { keepFullWalks, relocationStory } from './relocFull';
 import { scheduleRun } from './scheduleRun';
 import { sharedPicture } from './sharedPicture';
 import { Sessions } from './sessions';
@@ -101,7 +101,9 @@ function handle(core: Core, req: Exclude<Envelope, { op: 'open' }>): Results[key
       return req.modes.map((mode) => {
         const h = core.run(scriptInMode(req.script, mode), { ...req.opts, trace: true });
         try {
-          return readModeRun(mode, core.trace(h), core.metrics(h).relocated?.extents ?? 0);
+          const trace = core.trace(h);
+          if (mode === 'full') keepFullWalks(req.script, req.opts, trace);
+          return readModeRun(mode, trace, core.metrics(h).relocated?.extents ?? 0);
         } finally {
           core.close(h);
         }
