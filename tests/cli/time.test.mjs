@@ -88,6 +88,8 @@ test('a section may last an hour of virtual time; past it, an error names who wa
   // over the dirty limit the writer throttles until the flusher writes back
   const t = JSON.parse(cli('run', script('dirty.txt', 'create /a\nset dirty=16K\nA: write /a 0 1M\nA: write /a 1M 1M\n'), '--metrics', '-').out);
   assert.ok(t.timed.waitedNs['dirty throttle'] > 0);
+  assert.equal(t.timed.dirty.limitBytes, 16384);
+  assert.ok(t.timed.dirty.peakBytes > 16384, `peak ${t.timed.dirty.peakBytes}`);
 });
 
 test('log batching on a rotational device (loop): schedule_timeout(1) ends on a tick, syncing holds the log mutex', () => {
@@ -391,8 +393,14 @@ test('space reservation: tickets when metadata runs short, the reclaim worker in
   // the seed: whole inodes a few at a time, a tick after each pass, leave more reservations waiting, for longer
   assert.ok(inodes510.m.timed.reclaim.tickets > pages510.m.timed.reclaim.tickets);
   assert.ok(inodes510.m.timed.untar.writeNs > 2 * pages510.m.timed.untar.writeNs, `untar ${inodes510.m.timed.untar.writeNs} vs ${pages510.m.timed.untar.writeNs}`);
-  for (const run of [pages, inodes, pages510, inodes510])
+  for (const run of [pages, inodes, pages510, inodes510]) {
     assert.ok(run.m.timed.deviceBusyNs > 0 && run.m.timed.deviceBusyNs < run.m.timed.virtualNs);
+    // reclaim writes the data back long before the dirty limits (20% and 10% of 4 GiB): tar never throttles
+    const d = run.m.timed.dirty;
+    assert.equal(d.limitBytes, Math.floor(4 * 2 ** 30 / 5));
+    assert.ok(d.peakBytes > 0 && d.peakBytes < 16 * 2 ** 20, `dirty and writeback peak ${d.peakBytes}`);
+    assert.equal(run.m.timed.waitedNs['dirty throttle'], undefined);
+  }
   assert.equal(cli('ls', join(dir, 'reclaim-pages-6.18.img'), '/src/m000').out, cli('ls', join(dir, 'reclaim-inodes-5.10.img'), '/src/m000').out);
 
   // a filesystem too small: ENOSPC at the write that could not be reserved, the image as unmounting leaves it

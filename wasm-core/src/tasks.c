@@ -939,7 +939,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_THROTTLE;
 			continue;
 		case T_THROTTLE: {
-			u64 dirty = btrfs_dirty_bytes(fs, 0);
+			u64 dirty = btrfs_dirty_bytes(fs, 0), held = dirty + btrfs_ordered_bytes(fs, 0, NULL);
+			if (held > tm->st->dirty_peak)
+				tm->st->dirty_peak = held;
 			if (dirty > tm->cfg->dirty_background_bytes || dirty > tm->cfg->dirty_bytes)
 				sched_wake_all(s, &tm->flusher_wq);
 			if (dirty > tm->cfg->dirty_bytes) {
@@ -1964,6 +1966,9 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 		first = 0;
 	}
 	sb_printf(b, "},\"deviceBusyNs\":%llu", (unsigned long long)st->device_busy_ns);
+	sb_printf(b, ",\"dirty\":{\"limitBytes\":%llu,\"backgroundBytes\":%llu,\"peakBytes\":%llu}",
+		  (unsigned long long)cfg->dirty_bytes, (unsigned long long)cfg->dirty_background_bytes,
+		  (unsigned long long)st->dirty_peak);
 	const char *sep = ",\"bonnie\":{";
 	for (int k = 0; k < TIMED_BONNIE_PHASES; k++) {
 		const struct timed_latency *l = &st->bonnie[k];

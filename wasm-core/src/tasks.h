@@ -102,6 +102,8 @@ struct timed_state {
 	u64 commits, log_syncs, fsyncs, fsyncs_logged, fsync_fallbacks;
 	u64 bios[BIO_OP_COUNT], bio_bytes[BIO_OP_COUNT];
 	u64 device_busy_ns; /* virtual time with at least one bio in flight */
+	u64 dirty_peak;     /* the most data dirty or under writeback (delalloc and ordered extents, as
+			     * balance_dirty_pages counts dirty and writeback pages) where a writer throttles */
 	u64 lock_contended[2], lock_wait_ns[2]; /* fs tree, csum tree */
 	struct timed_latency lat[TOP_COUNT];
 	int deadlock_line, deadlock_op; /* a deadlock: the script line and command of a thread in its cycle */

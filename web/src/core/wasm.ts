@@ -170,6 +170,8 @@ export interface TimedMetrics {
   /** Time tasks spent waiting, by cause. */
   waitedNs: Record<string, number>;
   bios: Record<string, { n: number; bytes: number }>;
+  /** The dirty limits (set memory=, dirty=, dirty_background=) and the most data dirty or under writeback where a writer throttles. */
+  dirty?: { limitBytes: number; backgroundBytes: number; peakBytes: number };
   locks: Record<string, { contended: number; waitNs: number }>;
   /** Untars (seed 002): files and directories made, bytes written, time writing and in the final syncfs, summed. */
   untar?: { files: number; dirs: number; bytes: number; writeNs: number; syncNs: number };
