@@ -221,6 +221,10 @@ struct thread_ctx {
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
 	size_t noes;
+	/* the ordered extent an fsync waits on (its id; 0: none), woken when
+	 * that one completes: the kernel's wait_event on ordered->wait */
+	u64 wait_oe;
+	struct sched_wq oe_wq;
 };
 
 static int fail(struct timed *tm, int code, const char *msg)
@@ -401,6 +405,32 @@ static int log_alloc_step(struct timed *tm, struct sched_task *t, struct evict_m
 		e->pc = 0;
 		return 1;
 	}
+}
+
+/* The in-flight ordered extent of inode ikey with the highest file offset
+ * (0: none): btrfs_wait_ordered_range waits for them one at a time from the
+ * end of the range down (btrfs_lookup_first_ordered_extent, then
+ * btrfs_start_ordered_extent with wait), each on that ordered extent's own
+ * wait queue, so a completion wakes only who waits on it. */
+static u64 last_ordered(struct btrfs_fs_info *fs, u64 ikey)
+{
+	size_t n;
+	struct btrfs_ordered_extent *const *l = btrfs_ordered_list(fs, &n);
+	const struct btrfs_ordered_extent *best = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (l[i]->ikey == ikey && (!best || l[i]->file_offset > best->file_offset))
+			best = l[i];
+	return best ? best->id : 0;
+}
+
+/* An ordered extent completed: the fsyncs waiting on it run again. */
+static void wake_oe_waiters(struct timed *tm, u64 id)
+{
+	for (int i = 0; i < tm->nthreads; i++)
+		if (tm->threads[i].wait_oe == id) {
+			tm->threads[i].wait_oe = 0;
+			sched_wake_all(tm->s, &tm->threads[i].oe_wq);
+		}
 }
 
 /* The data bio of an ordered extent completed: its pages leave writeback and
@@ -978,8 +1008,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 		case T_F_ORDERED:
 			if ((btrfs_fsync_wait_mode(fs) == BTRFS_FSYNC_WAIT_ORDERED ||
 			     btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino)) &&
-			    btrfs_ordered_count(fs, c->ino)) {
-				sched_wait(s, t, &tm->ordered_wq, WAIT_ORDERED, c->ino);
+			    (c->wait_oe = last_ordered(fs, c->ino))) {
+				sched_wait(s, t, &c->oe_wq, WAIT_ORDERED, c->ino);
 				return 0;
 			}
 			c->pc = T_F_JOIN;
@@ -1319,6 +1349,7 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			tm->finish_busy--;
 			sched_wake_all(s, &tm->writers_wq);
 			sched_wake_all(s, &tm->ordered_wq);
+			wake_oe_waiters(tm, w->oe);
 			space_grant(tm); /* its extent's metadata reservation is released */
 			w->pc = 0;
 			continue;
@@ -1742,6 +1773,7 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 {
 	for (int i = 0; threads && i < tm->nthreads; i++) {
 		sched_wq_free(&threads[i].own);
+		sched_wq_free(&threads[i].oe_wq);
 		free(threads[i].oes);
 	}
 	for (int i = 0; workers && i < nworkers; i++) {

@@ -42,6 +42,10 @@ struct log_ctx {
 	size_t npending, cappending;
 	u64 last_fs_leaf; /* the fs leaf last read-locked, for the trace */
 	u8 *buf;          /* nodesize bytes: an item on its way from the fs tree to the log */
+	/* the file ranges this fast fsync relogged (log_modified_ranges, each
+	 * grown over the log items it replaced); 64: unknown, or all of them */
+	u64 mod_s[64], mod_e[64];
+	size_t nmod;
 };
 
 /* ---- per-inode state ---- */
@@ -380,6 +384,22 @@ static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 	return 0;
 }
 
+/* Whether oe, still in flight, is in this transaction's log already and
+ * this fsync left its file extent item there: the kernel's
+ * btrfs_get_ordered_extents_for_logging takes no ordered extent marked
+ * BTRFS_ORDERED_LOGGED (the fsync that logged it set the flag), so a later
+ * fsync neither logs it again nor counts it. Where this fsync relogged a
+ * range over it (a write since), it goes in again, as the range's extents. */
+static int logged_intact(const struct log_ctx *c, const struct btrfs_ordered_extent *oe)
+{
+	if (!(oe->flags & BTRFS_ORDERED_LOGGED) || oe->logged_trans != c->fs->generation || c->nmod >= 64)
+		return 0;
+	for (size_t i = 0; i < c->nmod; i++)
+		if (c->mod_s[i] < oe->file_offset + oe->num_bytes && oe->file_offset < c->mod_e[i])
+			return 0;
+	return 1;
+}
+
 /* An ordered extent still in flight (its bio done, its completion not yet):
  * its file extent item and its checksums, from the ordered extent itself. */
 static int log_ordered(struct log_ctx *c, struct btrfs_ordered_extent *oe)
@@ -541,6 +561,10 @@ static int log_modified_ranges(struct log_ctx *c, u64 ino)
 			ret = btrfs_delete_item(fs, c->log, &fe.key);
 			cur = fe_end;
 		}
+		if (c->nmod < 64) {
+			c->mod_s[c->nmod] = s;
+			c->mod_e[c->nmod++] = e;
+		}
 		/* then the fs tree's extents over the whole range */
 		for (u64 cur = s; cur < e && !ret;) {
 			if ((ret = btrfs_find_file_extent(fs, c->root, ino, cur, e, &fe))) {
@@ -585,6 +609,7 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		return fs->err.code;
 	int full = needs_full_log(fs, s, in);
 	int incremental = incremental_log(fs, s, in, all);
+	c->nmod = incremental ? 0 : 64; /* not incremental: the inode's log items went, every ordered extent goes in again */
 	u64 sector = fs->sectorsize, size_end = (btrfs_inode_isize(fs, ino, in->size) + sector - 1) / sector * sector, covered = 0;
 	struct btrfs_item_cursor cur;
 	struct btrfs_key key = {ino, BTRFS_INODE_ITEM_KEY, 0}, k;
@@ -681,6 +706,8 @@ done:
 		for (size_t i = 0; i < n && !ret; i++) {
 			if (!(oes[i]->flags & BTRFS_ORDERED_IO_DONE))
 				continue; /* not written yet: fsync waits for writeback first */
+			if (logged_intact(c, oes[i]))
+				continue; /* an earlier fsync logged it, and the log still holds it */
 			logged++;
 			ret = log_ordered(c, oes[i]);
 		}
