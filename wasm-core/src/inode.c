@@ -423,8 +423,11 @@ int btrfs_add_link_index(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 
 	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
 	if ((ret = btrfs_insert_item(fs, root, &key, buf, esz)))
 		return ret;
-	if (fs->delayed_hook)
+	if (fs->delayed_hook) {
 		fs->delayed_hook(fs->delayed_ctx, root->objectid, dir, 1);
+		if (root->objectid == BTRFS_FS_TREE_OBJECTID && (ret = btrfs_log_note_delayed_index(fs, dir, index)))
+			return ret;
+	}
 	return dir_names_changed(fs, root, dir, len, 1);
 }
 
@@ -456,8 +459,11 @@ int btrfs_remove_link(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir
 		return ret;
 	key = (struct btrfs_key){dir, BTRFS_DIR_INDEX_KEY, index};
 	ret = btrfs_delete_item(fs, root, &key);
-	if (!ret && fs->delayed_hook)
+	if (!ret && fs->delayed_hook) {
 		fs->delayed_hook(fs->delayed_ctx, root->objectid, dir, -1);
+		if (root->objectid == BTRFS_FS_TREE_OBJECTID)
+			ret = btrfs_log_note_delayed_index(fs, dir, index);
+	}
 	if (ret == BLAB_ENOENT)
 		ret = blab_fail(&fs->err, BLAB_ECORRUPT, "directory %llu has no DIR_INDEX %llu for %.*s", (unsigned long long)dir,
 				(unsigned long long)index, len, name);

@@ -207,6 +207,7 @@ struct thread_ctx {
 	struct btrfs_path_lock pl;
 	u64 csum_bytenr; /* where this fsync's extents' checksums are (its first ordered extent's) */
 	int full, prealloced; /* this fsync copies items from fs leaves; its extent buffer is allocated */
+	int is_dir;           /* it fsyncs a directory */
 	u64 clones;           /* fs leaves cloned so far (log_copy=clone) */
 	int log_allocs;       /* log tree blocks still to allocate for this fsync's inserts */
 	struct btrfs_path_lock fs_pl; /* log_copy=direct: the fs leaf held while the log changes */
@@ -290,6 +291,8 @@ static void delayed_hook(void *ctx, u64 root, u64 ino, int dir_index)
 static void dnode_clear(struct timed *tm, struct delayed_node *n, int release)
 {
 	tm->delayed_items -= dnode_items(n);
+	if (n->index_items)
+		btrfs_log_delayed_flushed(tm->fs, n->ino); /* its DIR_INDEX leaves change now */
 	n->inode_dirty = 0;
 	n->index_items = 0;
 	if (release && n->rsv) {
@@ -1022,8 +1025,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				/* a full sync, or a directory (its index items are copied
 				 * from fs leaves whenever it is logged) */
 				struct btrfs_inode in;
-				c->full = btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino) ||
-					  (!btrfs_read_inode(fs, fs->fs_root, c->ino, &in) && (in.mode & S_IFMT_) == S_IFDIR_);
+				c->is_dir = !btrfs_read_inode(fs, fs->fs_root, c->ino, &in) && (in.mode & S_IFMT_) == S_IFDIR_;
+				c->full = btrfs_log_needs_full_sync(fs, fs->fs_root, c->ino) || c->is_dir;
 				fs->err.code = 0;
 				if (c->full && tm->cfg->log_copy == LOG_COPY_PREALLOC) {
 					eb_alloc(tm, t);
@@ -1062,10 +1065,13 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->df.pc = 0;
 			continue;
 		case T_F_DELAYED: {
-			/* btrfs_log_inode: a directory's delayed items, or a full sync's
-			 * delayed inode, go into the fs tree before its items are read */
+			/* btrfs_log_inode: a full sync's delayed inode goes into the fs
+			 * tree before its items are read. A directory's delayed items
+			 * stay queued: its logging copies them from the delayed node
+			 * (since v6.1, "btrfs: use delayed items when logging a
+			 * directory"; before, it flushed them first) */
 			struct delayed_node **dn = u64map_get(&tm->dnodes, c->ino);
-			if (dn && (c->df.pc || (dnode_items(*dn) && (c->full || (*dn)->is_dir)))) {
+			if (dn && (c->df.pc || (dnode_items(*dn) && c->full && !c->is_dir))) {
 				c->df.n = *dn;
 				if ((r = dflush_step(tm, t, &c->df)) <= 0)
 					return r;
@@ -1078,8 +1084,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 						BTRFS_LOCK_READ)) <= 0)
 				return r;
-			if (c->full && tm->cfg->log_copy == LOG_COPY_CLONE && c->clones < (c->ls.fs_leaves_read ? c->ls.fs_leaves_read : 1)) {
-				/* before seed 000's fix: each fs leaf cloned under its read lock */
+			if (c->full && tm->cfg->log_copy == LOG_COPY_CLONE && c->clones < c->ls.fs_leaves_cloned) {
+				/* before seed 000's fix: each subvolume leaf copied from is
+				 * cloned under its read lock (copy_items, process_dir_items_leaf) */
 				c->clones++;
 				eb_alloc(tm, t);
 				return 0;

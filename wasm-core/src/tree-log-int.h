@@ -15,6 +15,18 @@ struct btrfs_log_inode_state {
 	u64 full_logged_trans; /* logged in full in this transaction: later fsyncs in it log what changed */
 	u64 last_link_trans;   /* files: a hard link was added */
 	u64 logged_name_gone_trans; /* dirs: lost a name whose inode was logged in this transaction */
+	u64 dir_logged_trans;  /* dirs: their DIR_INDEX entries logged in this transaction (index-only mode) */
+	u64 last_dir_index;    /* dirs: the highest DIR_INDEX offset logged then (the kernel's last_dir_index_offset) */
+};
+
+/* A DIR_INDEX change a timed run queues as a delayed item (the kernel's
+ * delayed-inode.c): in the kernel the leaf changes only when its delayed node
+ * is flushed (the async worker, a commit), not when the name is added or
+ * removed. The model's leaf changes at once; this says when the kernel's
+ * would have. */
+struct btrfs_delayed_index {
+	u64 dir, offset, gen;
+	int flushed;
 };
 
 struct btrfs_log_state {
@@ -24,5 +36,7 @@ struct btrfs_log_state {
 	int dir_logging;                     /* enum btrfs_dir_logging */
 	struct btrfs_key *deleted;           /* (dir, 0, name hash) of names removed in this transaction */
 	size_t ndeleted, capdeleted;
+	struct btrfs_delayed_index *didx;    /* DIR_INDEX changes of this transaction queued as delayed items */
+	size_t ndidx, capdidx;
 };
 #endif

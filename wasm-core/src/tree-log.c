@@ -58,6 +58,56 @@ static struct btrfs_log_inode_state *inode_state(struct btrfs_fs_info *fs, u64 i
 	return s;
 }
 
+int btrfs_log_note_delayed_index(struct btrfs_fs_info *fs, u64 dir, u64 offset)
+{
+	struct btrfs_log_state *l = fs->log;
+	if (l->ndidx && l->didx[0].gen != fs->generation)
+		l->ndidx = 0; /* a commit flushed them all */
+	if (array_room(&l->didx, l->ndidx, &l->capdidx, sizeof(*l->didx), 64))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "delayed directory index items");
+	l->didx[l->ndidx++] = (struct btrfs_delayed_index){dir, offset, fs->generation, 0};
+	return 0;
+}
+
+void btrfs_log_delayed_flushed(struct btrfs_fs_info *fs, u64 dir)
+{
+	struct btrfs_log_state *l = fs->log;
+	for (size_t i = 0; l && i < l->ndidx; i++)
+		if (!dir || l->didx[i].dir == dir)
+			l->didx[i].flushed = 1;
+}
+
+/* Whether the kernel's leaf of dir's DIR_INDEX keys (lo, hi] has changed in
+ * this transaction, given that the model's has: not when every change of
+ * dir's index there this transaction is a delayed item still queued. */
+static int index_leaf_changed(const struct btrfs_fs_info *fs, u64 dir, u64 lo, u64 hi)
+{
+	const struct btrfs_log_state *l = fs->log;
+	int queued = 0;
+	for (size_t i = 0; i < l->ndidx; i++) {
+		const struct btrfs_delayed_index *d = &l->didx[i];
+		if (d->gen != fs->generation || d->dir != dir || d->offset <= lo || d->offset > hi)
+			continue;
+		if (d->flushed)
+			return 1;
+		queued = 1;
+	}
+	return !queued;
+}
+
+/* index_leaf_changed for leaf, whose first DIR_INDEX key of dir follows
+ * offset lo: a leaf holding other keys too may have changed for them. */
+static int index_leaf_cloned(const struct btrfs_fs_info *fs, u64 dir, const struct extent_buffer *leaf, u64 lo)
+{
+	struct btrfs_key first, last;
+	int n = (int)btrfs_nritems(leaf);
+	btrfs_item_key(leaf, 0, &first);
+	btrfs_item_key(leaf, n - 1, &last);
+	if (first.objectid != dir || first.type != BTRFS_DIR_INDEX_KEY || last.objectid != dir || last.type != BTRFS_DIR_INDEX_KEY)
+		return 1;
+	return index_leaf_changed(fs, dir, lo, last.offset);
+}
+
 void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir)
 {
 	struct btrfs_log_inode_state *s = inode_state(fs, ino);
@@ -198,6 +248,7 @@ int btrfs_drop_log(struct btrfs_fs_info *fs)
 	u64map_clear(&fs->log->inodes);
 	u64map_clear(&fs->log->csums);
 	fs->log->ndeleted = 0;
+	fs->log->ndidx = 0;
 	btrfs_set_super_log_root(fs->super, 0);
 	btrfs_set_super_log_root_level(fs->super, 0);
 	return ret;
@@ -260,6 +311,14 @@ int btrfs_log_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
 		dst->log->ndeleted = src->log->ndeleted;
 		dst->log->capdeleted = cap;
 	}
+	if (src->log->didx) {
+		size_t cap = src->log->capdidx ? src->log->capdidx : 1;
+		if (!(dst->log->didx = malloc(cap * sizeof(*dst->log->didx))))
+			return blab_fail(&dst->err, BLAB_ENOMEM, "the log's delayed index items");
+		memcpy(dst->log->didx, src->log->didx, src->log->ndidx * sizeof(*dst->log->didx));
+		dst->log->ndidx = src->log->ndidx;
+		dst->log->capdidx = cap;
+	}
 	return 0;
 }
 
@@ -273,6 +332,7 @@ void btrfs_log_free(struct btrfs_fs_info *fs)
 	u64map_free(&fs->log->inodes);
 	u64map_free(&fs->log->csums);
 	free(fs->log->deleted);
+	free(fs->log->didx);
 	free(fs->log);
 	fs->log = NULL;
 }
@@ -332,13 +392,17 @@ static int drop_logged_inode(struct log_ctx *c, u64 ino, u8 min_type, u8 max_typ
 	return btrfs_del_items_of(c->fs, c->log, ino, min_type, max_type);
 }
 
-static void lock_leaf(struct log_ctx *c, const struct extent_buffer *leaf)
+/* A leaf read-locked to copy from; clone: one the kernel clones first
+ * (before seed 000's fix). */
+static void lock_leaf(struct log_ctx *c, const struct extent_buffer *leaf, int clone)
 {
 	if (c->last_fs_leaf == leaf->start)
 		return;
 	c->last_fs_leaf = leaf->start;
-	if (c->st)
+	if (c->st) {
 		c->st->fs_leaves_read++;
+		c->st->fs_leaves_cloned += clone != 0;
+	}
 	fs_trace(c->fs, (struct trace_event){.kind = TRACE_LOG_LOCK, .tree = c->root->objectid, .bytenr = leaf->start,
 					     .a = btrfs_header_generation(leaf->data)});
 }
@@ -376,7 +440,9 @@ static int log_csums(struct log_ctx *c, u64 bytenr, u64 len, u64 src_leaf)
 		/* c->buf is free again: the extent item that named these checksums is in the log */
 		memcpy(c->buf, btrfs_item_ptr(path.nodes[0], path.slots[0]) + (s - istart) / ss * 4, (size_t)n * 4);
 		struct btrfs_key lk = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s};
-		lock_leaf(c, path.nodes[0]);
+		/* counted as cloned, as before; the kernel reads the checksums into a
+		 * list (btrfs_lookup_csums_list) and clones no csum leaf */
+		lock_leaf(c, path.nodes[0], 1);
 		if ((ret = log_insert(c, &lk, c->buf, n * 4, src_leaf)))
 			return ret;
 		cur = e;
@@ -636,7 +702,7 @@ static int copy_inode_items(struct log_ctx *c, u64 ino, int all, const struct bt
 		default:
 			continue; /* directory entries are logged by log_dir_items */
 		}
-		lock_leaf(c, cur.leaf);
+		lock_leaf(c, cur.leaf, 1);
 		memcpy(buf, cur.data, size);
 		u64 src = cur.leaf->start;
 		if (k.type == BTRFS_INODE_ITEM_KEY && !all) {
@@ -730,8 +796,12 @@ static int insert_range(struct log_ctx *c, u64 dir, u8 range_type, u64 first, u6
 
 /* Copies directory entries of type (DIR_INDEX or DIR_ITEM) made in this
  * transaction and writes the ranges the log is authoritative for; new
- * entries' inodes are queued when collect is set. */
-static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
+ * entries' inodes are queued when collect is set. With logged, entries at
+ * offsets up to *logged are in the log already (copied by an earlier logging
+ * of the directory in this transaction; index offsets only grow) and are not
+ * copied again, though their leaves are still read; *logged becomes the
+ * highest new offset seen. */
+static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect, u64 *logged)
 {
 	struct btrfs_fs_info *fs = c->fs;
 	u64 trans = fs->generation;
@@ -745,6 +815,7 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 	u64 last_old = 1;
 	int prev_changed = 0;
 	u64 prev_leaf = 0;
+	u64 cur_leaf = 0, prev_off = 0, leaf_lo = 0; /* the offset before the leaf's first, for index_leaf_cloned */
 	struct btrfs_item_cursor cur;
 	struct btrfs_key key = {dir, type, 0}, k;
 	int ret = 0, more;
@@ -754,6 +825,11 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 		k = cur.key;
 		if (k.objectid != dir || k.type != type)
 			break;
+		if (leaf->start != cur_leaf) {
+			cur_leaf = leaf->start;
+			leaf_lo = prev_off;
+		}
+		prev_off = k.offset;
 		int changed = btrfs_header_generation(leaf->data) == trans;
 		if (hashed && !changed)
 			continue; /* DIR_ITEM keys: ranges come from removed names, below */
@@ -772,7 +848,7 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 			continue;
 		}
 		prev_changed = 1;
-		lock_leaf(c, leaf);
+		lock_leaf(c, leaf, hashed || index_leaf_cloned(fs, dir, leaf, leaf_lo));
 		u32 size = cur.size;
 		const u8 *p = cur.data;
 		/* new when any entry in the item is (DIR_ITEMs may hold several) */
@@ -793,6 +869,10 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect)
 			last_old = k.offset;
 			continue;
 		}
+		if (logged && k.offset <= *logged)
+			continue; /* copied by an earlier logging of the directory in this transaction */
+		if (logged)
+			*logged = k.offset;
 		memcpy(buf, p, size);
 		u64 src = leaf->start;
 		if ((ret = log_insert(c, &k, buf, size, src)))
@@ -853,10 +933,18 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_INODE, .tree = c->root->objectid, .a = ino, .b = (u64)!all});
 	if (c->st)
 		c->st->inodes_logged++;
+	int legacy = fs->log->dir_logging == BTRFS_DIR_LOGGING_LEGACY;
+	/* a directory whose entries were logged in this transaction keeps them
+	 * in the log, and its ranges: only entries made since are copied, as the
+	 * kernel does since v6.1 ("btrfs: don't drop dir index range items when
+	 * logging a directory"; last_dir_index_offset). A name it lost since
+	 * whose inode was logged makes its fsync commit instead (log_dentry's
+	 * LOGGED_NAME_GONE), so no stale entry of the log is replayed. */
+	int dir_incremental = is_dir && all && !legacy && s->dir_logged_trans == fs->generation;
 	if (s->logged_trans == fs->generation) {
 		/* logged before in this transaction: its items are copied again (a
 		 * file's extents only where it was written back since) */
-		u8 max = is_dir && !all ? BTRFS_XATTR_ITEM_KEY : 255;
+		u8 max = is_dir && (!all || dir_incremental) ? BTRFS_XATTR_ITEM_KEY : 255;
 		if (incremental_log(fs, s, &in, all))
 			max = BTRFS_EXTENT_DATA_KEY - 1;
 		if ((ret = drop_logged_inode(c, ino, 0, max)))
@@ -869,11 +957,15 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 		return fs->err.code;
 	s->logged_trans = fs->generation;
 	if (is_dir && all) {
-		int legacy = fs->log->dir_logging == BTRFS_DIR_LOGGING_LEGACY;
-		if (legacy && (ret = log_dir_items(c, ino, BTRFS_DIR_ITEM_KEY, 1)))
+		if (legacy && (ret = log_dir_items(c, ino, BTRFS_DIR_ITEM_KEY, 1, NULL)))
 			return ret;
-		if ((ret = log_dir_items(c, ino, BTRFS_DIR_INDEX_KEY, !legacy)))
+		u64 logged = dir_incremental ? s->last_dir_index : 0;
+		if ((ret = log_dir_items(c, ino, BTRFS_DIR_INDEX_KEY, !legacy, legacy ? NULL : &logged)))
 			return ret;
+		if (!legacy && (s = inode_state(fs, ino))) {
+			s->dir_logged_trans = fs->generation;
+			s->last_dir_index = logged;
+		}
 	}
 	return 0;
 }

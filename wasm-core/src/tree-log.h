@@ -47,6 +47,8 @@ struct btrfs_log_stats {
 	u64 leaves, nodes, level;  /* the log tree after this fsync */
 	u64 blocks_written;        /* log blocks written by this fsync */
 	u64 fs_leaves_read;        /* fs tree leaves read-locked and copied from */
+	u64 fs_leaves_cloned;      /* of those, the leaves the kernel clones before copying (before seed 000's fix):
+				    * not a directory's DIR_INDEX leaves that only its queued delayed items changed */
 	u64 inodes_logged;
 	u64 ranges;                /* DIR_LOG_INDEX / DIR_LOG_ITEM ranges written */
 	u64 shifted;               /* bytes moved inside log leaves by inserts */
@@ -79,6 +81,15 @@ u64 btrfs_log_cost_ns(const struct btrfs_log_stats *st);
 
 /* Hooks from the namespace and file code. */
 void btrfs_log_note_unlink(struct btrfs_fs_info *fs, u64 dir, u64 ino, int for_rename, int is_dir);
+/* A timed run queued DIR_INDEX offset of dir as a delayed item (added or
+ * removed): until btrfs_log_delayed_flushed, the kernel's leaf has not
+ * changed for it, and a directory's logging reads the change from the
+ * delayed node, not from the leaf (since v6.1, "btrfs: use delayed items
+ * when logging a directory"). Only fs_leaves_cloned follows this; what is
+ * logged does not. */
+int btrfs_log_note_delayed_index(struct btrfs_fs_info *fs, u64 dir, u64 offset);
+/* dir's delayed DIR_INDEX items went into its leaves (dir 0: every dir's). */
+void btrfs_log_delayed_flushed(struct btrfs_fs_info *fs, u64 dir);
 void btrfs_log_note_truncate(struct btrfs_fs_info *fs, u64 ino);
 /* A new hard link to file ino: its fsync commits while it has more than one
  * name, as the kernel's does (a log from one name's path cannot reach every
