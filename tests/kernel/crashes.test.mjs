@@ -48,7 +48,8 @@ function checkPromises(theirs, promises, where) {
  * page cache by two to four threads at once, fsynced, sometimes synced or
  * renamed, in one or two sections, then a power cut as the threads return
  * (ordered extents may still be completing); tree locks by tree or by block,
- * log copies by clone or prealloc, and memory pressure vary with the seed.
+ * log copies by clone or prealloc, memory pressure and how long ordered
+ * extents take to complete vary with the seed.
  * fsyncWait: ordered|writeback. */
 export function randomThreadScenario(seed, fsyncWait) {
   let x = BigInt(seed) * 0x9e3779b97f4a7c15n + 0x1234567n;
@@ -58,7 +59,12 @@ export function randomThreadScenario(seed, fsyncWait) {
   };
   const l = [`mkfs size=128M nodesize=${rnd(2) ? '16K' : '4K'}`, `set fsync_wait=${fsyncWait}`, `set device=${['nvme', 'ssd', 'loop'][rnd(3)]}`,
     `set seed=${seed}`, `set tree_locks=${rnd(2) ? 'path' : 'tree'}`, `set log_copy=${rnd(2) ? 'clone' : 'prealloc'}`,
-    `set memory_pressure=${['none', 'moderate', 'heavy'][rnd(3)]}`, 'mkdir /d'];
+    `set memory_pressure=${['none', 'moderate', 'heavy'][rnd(3)]}`];
+  // completions slowed in two of three (checksums inserted in 1 or 3 ms): more fsyncs log ordered extents still in
+  // flight, and more writes land on pages one still covers
+  const slow = rnd(3);
+  if (slow) l.push(`set cost.finish_csum=${slow === 1 ? '1ms' : '3ms'}`);
+  l.push('mkdir /d');
   const nthreads = 2 + rnd(3);
   for (let t = 0; t < nthreads; t++) for (let f = 0; f < 2; f++) l.push(`create /d/t${t}f${f}`);
   if (rnd(2)) l.push('commit');

@@ -426,11 +426,28 @@ static u64 last_ordered(struct btrfs_fs_info *fs, u64 ikey)
 	return best ? best->id : 0;
 }
 
-/* An ordered extent completed: the fsyncs waiting on it run again. */
+/* An in-flight ordered extent of inode ikey over [start, end) (its id; 0:
+ * none). A buffered write waits for one over the pages it is about to
+ * change, its bio done or not, and looks again (the kernel's
+ * lock_and_cleanup_extent_if_need: btrfs_start_ordered_extent, then
+ * -EAGAIN): a range is never in two ordered extents at once. */
+static u64 ordered_over(struct btrfs_fs_info *fs, u64 ikey, u64 start, u64 end)
+{
+	size_t n;
+	struct btrfs_ordered_extent *const *l = btrfs_ordered_list(fs, &n);
+	for (size_t i = 0; i < n; i++)
+		if (l[i]->ikey == ikey && l[i]->file_offset < end && l[i]->file_offset + l[i]->num_bytes > start)
+			return l[i]->id;
+	return 0;
+}
+
+/* An ordered extent completed: the tasks waiting on it run again (and any
+ * waiting on one that is gone: completed where no worker ran it, as an
+ * evicted inode's are). */
 static void wake_oe_waiters(struct timed *tm, u64 id)
 {
 	for (int i = 0; i < tm->nthreads; i++)
-		if (tm->threads[i].wait_oe == id) {
+		if (tm->threads[i].wait_oe && (tm->threads[i].wait_oe == id || !btrfs_ordered_by_id(tm->fs, tm->threads[i].wait_oe))) {
 			tm->threads[i].wait_oe = 0;
 			sched_wake_all(tm->s, &tm->threads[i].oe_wq);
 		}
@@ -940,12 +957,24 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				sched_wait(s, t, &tm->io_wq, WAIT_WRITEBACK, c->op.ino);
 				return 0;
 			}
+			/* nor a page an ordered extent still covers, until that completes */
+			if ((c->wait_oe = ordered_over(fs, c->op.ino, c->op.off / ss * ss, (c->op.off + c->op.len + ss - 1) / ss * ss))) {
+				sched_wait(s, t, &c->oe_wq, WAIT_ORDERED, c->op.ino);
+				return 0;
+			}
 			u64 pages = (c->op.off + c->op.len + ss - 1) / ss - c->op.off / ss;
 			c->pc = T_WRITE_DONE;
 			sched_cpu(s, t, COST(tm, COST_PAGE_COPY, pages), WORK_PAGE_COPY);
 			return 0;
 		}
 		case T_WRITE_DONE:
+			/* the kernel holds the pages locked from the check through the copy, so
+			 * no writeback starts on them meanwhile; here, one that did sends the
+			 * write back to wait (and copy) again */
+			if (ordered_over(fs, c->op.ino, c->op.off / ss * ss, (c->op.off + c->op.len + ss - 1) / ss * ss)) {
+				c->pc = T_WRITE_CHECK;
+				continue;
+			}
 			if (tm->committing) { /* the inode update joins the transaction */
 				sched_wait(s, t, &tm->trans_wq, WAIT_TRANSACTION, fs->generation);
 				return 0;
