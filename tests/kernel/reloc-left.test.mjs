@@ -31,6 +31,12 @@ const TRIES = Number(process.env.BTRFSLAB_RELOC_TRIES ?? 10);
 const relocItems = (img) => (run('btrfs', ['inspect-internal', 'dump-tree', '-t', 'root', img], { maxBuffer: 1 << 26 })
   .match(/key \(TREE_RELOC ROOT_ITEM \w+\)/g) ?? []);
 
+/** Each reloc root item's refs and drop_progress: 0 and none while its block group's tree blocks are being
+ *  copied, 1 once prepare_to_merge committed (the kernel merges it at mount), 0 again once merged (dropped at mount). */
+const relocStates = (img) => [...run('btrfs', ['inspect-internal', 'dump-tree', '-t', 'root', img], { maxBuffer: 1 << 26 })
+  .matchAll(/key \(TREE_RELOC ROOT_ITEM (\w+)\)[^\n]*\n[^\n]*\n[^\n]*refs (\d+)\n\s*drop_progress key \(([^)]*)\)/g)]
+  .map((m) => `${m[1]}: refs ${m[2]} drop_progress (${m[3]})`);
+
 async function makeBase() {
   const img = join(dir, 'base.img');
   writeFileSync(img, '');
@@ -112,7 +118,8 @@ describe('an image a kernel balance left with reloc trees', { skip }, () => {
       t.skip(`no copy in ${TRIES} balances held committed reloc trees (the window is short on a fast machine)`);
       return;
     }
-    process.stderr.write(`reloc-left: kept the copy of balance ${got.tries} (${got.copies} copies, ${got.withReloc} with reloc trees): ${relocItems(got.img).join(', ')}\n`);
+    process.stderr.write(`reloc-left: kept the copy of balance ${got.tries} (${got.copies} copies, ${got.withReloc} with reloc trees): ${relocStates(got.img).join('; ')}\n`);
+    assert.equal(relocStates(got.img).length, relocItems(got.img).length);
   });
 
   test('read-only commands, check and dump-tree', async (t) => {
