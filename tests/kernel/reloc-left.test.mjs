@@ -4,7 +4,7 @@
 // them on disk, for the next read-write mount to finish (btrfs_recover_relocation).
 //
 // Made here for real: a filesystem with 4 KiB nodes, 15,000 small files,
-// quotas and two snapshots; `btrfs balance start -m` in the background while
+// quotas and eight snapshots; `btrfs balance start -m` in the background while
 // the backing file is copied every few milliseconds (each copy is what a power
 // cut at that moment leaves: the last commit, as the fsync log captures take
 // it). A copy holding a TREE_RELOC root item that btrfs check passes is kept;
@@ -26,15 +26,19 @@ import { btrfsCheck, CLI, COMPARE, dumpTreeAll, progsDumpTree, run, scratchDir, 
 
 const skip = skipReason();
 const dir = skip ? null : scratchDir('reloc-left');
-const TRIES = Number(process.env.BTRFSLAB_RELOC_TRIES ?? 10);
+// BTRFSLAB_RELOC_STATE=merge keeps only a copy whose reloc trees wait to be merged (refs 1, most copies here),
+// =copy only one taken while tree blocks were being copied (refs 0); 30 tries then, unless BTRFSLAB_RELOC_TRIES says
+const STATE = process.env.BTRFSLAB_RELOC_STATE ?? '';
+const TRIES = Number(process.env.BTRFSLAB_RELOC_TRIES ?? (STATE ? 30 : 10));
+const SNAPS = 8;
 
 const relocItems = (img) => (run('btrfs', ['inspect-internal', 'dump-tree', '-t', 'root', img], { maxBuffer: 1 << 26 })
-  .match(/key \(TREE_RELOC ROOT_ITEM \w+\)/g) ?? []);
+  .match(/(?<=item \d+ )key \(TREE_RELOC ROOT_ITEM \w+\)/g) ?? []); // items, not a node's key pointers
 
 /** Each reloc root item's refs and drop_progress: 0 and none while its block group's tree blocks are being
  *  copied, 1 once prepare_to_merge committed (the kernel merges it at mount), 0 again once merged (dropped at mount). */
 const relocStates = (img) => [...run('btrfs', ['inspect-internal', 'dump-tree', '-t', 'root', img], { maxBuffer: 1 << 26 })
-  .matchAll(/key \(TREE_RELOC ROOT_ITEM (\w+)\)[^\n]*\n[^\n]*\n[^\n]*refs (\d+)\n\s*drop_progress key \(([^)]*)\)/g)]
+  .matchAll(/item \d+ key \(TREE_RELOC ROOT_ITEM (\w+)\)[^\n]*\n[^\n]*\n[^\n]*refs (\d+)\n\s*drop_progress key \(([^)]*)\)/g)]
   .map((m) => `${m[1]}: refs ${m[2]} drop_progress (${m[3]})`);
 
 async function makeBase() {
@@ -56,7 +60,10 @@ async function makeBase() {
       rmSync(join(mnt, 'sv', `d${d}`), { recursive: true });
       writeFileSync(join(mnt, 'sv', `new${d}`), `new ${d}\n`);
     }
-    run('btrfs', ['subvolume', 'snapshot', join(mnt, 'sv'), join(mnt, 'snap2')]);
+    for (let n = 2; n <= SNAPS; n++) {
+      run('btrfs', ['subvolume', 'snapshot', join(mnt, 'sv'), join(mnt, `snap${n}`)]);
+      writeFileSync(join(mnt, 'sv', `x${n}`), `${n}\n`);
+    }
     writeFileSync(join(mnt, 'sv', 'after'), 'after the snapshots\n');
   });
   return img;
@@ -80,6 +87,7 @@ async function capture(base) {
           copies++;
           if (!relocItems(cap).length) continue;
           withReloc++;
+          if (STATE && !relocStates(cap).every((r) => r.includes(STATE === 'merge' ? 'refs 1' : 'refs 0'))) continue;
           if (btrfsCheck(cap).ok) return true; // else torn: a commit landed while copying
         }
         return false;
@@ -115,7 +123,7 @@ describe('an image a kernel balance left with reloc trees', { skip }, () => {
   test('the kernel leaves one (copies of a filesystem balancing)', async (t) => {
     got = await capture(await makeBase());
     if (!got) {
-      t.skip(`no copy in ${TRIES} balances held committed reloc trees (the window is short on a fast machine)`);
+      t.skip(`no copy in ${TRIES} balances held committed reloc trees${STATE ? ` (${STATE} state)` : ''} (the window is short on a fast machine)`);
       return;
     }
     process.stderr.write(`reloc-left: kept the copy of balance ${got.tries} (${got.copies} copies, ${got.withReloc} with reloc trees): ${relocStates(got.img).join('; ')}\n`);
