@@ -63,7 +63,9 @@ static const char usage_text[] =
 	"        does): each block group of the types asked for (all when none; -m takes the system\n"
 	"        ones too) relocated, highest first, and removed; prints what the kernel logs\n"
 	"        (relocating block group N flags T, found N extents) and writes the result to OUT;\n"
-	"        with quotas, the qgroup dirty extents it recorded, swaps traced as --qgroup-swap says\n"
+	"        with quotas, the qgroup dirty extents it recorded, swaps traced as --qgroup-swap says;\n"
+	"        an image holding reloc trees of a balance the kernel left unfinished is refused (the\n"
+	"        kernel finishes it at its next read-write mount; nothing here writes to such an image)\n"
 	"  crashes SCRIPT [--json] [--kernel] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
 	"        a power cut after every tree block or superblock copy the run writes (or a seeded\n"
 	"        sample of N of them): each image replayed, checked, and what every fsync that had\n"
@@ -291,7 +293,7 @@ static int parse_tree_id(const char *s, u64 *id)
 		const char *name;
 		u64 id;
 	} names[] = {{"root", 1}, {"extent", 2}, {"chunk", 3}, {"dev", 4}, {"fs", 5}, {"csum", 7}, {"quota", 8},
-		     {"uuid", 9}, {"free-space", 10}, {"block-group", 11}, {"data-reloc", (u64)-9}};
+		     {"uuid", 9}, {"free-space", 10}, {"block-group", 11}, {"data-reloc", (u64)-9}, {"tree-reloc", (u64)-8}, {"TREE_RELOC", (u64)-8}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(s, names[i].name)) {
 			*id = names[i].id;
@@ -742,7 +744,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 	btrfs_qgroup_set_swap_mode(fs, swap);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
+	if (btrfs_reloc_trees_left(fs, "balance") || btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
 	    btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st)) {
 		fprintf(stderr, "btrfslab balance: %s: %s\n", image, fs->err.msg);
 		btrfs_fs_free(fs);

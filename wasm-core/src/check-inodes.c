@@ -263,12 +263,16 @@ static void walk_root(struct ic *c)
 
 /* A deleted tree (refs 0) waiting for the cleaner, or part way dropped:
  * no inode of it is reachable, so only the data references it still holds
- * count, those right of its drop_progress (what lies left was dropped). */
-static void count_dead_refs(struct ic *c)
+ * count, those right of its drop_progress (what lies left was dropped).
+ * tag: what marks the leaves this tree counts (its objectid, or a reloc
+ * tree's own mark). */
+static void count_dead_refs(struct ic *c, u64 tag)
 {
 	struct btrfs_item_cursor cur;
 	struct btrfs_key from;
 	btrfs_disk_key_to_cpu(&from, c->root->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+	if (c->root->objectid == BTRFS_TREE_RELOC_OBJECTID && btrfs_root_refs(c->root->item))
+		from = (struct btrfs_key){0, 0, 0}; /* merging: drop_progress is how far, it holds all it did */
 	int ret;
 	for (ret = btrfs_cursor_first(c->fs, c->root, &from, &cur); ret == 0; ret = btrfs_cursor_next(c->fs, &cur)) {
 		if (cur.key.type != BTRFS_EXTENT_DATA_KEY || cur.size < BTRFS_FILE_EXTENT_SIZE ||
@@ -276,8 +280,8 @@ static void count_dead_refs(struct ic *c)
 			continue;
 		u64 *by = u64map_get(c->leaves, cur.leaf->start);
 		if (!by && (by = u64map_put(c->leaves, cur.leaf->start)))
-			*by = c->root->objectid;
-		u64 *n = by && *by == c->root->objectid ? u64map_put(c->drefs, btrfs_file_extent_disk_bytenr(cur.data)) : NULL;
+			*by = tag;
+		u64 *n = by && *by == tag ? u64map_put(c->drefs, btrfs_file_extent_disk_bytenr(cur.data)) : NULL;
 		if (n)
 			(*n)++;
 	}
@@ -336,9 +340,18 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 		if (btrfs_root_refs(r->item) || r->objectid == BTRFS_DATA_RELOC_TREE_OBJECTID)
 			walk_root(&c);
 		else
-			count_dead_refs(&c);
+			count_dead_refs(&c, r->objectid);
 		u64map_free(&c.entries);
 		u64map_free(&c.name_counts);
+	}
+	/* reloc trees a kernel balance left: the leaves they copied hold data references
+	 * too (each its own: the mark is not an objectid a subvolume can have) */
+	for (size_t j = 0; j < fs->nreloc_left; j++) {
+		if (!fs->reloc_left[j].root->node)
+			continue; /* check.c names it */
+		struct ic c = {.fs = fs, .root = fs->reloc_left[j].root, .out = out, .errors = &errors, .drefs = &drefs, .leaves = &leaves,
+			       .flags = flags};
+		count_dead_refs(&c, BTRFS_TREE_RELOC_OBJECTID - 1 - BLAB_MAX_ROOTS - j);
 	}
 	check_data_refs(fs, &drefs, out, &errors);
 	u64map_free(&drefs);

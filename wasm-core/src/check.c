@@ -68,6 +68,18 @@ static size_t tree_index(const struct checker *c, u64 objectid)
 /* Whether tree t (an index, or NO_TREE: none) reaches r. */
 static int reaches(const struct reached *r, size_t t) { return t != NO_TREE && bitmap_test(r->roots, t); }
 
+/* Whether the tree objectid reaches r: for TREE_RELOC, any reloc tree a
+ * kernel balance left (their indexes follow fs->roots'). */
+static int tree_reaches(const struct checker *c, const struct reached *r, u64 objectid)
+{
+	if (objectid != BTRFS_TREE_RELOC_OBJECTID)
+		return reaches(r, tree_index(c, objectid));
+	for (size_t j = 0; j < c->fs->nreloc_left; j++)
+		if (reaches(r, c->fs->nroots + j))
+			return 1;
+	return 0;
+}
+
 /* Another tree (t) reaches an already checked block: its subtree is marked
  * as reached by that tree too, each block once per tree. */
 static void mark_reached(struct checker *c, size_t t, u64 bytenr, int depth)
@@ -191,6 +203,16 @@ static int points_at(struct checker *c, u64 parent, u64 bytenr)
 	return 0;
 }
 
+/* Whether bytenr is the root block of a reloc tree a kernel balance left
+ * (the kernel gives it a full backref whose parent is itself). */
+static int is_reloc_root_node(const struct checker *c, u64 bytenr)
+{
+	for (size_t j = 0; j < c->fs->nreloc_left; j++)
+		if (c->fs->reloc_left[j].root->node && c->fs->reloc_left[j].root->node->start == bytenr)
+			return 1;
+	return 0;
+}
+
 struct tree_refs {
 	struct checker *c;
 	u64 bytenr;
@@ -206,11 +228,11 @@ static void tree_backref(struct tree_refs *t, u8 type, u64 offset)
 	if (!t->r)
 		return;
 	if (type == BTRFS_TREE_BLOCK_REF_KEY) {
-		if (!reaches(t->r, tree_index(c, offset)))
+		if (!tree_reaches(c, t->r, offset))
 			problem(c, "extent tree: tree block %" PRIu64 " has a backref of tree %lld, which does not reach it", t->bytenr,
 				(long long)offset);
 	} else if (type == BTRFS_SHARED_BLOCK_REF_KEY) {
-		if (!points_at(c, offset, t->bytenr))
+		if (!points_at(c, offset, t->bytenr) && !(offset == t->bytenr && is_reloc_root_node(c, offset)))
 			problem(c, "extent tree: tree block %" PRIu64 " has a shared backref of block %" PRIu64 ", which does not point at it",
 				t->bytenr, offset);
 	} else {
@@ -286,7 +308,7 @@ static void check_extents(struct checker *c)
 					problem(c, "extent tree: tree block %" PRIu64 " counts %" PRIu64 " references, but %" PRIu64
 						   " blocks or root items point at it",
 						k.objectid, refs, r0->refs);
-				if (r0 && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) && !reaches(r0, tree_index(c, r0->owner)))
+				if (r0 && !(flags & BTRFS_BLOCK_FLAG_FULL_BACKREF) && !tree_reaches(c, r0, r0->owner))
 					problem(c, "extent tree: tree block %" PRIu64 " belongs to tree %lld, which does not reach it "
 						   "(and it has no FULL_BACKREF)",
 						k.objectid, (long long)r0->owner);
@@ -406,7 +428,7 @@ static void check_free_space_tree(struct checker *c)
 
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
-	struct checker c = {.fs = fs, .out = out, .words = bitmap_words(fs->nroots)};
+	struct checker c = {.fs = fs, .out = out, .words = bitmap_words(fs->nroots + fs->nreloc_left)};
 	u64map_init(&c.blocks, sizeof(struct reached) + c.words * sizeof(u64));
 	u64map_init(&c.index, sizeof(u64));
 	int oom = !(c.copy = malloc(c.blocks.vsize));
@@ -442,6 +464,31 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 			continue;
 		}
 		walk(&c, r->objectid, tree_index(&c, r->objectid), r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0, dropping ? &drop : NULL, dl);
+	}
+	/* the reloc trees a kernel balance left: their blocks and references are
+	 * the extent tree's until the kernel merges and drops them */
+	for (size_t j = 0; j < fs->nreloc_left; j++) {
+		const struct btrfs_reloc_left *l = &fs->reloc_left[j];
+		struct btrfs_root *r = l->root, *sub = btrfs_get_root(fs, r->item_offset);
+		unsigned long long id = (unsigned long long)r->item_offset;
+		if (!sub || !sub->in_root_tree || !btrfs_root_shareable(sub))
+			problem(&c, "reloc tree (TREE_RELOC ROOT_ITEM %llu): no subvolume %llu to merge it into", id, id);
+		if (!r->node) {
+			problem(&c, "reloc tree (TREE_RELOC ROOT_ITEM %llu): %s", id, l->why);
+			continue;
+		}
+		struct btrfs_key drop;
+		btrfs_disk_key_to_cpu(&drop, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
+		/* merging (refs 1), drop_progress is how far it got: the reloc tree still
+		 * holds every block, the subvolume's old ones where it swapped; dropped
+		 * after the merge (refs 0), what lies left of it is gone */
+		int dl = btrfs_root_drop_level(r->item), dropping = !btrfs_root_refs(r->item) && (drop.objectid || drop.type || drop.offset);
+		if (dropping && (dl < 1 || dl > btrfs_level(r->node))) {
+			problem(&c, "reloc tree (TREE_RELOC ROOT_ITEM %llu): drop_level %d, its root at level %d", id, dl, btrfs_level(r->node));
+			continue;
+		}
+		walk(&c, BTRFS_TREE_RELOC_OBJECTID, fs->nroots + j, r->node->start, btrfs_level(r->node), 0, NULL, NULL, 0,
+		     dropping ? &drop : NULL, dl);
 	}
 	check_extents(&c);
 	check_free_space_tree(&c);

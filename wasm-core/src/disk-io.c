@@ -324,6 +324,42 @@ static int read_super(struct btrfs_fs_info *fs)
 	return 0;
 }
 
+/* A TREE_RELOC root item (a reloc tree a kernel balance left): kept in
+ * fs->reloc_left with its root block read, or with why it cannot be (an
+ * unreadable reloc tree is check's and dump-tree's to report; the files
+ * are the subvolumes' and stay readable). Fails only out of memory. */
+static int load_reloc_root(struct btrfs_fs_info *fs, const struct btrfs_key *k, const u8 *data, u32 size)
+{
+	struct btrfs_root *r = calloc(1, sizeof(*r));
+	if (!r || array_room(&fs->reloc_left, fs->nreloc_left, &fs->capreloc_left, sizeof(*fs->reloc_left), 4)) {
+		free(r);
+		return blab_fail(&fs->err, BLAB_ENOMEM, "reloc tree of subvolume %llu", (unsigned long long)k->offset);
+	}
+	struct btrfs_reloc_left *l = &fs->reloc_left[fs->nreloc_left++];
+	memset(l, 0, sizeof(*l));
+	l->root = r;
+	r->objectid = BTRFS_TREE_RELOC_OBJECTID;
+	u64map_init(&r->dir_index, sizeof(u64));
+	memcpy(r->item, data, size < BTRFS_ROOT_ITEM_SIZE ? size : BTRFS_ROOT_ITEM_SIZE);
+	r->in_root_tree = 1;
+	r->item_offset = k->offset;
+	int level = btrfs_root_level(r->item);
+	if (level >= BTRFS_MAX_LEVEL) {
+		snprintf(l->why, sizeof(l->why), "its root item gives level %d (at most %d)", level, BTRFS_MAX_LEVEL - 1);
+		return 0;
+	}
+	struct blab_err saved = fs->err;
+	r->node = btrfs_read_tree_block(fs, btrfs_root_bytenr(r->item), level, BTRFS_TREE_RELOC_OBJECTID);
+	if (!r->node) {
+		snprintf(l->why, sizeof(l->why), "%s", fs->err.msg);
+		fs->err = saved;
+		return 0;
+	}
+	r->commit_bytenr = r->node->start;
+	r->commit_level = btrfs_level(r->node);
+	return 0;
+}
+
 /* Loads every ROOT_ITEM of the root tree into a struct btrfs_root. */
 static int load_roots(struct btrfs_fs_info *fs)
 {
@@ -337,7 +373,12 @@ static int load_roots(struct btrfs_fs_info *fs)
 		if (c.size < BTRFS_ROOT_ITEM_V1_SIZE)
 			return blab_fail(&fs->err, BLAB_ECORRUPT, "root item (%llu ROOT_ITEM %llu) too small",
 					 (unsigned long long)k->objectid, (unsigned long long)k->offset);
-		if (k->objectid == BTRFS_TREE_RELOC_OBJECTID || k->objectid == BTRFS_TREE_LOG_OBJECTID)
+		if (k->objectid == BTRFS_TREE_RELOC_OBJECTID) {
+			if ((ret = load_reloc_root(fs, k, c.data, c.size)))
+				return ret;
+			continue;
+		}
+		if (k->objectid == BTRFS_TREE_LOG_OBJECTID)
 			continue;
 		struct btrfs_root *r = btrfs_get_root(fs, k->objectid);
 		if (!r && !(r = btrfs_add_root(fs, k->objectid)))
@@ -467,6 +508,11 @@ void btrfs_fs_free(struct btrfs_fs_info *fs)
 		free(fs->roots[i]);
 	}
 	free(fs->roots);
+	for (size_t i = 0; i < fs->nreloc_left; i++) {
+		u64map_free(&fs->reloc_left[i].root->dir_index);
+		free(fs->reloc_left[i].root);
+	}
+	free(fs->reloc_left);
 	for (size_t i = 0; i < fs->nbgs; i++)
 		free(fs->bgs[i].free);
 	free(fs->bgs);
@@ -498,6 +544,9 @@ static int is_root_node(const struct btrfs_fs_info *src, const struct extent_buf
 {
 	for (size_t i = 0; i < src->nroots; i++)
 		if (src->roots[i]->node == eb)
+			return 1;
+	for (size_t i = 0; i < src->nreloc_left; i++)
+		if (src->reloc_left[i].root->node == eb)
 			return 1;
 	return btrfs_log_is_root_node(src, eb);
 }
@@ -582,6 +631,18 @@ struct btrfs_fs_info *btrfs_fs_clone(const struct btrfs_fs_info *src, struct bla
 			ret = fs->err.code;
 		else
 			fs->nroots = i + 1;
+	}
+	if (!ret && src->nreloc_left) {
+		fs->reloc_left = calloc(src->nreloc_left, sizeof(*fs->reloc_left));
+		if (!fs->reloc_left)
+			ret = blab_fail(&fs->err, BLAB_ENOMEM, "reloc trees");
+		for (size_t i = 0; i < src->nreloc_left && !ret; i++) {
+			fs->reloc_left[i] = src->reloc_left[i];
+			if (!(fs->reloc_left[i].root = btrfs_clone_root(fs, src->reloc_left[i].root)))
+				ret = fs->err.code;
+			else
+				fs->nreloc_left = fs->capreloc_left = i + 1;
+		}
 	}
 	if (!ret) {
 		struct btrfs_root **named[] = {&fs->tree_root, &fs->chunk_root, &fs->extent_root, &fs->dev_root, &fs->fs_root,

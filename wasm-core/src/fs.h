@@ -76,6 +76,17 @@ struct btrfs_root {
 #define BLAB_MAX_ROOTS 4096
 #define EB_HASH_SIZE 4096
 
+/* A reloc tree a kernel balance left on disk: a TREE_RELOC root item whose
+ * key offset names the subvolume it copies. The kernel merges it into that
+ * subvolume and drops it at its next read-write mount (btrfs_recover_relocation).
+ * Kept out of fs->roots (every reloc tree has the same objectid): read by
+ * check and dump-tree, and while one is left nothing is written (relocation.h's
+ * btrfs_reloc_trees_left). */
+struct btrfs_reloc_left {
+	struct btrfs_root *root; /* objectid TREE_RELOC, item_offset the subvolume; node NULL when unreadable */
+	char why[BLAB_ERRMSG_MAX]; /* why its root block cannot be read ("" when it can) */
+};
+
 struct btrfs_qgroup_state;
 struct btrfs_fs_info {
 	struct blab_device dev;
@@ -101,6 +112,8 @@ struct btrfs_fs_info {
 	size_t nroots, caproots;
 	struct btrfs_root *tree_root, *chunk_root, *extent_root, *dev_root, *fs_root, *csum_root,
 		*fst_root, *uuid_root, *data_reloc_root;
+	struct btrfs_reloc_left *reloc_left; /* reloc trees on disk, in root tree key order */
+	size_t nreloc_left, capreloc_left;
 
 	struct u64map delayed_refs; /* bytenr -> struct delayed_ref_head (delayed-ref.h) */
 	struct btrfs_pinned_extents *pinned; /* freed until commit: extent-tree.c's (extent-tree-int.h) */

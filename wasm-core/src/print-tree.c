@@ -153,7 +153,11 @@ void btrfs_format_key(const struct btrfs_key *k, char *buf, size_t n)
 			 tn, k->offset >> 48, (u64)(k->offset & ((1ULL << 48) - 1)));
 	else if (k->type >= BTRFS_QGROUP_INFO_KEY && k->type <= BTRFS_QGROUP_RELATION_KEY)
 		snprintf(buf, n, "%s %s %" PRIu64 "/%" PRIu64, obj, tn, k->offset >> 48, (u64)(k->offset & ((1ULL << 48) - 1)));
-	else
+	else if (k->type == BTRFS_ROOT_ITEM_KEY && k->objectid == BTRFS_TREE_RELOC_OBJECTID) {
+		char sub[40]; /* a reloc tree's: the subvolume it copies, named as an objectid (FS_TREE) */
+		format_objectid(k->offset, k->type, sub, sizeof(sub));
+		snprintf(buf, n, "%s %s %s", obj, tn, sub);
+	} else
 		snprintf(buf, n, "%s %s %" PRIu64, obj, tn, k->offset);
 }
 
@@ -593,6 +597,33 @@ static int print_item_body(struct btrfs_fs_info *fs, const struct btrfs_key *k, 
 	case BTRFS_FREE_SPACE_EXTENT_KEY:
 		sb_printf(out, "\t\tfree space extent\n");
 		return 0;
+	case BTRFS_FREE_SPACE_BITMAP_KEY:
+		sb_printf(out, "\t\tfree space bitmap\n");
+		return 0;
+	case BTRFS_TEMPORARY_ITEM_KEY: {
+		/* the balance item (objectid BALANCE): a balance running or paused.
+		 * OFFSET SIZE: 0 8 flags, then the data, metadata and system
+		 * filters (136 bytes each: 0 profiles, 8 usage or usage_min/_max u32,
+		 * 16 devid, 24 pstart, 32 pend, 40 vstart, 48 vend, 56 target,
+		 * 64 flags, 72 limit or limit_min/_max u32, 80 stripes_min u32,
+		 * 84 stripes_max u32, 88 unused), 416 32 unused */
+		if (k->objectid != BTRFS_BALANCE_OBJECTID || sz < 8 + 3 * 136)
+			return -1;
+		sb_printf(out, "\t\ttemporary item objectid BALANCE offset %" PRIu64 "\n\t\tbalance status flags %" PRIu64 "\n", k->offset,
+			  get_le64(p));
+		static const char *const kinds[] = {"DATA", "METADATA", "SYSTEM"};
+		for (int i = 0; i < 3; i++) {
+			const u8 *a = p + 8 + i * 136;
+			sb_printf(out, "\t\t%s\n\t\tprofiles %" PRIu64 " devid %" PRIu64 " target %" PRIu64 " flags %" PRIu64 "\n", kinds[i],
+				  get_le64(a), get_le64(a + 16), get_le64(a + 56), get_le64(a + 64));
+			sb_printf(out, "\t\tusage_min %u usage_max %u pstart %" PRIu64 " pend %" PRIu64 "\n", get_le32(a + 8), get_le32(a + 12),
+				  get_le64(a + 24), get_le64(a + 32));
+			sb_printf(out, "\t\tvstart %" PRIu64 " vend %" PRIu64 " limit_min %u limit_max %u\n", get_le64(a + 40), get_le64(a + 48),
+				  get_le32(a + 72), get_le32(a + 76));
+			sb_printf(out, "\t\tstripes_min %u stripes_max %u\n", get_le32(a + 80), get_le32(a + 84));
+		}
+		return 0;
+	}
 	case BTRFS_DIR_LOG_ITEM_KEY:
 	case BTRFS_DIR_LOG_INDEX_KEY:
 		if (sz < 8)
@@ -693,7 +724,7 @@ static const char *tree_title(u64 id)
 	case BTRFS_FREE_SPACE_TREE_OBJECTID: return "free space";
 	case BTRFS_BLOCK_GROUP_TREE_OBJECTID: return "block group";
 	case BTRFS_DATA_RELOC_TREE_OBJECTID: return "data reloc";
-	case BTRFS_TREE_RELOC_OBJECTID: return "tree reloc";
+	case BTRFS_TREE_RELOC_OBJECTID: return "reloc";
 	case BTRFS_TREE_LOG_OBJECTID: return "log";
 	default: return "file";
 	}
@@ -758,6 +789,20 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		}
 	}
 	free(roots);
+	/* the reloc trees a kernel balance left: after every other tree, as their
+	 * key (TREE_RELOC, -8) sorts; with -t TREE_RELOC, only they */
+	for (size_t i = 0; (tree_id == 0 || tree_id == BTRFS_TREE_RELOC_OBJECTID) && i < fs->nreloc_left; i++) {
+		const struct btrfs_reloc_left *l = &fs->reloc_left[i];
+		found = 1;
+		struct btrfs_key k = {BTRFS_TREE_RELOC_OBJECTID, BTRFS_ROOT_ITEM_KEY, l->root->item_offset};
+		btrfs_format_key(&k, kb, sizeof(kb));
+		sb_printf(out, "%s tree key (%s) \n", tree_title(BTRFS_TREE_RELOC_OBJECTID), kb);
+		if (!l->root->node)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "reloc tree (TREE_RELOC ROOT_ITEM %llu): %s",
+					 (unsigned long long)l->root->item_offset, l->why);
+		if ((ret = dump_block_text(fs, l->root->node, BTRFS_TREE_RELOC_OBJECTID, out)))
+			return ret;
+	}
 	if (!found)
 		return blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %lld", (long long)tree_id);
 	if (tree_id == 0 && log_root) {

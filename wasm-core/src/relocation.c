@@ -55,6 +55,7 @@
 #include "transaction.h"
 #include "volumes.h"
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -799,4 +800,22 @@ int btrfs_balance(struct btrfs_fs_info *fs, u64 mask, int usage, struct btrfs_re
 		ret = btrfs_relocate_block_group(fs, starts[i], st);
 	free(starts);
 	return ret;
+}
+
+int btrfs_reloc_trees_left(struct btrfs_fs_info *fs, const char *what)
+{
+	if (!fs->nreloc_left)
+		return 0;
+	char ids[160] = "";
+	size_t n = 0, i;
+	for (i = 0; i < fs->nreloc_left && n + 32 < sizeof(ids); i++)
+		n += (size_t)snprintf(ids + n, sizeof(ids) - n, "%s%llu", i ? ", " : "",
+				      (unsigned long long)fs->reloc_left[i].root->item_offset);
+	if (i < fs->nreloc_left)
+		snprintf(ids + n, sizeof(ids) - n, ", ...");
+	return blab_fail(&fs->err, BLAB_ENOTSUP,
+			 "%s: the image holds %zu reloc tree%s (TREE_RELOC ROOT_ITEM %s) of a balance the kernel did not finish; "
+			 "the kernel finishes it when it next mounts the filesystem read-write (it merges the reloc trees into "
+			 "their subvolumes, then resumes the balance, or with -o skip_balance pauses it): mount it once, then try again",
+			 what, fs->nreloc_left, fs->nreloc_left == 1 ? "" : "s", ids);
 }

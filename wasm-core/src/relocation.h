@@ -31,4 +31,10 @@ int btrfs_relocate_block_group(struct btrfs_fs_info *fs, u64 start, struct btrfs
  * usage percent (100: all) relocated in logical order, as the kernel walks
  * the chunk tree; the groups allocated while balancing are not. */
 int btrfs_balance(struct btrfs_fs_info *fs, u64 mask, int usage, struct btrfs_reloc_stats *st);
+
+/* 0 when the image holds no reloc tree a kernel balance left (fs->reloc_left);
+ * otherwise fails with BLAB_ENOTSUP and a message naming what (the operation
+ * refused) and the reloc trees: only the kernel finishes that relocation
+ * (at its next read-write mount), and this core writes nothing before it has. */
+int btrfs_reloc_trees_left(struct btrfs_fs_info *fs, const char *what);
 #endif

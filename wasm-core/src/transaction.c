@@ -8,11 +8,15 @@
 #include "tree-log.h"
 #include "volumes.h"
 #include "qgroup.h"
+#include "relocation.h"
 
 int btrfs_start_transaction(struct btrfs_fs_info *fs)
 {
 	if (fs->trans_running)
 		return 0;
+	int ret = btrfs_reloc_trees_left(fs, "writing to the filesystem");
+	if (ret)
+		return ret;
 	fs->generation++;
 	fs->trans_running = 1;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_TRANS_START, .a = fs->generation});
