@@ -303,22 +303,19 @@ int btrfs_log_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *src)
 	u64map_free(&dst->log->csums);
 	if (u64map_clone(&dst->log->inodes, &src->log->inodes) || u64map_clone(&dst->log->csums, &src->log->csums))
 		return blab_fail(&dst->err, BLAB_ENOMEM, "the log's inodes");
-	if (src->log->deleted) {
-		size_t cap = src->log->capdeleted ? src->log->capdeleted : 1;
-		if (!(dst->log->deleted = malloc(cap * sizeof(*dst->log->deleted))))
-			return blab_fail(&dst->err, BLAB_ENOMEM, "the log's deleted names");
-		memcpy(dst->log->deleted, src->log->deleted, src->log->ndeleted * sizeof(*dst->log->deleted));
-		dst->log->ndeleted = src->log->ndeleted;
-		dst->log->capdeleted = cap;
+	int ret = 0;
+	struct btrfs_log_state *d = dst->log;
+	const struct btrfs_log_state *l = src->log;
+	if ((d->deleted = array_dup(l->deleted, l->ndeleted, l->capdeleted, sizeof(*l->deleted), &ret))) {
+		d->ndeleted = l->ndeleted;
+		d->capdeleted = l->capdeleted ? l->capdeleted : 1;
 	}
-	if (src->log->didx) {
-		size_t cap = src->log->capdidx ? src->log->capdidx : 1;
-		if (!(dst->log->didx = malloc(cap * sizeof(*dst->log->didx))))
-			return blab_fail(&dst->err, BLAB_ENOMEM, "the log's delayed index items");
-		memcpy(dst->log->didx, src->log->didx, src->log->ndidx * sizeof(*dst->log->didx));
-		dst->log->ndidx = src->log->ndidx;
-		dst->log->capdidx = cap;
+	if ((d->didx = array_dup(l->didx, l->ndidx, l->capdidx, sizeof(*l->didx), &ret))) {
+		d->ndidx = l->ndidx;
+		d->capdidx = l->capdidx ? l->capdidx : 1;
 	}
+	if (ret)
+		return blab_fail(&dst->err, BLAB_ENOMEM, "the log's deleted names and delayed index items");
 	return 0;
 }
 
