@@ -243,3 +243,21 @@ test('replay: usage errors and a corrupt log are named, and no output is left', 
   assert.ok(!existsSync(out), 'no output image after a failed replay');
   assert.match(cli('ls', '--replay', bad).err, /replaying the log of .*: .*log_root/);
 });
+
+test('dump-tree -t: a tree by name or number, any u64 (TREE_RELOC is 2^64-8); one the image lacks is named in the error', () => {
+  const img = join(dir, 'trees.img');
+  assert.equal(cli('run', script('t.txt', 'mkfs size=64M\ncreate /f\n'), '--image', img).code, 0);
+  const ext = cli('dump-tree', '-t', 'extent', img);
+  assert.equal(ext.code, 0, ext.err);
+  assert.match(ext.out, /^extent tree key \(EXTENT_TREE ROOT_ITEM 0\) \n/);
+  assert.match(ext.out, /\ntotal bytes 67108864\nbytes used \d+\nuuid [0-9a-f-]{36}\n$/);
+  assert.equal(cli('dump-tree', '-t', '2', img).out, ext.out);
+  assert.doesNotMatch(cli('dump-tree', '-t', 'root', img).out, /total bytes/); // as btrfs-progs: the root tree alone
+  for (const t of ['TREE_RELOC', '18446744073709551608', '-8']) {
+    const r = cli('dump-tree', '-t', t, img);
+    assert.equal(r.code, 1);
+    assert.match(r.err, /no tree TREE_RELOC \(18446744073709551608\) in this image/, t);
+  }
+  assert.match(cli('dump-tree', '-t', '999', img).err, /no tree with id 999 in this image/);
+  assert.match(cli('dump-tree', '-t', '18446744073709551616', img).err, /-t: unknown tree '18446744073709551616'/); // 2^64
+});

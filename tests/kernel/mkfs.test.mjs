@@ -78,6 +78,12 @@ describe('dump-tree output equals btrfs-progs, line for line', { skip }, () => {
     const logged = dumpTreeAll(run(CLI, ['dump-tree', withLog], { maxBuffer: 1 << 28 }));
     assert.ok(logged.includes('log root tree'), 'the copy holds a pending log');
     assert.deepEqual(logged, dumpTreeAll(progsDumpTree(withLog)));
+    // one tree with -t, each as progs prints it: its title, its blocks, the totals after (not the root tree's, nor
+    // the chunk tree's); by name and by number
+    for (const t of ['root', 'chunk', 'extent', 'dev', 'fs', 'csum', 'uuid', 'free_space', '2', '7', '10']) {
+      assert.deepEqual(dumpTreeAll(run(CLI, ['dump-tree', '-t', t, withLog], { maxBuffer: 1 << 28 })),
+        dumpTreeAll(run('btrfs', ['inspect-internal', 'dump-tree', '-t', t, withLog], { maxBuffer: 1 << 28 })), `-t ${t}`);
+    }
   });
 
   for (const ns of ['4096', '16384', '65536']) {

@@ -293,16 +293,18 @@ static int parse_tree_id(const char *s, u64 *id)
 		const char *name;
 		u64 id;
 	} names[] = {{"root", 1}, {"extent", 2}, {"chunk", 3}, {"dev", 4}, {"fs", 5}, {"csum", 7}, {"quota", 8},
-		     {"uuid", 9}, {"free-space", 10}, {"block-group", 11}, {"data-reloc", (u64)-9}, {"tree-reloc", (u64)-8}, {"TREE_RELOC", (u64)-8}};
+		     {"uuid", 9}, {"free-space", 10}, {"free_space", 10}, {"block-group", 11}, {"data-reloc", (u64)-9}, {"tree-reloc", (u64)-8}, {"TREE_RELOC", (u64)-8}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(s, names[i].name)) {
 			*id = names[i].id;
 			return 0;
 		}
+	/* a number: 0 to 2^64-1, or a negative one as the kernel's (u64)-8 for TREE_RELOC */
 	char *end;
-	long long v = strtoll(s, &end, 10);
-	if (*s && !*end) {
-		*id = (u64)v;
+	errno = 0;
+	u64 v = *s == '-' ? (u64)strtoll(s, &end, 10) : (u64)strtoull(s, &end, 10);
+	if (*s && !*end && !errno) {
+		*id = v;
 		return 0;
 	}
 	return -1;

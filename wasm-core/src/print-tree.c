@@ -781,8 +781,8 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		found = 1;
 		struct btrfs_key k = {roots[i]->objectid, BTRFS_ROOT_ITEM_KEY, roots[i]->item_offset}; /* a snapshot's: its transid */
 		btrfs_format_key(&k, kb, sizeof(kb));
-		if (tree_id == 0)
-			sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);
+		/* with -t too, as btrfs-progs: a tree found through the root tree is named by its key */
+		sb_printf(out, "%s tree key (%s) \n", tree_title(roots[i]->objectid), kb);
 		if ((ret = dump_block_text(fs, roots[i]->node, roots[i]->objectid, out))) {
 			free(roots);
 			return ret;
@@ -803,8 +803,16 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 		if ((ret = dump_block_text(fs, l->root->node, BTRFS_TREE_RELOC_OBJECTID, out)))
 			return ret;
 	}
-	if (!found)
-		return blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %lld", (long long)tree_id);
+	if (!found) {
+		/* progs prints nothing but the totals; a tree id no tree has is an error here */
+		const char *name = NULL;
+		u64 id;
+		for (size_t i = 0; !name && btrfs_objectid_name_at(i, &id, &name); i++)
+			if (id != tree_id)
+				name = NULL;
+		return name ? blab_fail(&fs->err, BLAB_ENOENT, "no tree %s (%" PRIu64 ") in this image", name, tree_id)
+			    : blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %" PRIu64 " in this image", tree_id);
+	}
 	if (tree_id == 0 && log_root) {
 		/* each subvolume's log tree, named by its item in the log root tree */
 		struct extent_buffer *lr = btrfs_read_tree_block(fs, log_root, btrfs_super_log_root_level(fs->super), BTRFS_TREE_LOG_OBJECTID);
@@ -823,7 +831,8 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 				return ret;
 		}
 	}
-	if (tree_id == 0) {
+	/* the totals: after every dump but the root tree's and the chunk tree's alone (btrfs-progs) */
+	if (tree_id != BTRFS_ROOT_TREE_OBJECTID && tree_id != BTRFS_CHUNK_TREE_OBJECTID) {
 		format_uuid(fs->fsid, uu);
 		sb_printf(out, "total bytes %" PRIu64 "\nbytes used %" PRIu64 "\nuuid %s\n", btrfs_super_total_bytes(fs->super),
 			  btrfs_super_bytes_used(fs->super), uu);
