@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void sb_printf(struct strbuf *b, const char *fmt, ...)
@@ -805,13 +806,11 @@ int btrfs_dump_tree_text(struct btrfs_fs_info *fs, u64 tree_id, struct strbuf *o
 	}
 	if (!found) {
 		/* progs prints nothing but the totals; a tree id no tree has is an error here */
-		const char *name = NULL;
-		u64 id;
-		for (size_t i = 0; !name && btrfs_objectid_name_at(i, &id, &name); i++)
-			if (id != tree_id)
-				name = NULL;
-		return name ? blab_fail(&fs->err, BLAB_ENOENT, "no tree %s (%" PRIu64 ") in this image", name, tree_id)
-			    : blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %" PRIu64 " in this image", tree_id);
+		char name[40], num[24];
+		format_objectid(tree_id, BTRFS_ROOT_ITEM_KEY, name, sizeof(name));
+		snprintf(num, sizeof(num), "%" PRIu64, tree_id);
+		return strcmp(name, num) ? blab_fail(&fs->err, BLAB_ENOENT, "no tree %s (%s) in this image", name, num)
+					 : blab_fail(&fs->err, BLAB_ENOENT, "no tree with id %s in this image", num);
 	}
 	if (tree_id == 0 && log_root) {
 		/* each subvolume's log tree, named by its item in the log root tree */

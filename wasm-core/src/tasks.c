@@ -426,19 +426,16 @@ static u64 last_ordered(struct btrfs_fs_info *fs, u64 ikey)
 	return best ? best->id : 0;
 }
 
-/* An in-flight ordered extent of inode ikey over [start, end) (its id; 0:
- * none). A buffered write waits for one over the pages it is about to
- * change, its bio done or not, and looks again (the kernel's
- * lock_and_cleanup_extent_if_need: btrfs_start_ordered_extent, then
- * -EAGAIN): a range is never in two ordered extents at once. */
-static u64 ordered_over(struct btrfs_fs_info *fs, u64 ikey, u64 start, u64 end)
+/* An in-flight ordered extent over the pages write op changes (its id; 0:
+ * none). A buffered write waits for one there, its bio done or not, and
+ * looks again (the kernel's lock_and_cleanup_extent_if_need:
+ * btrfs_start_ordered_extent, then -EAGAIN): a range is never in two
+ * ordered extents at once. */
+static u64 ordered_under_write(struct btrfs_fs_info *fs, const struct timed_op *op)
 {
-	size_t n;
-	struct btrfs_ordered_extent *const *l = btrfs_ordered_list(fs, &n);
-	for (size_t i = 0; i < n; i++)
-		if (l[i]->ikey == ikey && l[i]->file_offset < end && l[i]->file_offset + l[i]->num_bytes > start)
-			return l[i]->id;
-	return 0;
+	u64 ss = fs->sectorsize;
+	struct btrfs_ordered_extent *oe = NULL;
+	return btrfs_ordered_of(fs, op->ino, op->off / ss * ss, (op->off + op->len + ss - 1) / ss * ss, &oe, 1) ? oe->id : 0;
 }
 
 /* An ordered extent completed: the tasks waiting on it run again (and any
@@ -958,7 +955,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return 0;
 			}
 			/* nor a page an ordered extent still covers, until that completes */
-			if ((c->wait_oe = ordered_over(fs, c->op.ino, c->op.off / ss * ss, (c->op.off + c->op.len + ss - 1) / ss * ss))) {
+			if ((c->wait_oe = ordered_under_write(fs, &c->op))) {
 				sched_wait(s, t, &c->oe_wq, WAIT_ORDERED, c->op.ino);
 				return 0;
 			}
@@ -971,7 +968,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			/* the kernel holds the pages locked from the check through the copy, so
 			 * no writeback starts on them meanwhile; here, one that did sends the
 			 * write back to wait (and copy) again */
-			if (ordered_over(fs, c->op.ino, c->op.off / ss * ss, (c->op.off + c->op.len + ss - 1) / ss * ss)) {
+			if (ordered_under_write(fs, &c->op)) {
 				c->pc = T_WRITE_CHECK;
 				continue;
 			}
