@@ -109,10 +109,15 @@ u64 btrfs_space_trans_bytes(const struct btrfs_fs_info *fs, u64 items)
 	return btrfs_space_delayed_refs_full(fs) ? bytes : 2 * bytes;
 }
 
-u64 btrfs_space_delayed_refs_size(const struct btrfs_fs_info *fs)
+u64 btrfs_space_delayed_refs_pending(const struct btrfs_fs_info *fs)
 {
 	u64 heads = fs->delayed_refs.len, ran = fs->space.delayed_refs_ran;
-	return heads > ran ? btrfs_calc_delayed_ref_bytes(fs, heads - ran) : 0;
+	return heads > ran ? heads - ran : 0;
+}
+
+u64 btrfs_space_delayed_refs_size(const struct btrfs_fs_info *fs)
+{
+	return btrfs_calc_delayed_ref_bytes(fs, btrfs_space_delayed_refs_pending(fs));
 }
 
 int btrfs_space_delayed_refs_full(const struct btrfs_fs_info *fs)

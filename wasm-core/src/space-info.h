@@ -91,6 +91,9 @@ enum btrfs_space_rules { SPACE_RULES_6_18 = 0, SPACE_RULES_5_10 };
 u64 btrfs_calc_delayed_ref_bytes(const struct btrfs_fs_info *fs, u64 n);
 /* What start_transaction(items) with FLUSH_ALL reserves now. */
 u64 btrfs_space_trans_bytes(const struct btrfs_fs_info *fs, u64 items);
+/* Delayed ref heads of this transaction not yet counted as run (by the
+ * FLUSH_DELAYED_REFS states; the model applies them at the commit). */
+u64 btrfs_space_delayed_refs_pending(const struct btrfs_fs_info *fs);
 /* The delayed refs reserve's size (btrfs_update_delayed_refs_rsv): what
  * each delayed ref head waiting to run needs. */
 u64 btrfs_space_delayed_refs_size(const struct btrfs_fs_info *fs);

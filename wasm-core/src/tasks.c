@@ -1649,12 +1649,11 @@ static int flush_state_step(struct timed *tm, struct sched_task *t, struct worke
 		 * heads count as run, their reservation and their time) */
 		if (!w->sub) {
 			u64 items = w->to_reclaim / btrfs_calc_delayed_ref_bytes(fs, 1);
-			u64 heads = fs->delayed_refs.len, *ran = &fs->space.delayed_refs_ran;
-			u64 pending = heads > *ran ? heads - *ran : 0;
+			u64 pending = btrfs_space_delayed_refs_pending(fs);
 			u64 n = w->state == FLUSH_DELAYED_REFS ? pending : (items ? items : 1);
 			if (n > pending)
 				n = pending;
-			*ran += n;
+			fs->space.delayed_refs_ran += n;
 			u64 size = btrfs_space_delayed_refs_size(fs), *part = &fs->space.delayed_refs_rsv;
 			u64 b = *part > size ? *part - size : 0;
 			*part -= b;

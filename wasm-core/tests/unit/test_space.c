@@ -81,15 +81,21 @@ TEST(space_counters_hold_after_every_step)
 	}
 }
 
+/* The filesystem script s leaves, before any final commit (NULL if it fails). */
+static struct btrfs_fs_info *run_uncommitted(const char *s, struct scenario_result *res)
+{
+	struct scenario_options o = {.seed = 1, .now = 1, .no_final_commit = 1};
+	struct blab_err err = {0};
+	return scenario_run(s, strlen(s), "t", &o, res, &err) == 0 ? res->fs : NULL;
+}
+
 TEST(space_reservation_sizes)
 {
-	struct scenario_options o = {.seed = 1, .now = 1};
 	struct scenario_result res;
-	struct blab_err err = {0};
-	const char *s = "mkfs size=512M\ncreate /a\nwrite /a 0 10K 1\n";
-	o.no_final_commit = 1;
-	CHECK(scenario_run(s, strlen(s), "t", &o, &res, &err) == 0);
-	struct btrfs_fs_info *fs = res.fs;
+	struct btrfs_fs_info *fs = run_uncommitted("mkfs size=512M\ncreate /a\nwrite /a 0 10K 1\n", &res);
+	CHECK(fs != NULL);
+	if (!fs)
+		return;
 	/* 16 KiB nodes: insert(1) = 256 KiB, modify(1) = 128 KiB; a small file: insert(extent + csum leaf) + modify(1) */
 	CHECK_EQ_U64(btrfs_calc_insert_metadata_size(fs, 1), 256 << 10);
 	CHECK_EQ_U64(btrfs_calc_metadata_size(fs, 1), 128 << 10);
@@ -108,13 +114,11 @@ TEST(space_reservation_sizes)
  * back exactly that and the limit is reached, not passed. */
 TEST(space_overage_past_the_overcommit_limit)
 {
-	struct scenario_options o = {.seed = 1, .now = 1};
 	struct scenario_result res;
-	struct blab_err err = {0};
-	const char *s = "mkfs size=512M meta_chunk=8M\n";
-	o.no_final_commit = 1;
-	CHECK(scenario_run(s, strlen(s), "t", &o, &res, &err) == 0);
-	struct btrfs_fs_info *fs = res.fs;
+	struct btrfs_fs_info *fs = run_uncommitted("mkfs size=512M meta_chunk=8M\n", &res);
+	CHECK(fs != NULL);
+	if (!fs)
+		return;
 	CHECK_EQ_U64(btrfs_space_overage(fs, SPACE_METADATA), 0);
 	btrfs_space_reserve(fs, SPACE_METADATA, 512ULL << 20);
 	u64 over = btrfs_space_overage(fs, SPACE_METADATA);
