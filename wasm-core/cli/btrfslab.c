@@ -647,11 +647,9 @@ static int cmd_replay(int argc, char **argv, int variant)
 	u64 log_root = btrfs_super_log_root(fs->super), gen = btrfs_super_generation(fs->super);
 	struct btrfs_replay_stats st = {0};
 	int rc = 0;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec t0 = wallclock_now();
 	int failed = btrfs_replay_log(fs, &st);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = wallclock_ms_between(&t0, &t1);
+	double ms = wallclock_ms_since(&t0);
 	if (failed) {
 		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
 		btrfs_fs_free(fs);
@@ -744,8 +742,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 	struct btrfs_reloc_stats st = {.on_group = print_group};
 	int rc = 0;
 	btrfs_qgroup_set_swap_mode(fs, swap);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec t0 = wallclock_now();
 	if (btrfs_reloc_trees_left(fs, "balance") || btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
 	    btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st)) {
 		fprintf(stderr, "btrfslab balance: %s: %s\n", image, fs->err.msg);
@@ -754,24 +751,22 @@ static int cmd_balance(int argc, char **argv, int variant)
 	}
 	/* the balance's time: up to its last commit, as the kernel's balance ends (the image file written after it is
 	 * ours to make, like a copy of the kernel's image, and timed apart) */
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = wallclock_ms_between(&t0, &t1);
+	double ms = wallclock_ms_since(&t0);
 	if (trace)
 		rc |= write_trace(trace, &fs->trace, "balance");
 	struct blab_err err = {0};
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = wallclock_now();
 	if (image_write_file(&fs->dev, out, &err)) {
 		fail_err("balance", &err);
 		rc = 1;
 	} else {
-		struct timespec t2;
-		clock_gettime(CLOCK_MONOTONIC, &t2);
+		double write_ms = wallclock_ms_since(&t0);
 		if (btrfs_qgroup_enabled(fs))
 			printf("qgroup dirty extents %llu (qgroup_swap=%s)\n", (unsigned long long)btrfs_qgroup_dirty_total(fs),
 			       swap == BTRFS_QGROUP_SWAP_FULL ? "full" : swap == BTRFS_QGROUP_SWAP_SUBTREE ? "subtree" : "deferred");
 		printf("relocated %llu block groups (%llu extents, %llu tree blocks copied) in %.1f ms; written to %s in %.1f ms\n",
 		       (unsigned long long)st.block_groups, (unsigned long long)st.extents, (unsigned long long)st.tree_blocks, ms, out,
-		       wallclock_ms_between(&t0, &t2));
+		       write_ms);
 	}
 	btrfs_fs_free(fs);
 	return rc;

@@ -31,6 +31,7 @@
  * makes for itself, and it always removes it. */
 #define _GNU_SOURCE
 #include "serve.h"
+#include "../src/wallclock.h"
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -90,13 +91,6 @@ struct server {
 	double started;
 	int killed;
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static const char *status_text(int s)
 {
@@ -239,7 +233,7 @@ static void start_child(struct server *s, int i)
 	s->child_conn = i;
 	s->answer = NULL;
 	s->alen = 0;
-	s->started = now_s();
+	s->started = wallclock_s();
 	s->killed = 0;
 }
 
@@ -586,11 +580,11 @@ int cmd_serve(int argc, char **argv, int variant)
 				map[n++] = i;
 			}
 		int r = poll(pf, (nfds_t)n, 500);
-		if (s.child && !s.killed && now_s() - s.started > s.timeout) {
+		if (s.child && !s.killed && wallclock_s() - s.started > s.timeout) {
 			kill(-s.child, SIGTERM); /* the kernel child cleans up its mount and loop device on SIGTERM */
 			s.killed = 1;
 		}
-		if (s.child && s.killed && now_s() - s.started > s.timeout + 10)
+		if (s.child && s.killed && wallclock_s() - s.started > s.timeout + 10)
 			kill(-s.child, SIGKILL);
 		if (r <= 0)
 			continue;

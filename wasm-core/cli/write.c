@@ -29,6 +29,7 @@
  * time). */
 #define _GNU_SOURCE
 #include "write.h"
+#include "../src/wallclock.h"
 #include "../src/crc32c.h"
 #include "../src/array.h"
 #include "../src/disk-io.h"
@@ -244,17 +245,10 @@ static const char *signature(int fd, u64 size)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void progress(int tty, u64 done, u64 total, double t0, int final)
 {
 	static double last;
-	double t = now_s();
+	double t = wallclock_s();
 	if (!tty || (!final && t - last < 0.2))
 		return;
 	last = t;
@@ -422,7 +416,7 @@ int cmd_write(int argc, char **argv, int variant)
 	u64 fail_after = fail_env ? strtoull(fail_env, NULL, 10) : ~0ULL;
 	u64 pause_after = pause_env ? strtoull(pause_env, NULL, 10) : ~0ULL;
 	int tty = isatty(2);
-	double t0 = now_s();
+	double t0 = wallclock_s();
 	u64 total = p.bytes + super_bytes, done = 0;
 	int rc = 1, discarded = 0, supers_written = 0;
 	const char *stage = "zeroing the superblock locations";
@@ -535,7 +529,7 @@ int cmd_write(int argc, char **argv, int variant)
 		goto io;
 	supers_written = 1;
 	progress(tty, done, total, t0, 1);
-	double wrote_s = now_s() - t0;
+	double wrote_s = wallclock_s() - t0;
 
 	if (corrupt_env) { /* the test hook: a device that lies */
 		u64 o = strtoull(corrupt_env, NULL, 10);

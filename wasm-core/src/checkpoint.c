@@ -88,8 +88,7 @@ int scenario_session_new(const char *text, size_t len, const char *name, const s
 			 struct scenario_session **out, struct blab_err *err)
 {
 	*out = NULL;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec t0 = wallclock_now();
 	struct scenario_session *s = calloc(1, sizeof(*s));
 	if (!s || !(s->text = malloc(len ? len : 1))) {
 		free(s);
@@ -129,8 +128,7 @@ int scenario_session_new(const char *text, size_t len, const char *name, const s
 		scenario_session_free(s);
 		return ret;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->run_ms = wallclock_ms_between(&t0, &t1);
+	s->run_ms = wallclock_ms_since(&t0);
 	*out = s;
 	return 0;
 }

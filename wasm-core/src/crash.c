@@ -712,8 +712,7 @@ int crash_walk(const char *text, size_t len, const char *name, const struct scen
 	       const struct crash_walk_options *wo, struct crash_report *out, struct blab_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec t0 = wallclock_now();
 	struct walk w = {.wo = wo, .rep = out};
 	out->lines = count_lines(text, len);
 	u8 *chosen = NULL;
@@ -759,8 +758,7 @@ out:
 	clear_renamed(&w);
 	free(w.renamed);
 	free(chosen);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	out->ms = wallclock_ms_between(&t0, &t1);
+	out->ms = wallclock_ms_since(&t0);
 	if (ret)
 		crash_report_free(out);
 	return ret;

@@ -1433,12 +1433,10 @@ static int run_line(struct scenario_run *r, struct line *l)
 		}
 		struct scenario_fsync *f = &res->fsyncs[res->nfsyncs++];
 		f->line = r->lineno;
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		struct timespec t0 = wallclock_now();
 		if ((ret = btrfs_sync_file(fs, root, ino, &f->st)))
 			return fail_core(r, ret);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		f->ms = wallclock_ms_between(&t0, &t1);
+		f->ms = wallclock_ms_since(&t0);
 		if (f->st.fallback && f->st.fallback != BTRFS_LOG_NOTHING)
 			res->commits++;
 		return 0;
@@ -1606,8 +1604,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 	} else if (!strcmp(c, "balance") || !strcmp(c, "relocate")) {
 		/* btrfs balance start [-d] [-m] [-s] [usage=N]; relocate BYTENR (one block group) */
 		struct btrfs_reloc_stats st = {0};
-		struct timespec bt0;
-		clock_gettime(CLOCK_MONOTONIC, &bt0);
+		struct timespec bt0 = wallclock_now();
 		if (!strcmp(c, "relocate")) {
 			u64 at;
 			if ((ret = want_args(r, l, 1, 1, "relocate BYTENR (a block group's start)")) || (ret = parse_num(r, "relocate", l->argv[1], &at)))
@@ -1858,7 +1855,7 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 		free(r);
 		return blab_fail(err, BLAB_ENOMEM, "scenario");
 	}
-	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	r->t0 = wallclock_now();
 	if (copy_text)
 		memcpy(r->owned_text, text, len);
 	r->text = copy_text ? r->owned_text : text;
@@ -1931,8 +1928,7 @@ int scenario_step(struct scenario_run *r)
 {
 	if (r->failed)
 		return r->failed;
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec t0 = wallclock_now();
 	int ret;
 	if (r->br.active) {
 		ret = brace_next(r);
@@ -1978,8 +1974,7 @@ struct btrfs_fs_info *scenario_fs(const struct scenario_run *r) { return r->fs; 
 int scenario_end(struct scenario_run *r, struct scenario_result *out, struct blab_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec t0 = wallclock_now();
 	int ret = r->failed;
 	/* a step may not have read the rest yet (comments, blank lines) */
 	while (!ret && (ret = scenario_step(r)) > 0)

@@ -1,6 +1,7 @@
 /* wallclock.h — the host's time, for the figures that say how long the core
- * itself took (a run, a balance, a crash walk). Never the model's time: that
- * is the virtual clock of sched.h. */
+ * itself took (a run, a balance, a crash walk) and for the CLI's progress
+ * and timeouts. Never the model's time: that is the virtual clock of
+ * sched.h. */
 #ifndef BTRFSLAB_WALLCLOCK_H
 #define BTRFSLAB_WALLCLOCK_H
 #include <time.h>
@@ -12,16 +13,17 @@ static inline struct timespec wallclock_now(void)
 	return t;
 }
 
-/* Milliseconds from t0 to t1. */
-static inline double wallclock_ms_between(const struct timespec *t0, const struct timespec *t1)
-{
-	return (double)(t1->tv_sec - t0->tv_sec) * 1e3 + (double)(t1->tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 /* Milliseconds from t0 to now. */
 static inline double wallclock_ms_since(const struct timespec *t0)
 {
 	struct timespec t1 = wallclock_now();
-	return wallclock_ms_between(t0, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Seconds on the monotonic clock (a progress line's, a server's uptime). */
+static inline double wallclock_s(void)
+{
+	struct timespec t = wallclock_now();
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 #endif
