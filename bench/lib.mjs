@@ -1,5 +1,5 @@
 // Helpers for benchmarks: timing and peak memory of a command, median of runs.
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,21 @@ export async function dirToScript(dir) {
 export async function wasmCore() {
   const { default: create } = await import('../wasm-core/build/wasm/btrfslab-core.mjs');
   return create({ wasmBinary: readFileSync(fileURLToPath(new URL('../wasm-core/build/wasm/btrfslab-core.wasm', import.meta.url))) });
+}
+
+/** A script run n times in the native CLI (each a process: its metrics, `run --metrics`, and its wall milliseconds)
+ * and n times in one WASM instance (each its metrics; the first while V8 still tiers the core up), alternately:
+ * the speed figures the seed benches compare, each as the core times the run (run_ms, relocated.ms). */
+export async function nativeAndWasm(text, { n = 3, cli = CLI } = {}) {
+  const core = await wasmCore();
+  const native = [], wasm = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const m = JSON.parse(execFileSync(cli, ['run', '-', '--metrics', '-'], { input: text, encoding: 'utf8', maxBuffer: 1 << 28 }));
+    native.push({ m, ms: performance.now() - t0 });
+    wasm.push(runWasm(core, text).m);
+  }
+  return { native, wasm };
 }
 
 /** A scenario run in the WASM core: its metrics and the run's milliseconds. Throws on failure. */

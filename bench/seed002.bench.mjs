@@ -41,7 +41,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureKernelReclaim } from '../tests/kernel/seed002-measure.mjs';
-import { CLI as BUILT, median, runWasm, wasmCore } from './lib.mjs';
+import { CLI as BUILT, median, nativeAndWasm } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 export const name = 'seed 002: untar with shrink_delalloc by inodes (5.10) and by pages (5.11+) — the model vs the seed, and vs this kernel';
@@ -98,12 +98,10 @@ export async function run(ctx) {
   // speed: the run as the core times it (run_ms: the script, not the process or the metrics' JSON), in the native CLI
   // and in one WASM instance, the median of 3 runs each, as seed 004's bench; the WASM instance's first run is printed
   // too: V8 runs it partly in its baseline compiler's code while it tiers the hot functions up
-  const RUNS = 3;
-  const nativeMs = Array.from({ length: RUNS }, () => runModel({ device: 'ssd', mode: 'pages' }).m.run_ms);
-  const core = await wasmCore();
-  const wasmMs = Array.from({ length: RUNS }, () => runWasm(core, untarScript({ device: 'ssd', mode: 'pages' })).m.run_ms);
-  const [n, w] = [median(nativeMs), median(wasmMs)];
-  console.log(`\nspeed: ${FILES} files natively ${(n / 1000).toFixed(2)} s, WASM ${(w / 1000).toFixed(2)} s (${(w / n).toFixed(2)}x; target 1.5x; medians of ${RUNS}; ` +
+  const runs = await nativeAndWasm(untarScript({ device: 'ssd', mode: 'pages' }), { cli: CLI });
+  const wasmMs = runs.wasm.map((m) => m.run_ms);
+  const [n, w] = [median(runs.native.map((r) => r.m.run_ms)), median(wasmMs)];
+  console.log(`\nspeed: ${FILES} files natively ${(n / 1000).toFixed(2)} s, WASM ${(w / 1000).toFixed(2)} s (${(w / n).toFixed(2)}x; target 1.5x; medians of ${wasmMs.length}; ` +
     `the WASM instance's first run ${(wasmMs[0] / 1000).toFixed(2)} s, ${(wasmMs[0] / n).toFixed(2)}x)`);
   rows.push({ metric: `untar ${FILES} files, WASM vs native`, unit: 'ms', ours: w, peer: n, peerName: 'btrfslab native, medians of 3 (target 1.5x)' });
 
@@ -111,8 +109,8 @@ export async function run(ctx) {
   const list = join(ctx.dir, 'tree.lst');
   writeFileSync(list, execFileSync(CLI, ['untar-list', '--files', String(FILES), '--seed', String(SEED)], { encoding: 'utf8', maxBuffer: 1 << 28 }));
   const k = measureKernelReclaim({ fsMiB: 512, files: FILES, totalMiB: 1024, seed: SEED, treeList: list, profile: 'single', spaceReservation: false });
-  const m = runModel({ device: 'loop', mode: 'pages' }).m;
-  const rc = m.timed.reclaim;
+  const model = runModel({ device: 'loop', mode: 'pages' });
+  const rc = model.m.timed.reclaim, delallocStates = (rc.runs.FLUSH_DELALLOC ?? 0) + (rc.runs.FLUSH_DELALLOC_WAIT ?? 0);
   const kOrder = k.flush.order.filter((x) => !/DATA/.test(x));
   console.log(`\nthis kernel (pages) vs the model (pages, loop profile), ${FILES} files, the same tree:`);
   console.log(`  flush states, first use: kernel ${kOrder.join(' ')}`);
@@ -120,14 +118,14 @@ export async function run(ctx) {
   console.log(`  tickets: kernel ${k.tickets.n}, model ${rc.tickets} (${(rc.tickets / k.tickets.n).toFixed(3)})`);
   const kb = k.delalloc.budgets;
   console.log(`  shrink_delalloc budgets (pages): kernel median ${kb.median} max ${kb.max} of ${kb.n} calls; model median ${rc.shrink.budgetP50} max ${rc.shrink.budgetMax} of ${rc.shrink.calls}`);
-  console.log(`  delalloc flush states: kernel ${k.delalloc.windows.n}, model ${(rc.runs.FLUSH_DELALLOC ?? 0) + (rc.runs.FLUSH_DELALLOC_WAIT ?? 0)}`);
-  console.log(`  untar: kernel ${k.workload.seconds.toFixed(2)} s wall, model ${((m.timed.untar.writeNs + m.timed.untar.syncNs) / 1e9).toFixed(2)} s virtual`);
+  console.log(`  delalloc flush states: kernel ${k.delalloc.windows.n}, model ${delallocStates}`);
+  console.log(`  untar: kernel ${k.workload.seconds.toFixed(2)} s wall, model ${model.s.toFixed(2)} s virtual`);
   const prefix = kOrder.findIndex((x, i) => rc.order[i] !== x);
   console.log(`  the model's order matches the kernel's first ${prefix < 0 ? kOrder.length : prefix} states`);
   rows.push({ metric: 'tickets (model/kernel)', unit: 'n', ours: rc.tickets, peer: k.tickets.n, peerName: 'kernel, loop device, this machine' });
   rows.push({ metric: 'shrink_delalloc budget median', unit: 'pages', ours: rc.shrink.budgetP50, peer: kb.median, peerName: 'kernel, loop device, this machine' });
-  rows.push({ metric: 'delalloc flush states', unit: 'n', ours: (rc.runs.FLUSH_DELALLOC ?? 0) + (rc.runs.FLUSH_DELALLOC_WAIT ?? 0), peer: k.delalloc.windows.n, peerName: 'kernel, loop device, this machine' });
+  rows.push({ metric: 'delalloc flush states', unit: 'n', ours: delallocStates, peer: k.delalloc.windows.n, peerName: 'kernel, loop device, this machine' });
   rows.push({ metric: 'shrink_delalloc budget max', unit: 'pages', ours: rc.shrink.budgetMax, peer: kb.max, peerName: 'kernel, loop device, this machine' });
-  rows.push({ metric: 'untar time', unit: 's', ours: (m.timed.untar.writeNs + m.timed.untar.syncNs) / 1e9, peer: k.workload.seconds, peerName: 'kernel, loop device, this machine' });
+  rows.push({ metric: 'untar time', unit: 's', ours: model.s, peer: k.workload.seconds, peerName: 'kernel, loop device, this machine' });
   return rows;
 }

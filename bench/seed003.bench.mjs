@@ -17,7 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, median, runWasm, wasmCore } from './lib.mjs';
+import { CLI, median, nativeAndWasm } from './lib.mjs';
 import { measureKernel, measureLoopDevice } from '../tests/kernel/seed003-measure.mjs';
 
 export const name = 'seed 003: fast fsync waits only for writeback — the model vs the seed\'s table, and vs the kernel on a loop device';
@@ -83,9 +83,7 @@ export async function run(ctx) {
   // times the run (run_ms) in each, the median of 3 runs each (as seed 002's and seed 004's benches), the WASM
   // instance's first run printed too (V8 tiers the hot functions up during it)
   const big = fio({ jobs: 8, mib: 64, bs: '64K', fsync: 1, rw: 'write', mode: 'writeback' });
-  const natives = [0, 1, 2].map((i) => runNative(ctx.dir, big, `big${i}`));
-  const core = await wasmCore();
-  const wasms = [0, 1, 2].map(() => runWasm(core, big).m.run_ms);
+  const runs = await nativeAndWasm(big), natives = runs.native, wasms = runs.wasm.map((m) => m.run_ms);
   const [wall, n, w] = [median(natives.map((r) => r.ms)), median(natives.map((r) => r.m.run_ms)), median(wasms)];
   console.log(`\n8 jobs × 64 MiB (${natives[0].m.timed.fsyncs} fsyncs): native ${wall.toFixed(0)} ms a process (target 2000), the run ${n.toFixed(0)} ms; ` +
     `WASM ${w.toFixed(0)} ms (${(w / n).toFixed(2)}x, target 1.5x; medians of 3; its first run ${wasms[0].toFixed(0)} ms, ${(wasms[0] / n).toFixed(2)}x)`);

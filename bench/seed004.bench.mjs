@@ -25,9 +25,8 @@
 // so the snapshots' blocks share the dataset's metadata group. In `full`
 // mode each relocated group's transaction traces whole subtrees again,
 // which is why the layout moves the full -> subtree change.
-import { execFileSync } from 'node:child_process';
 import { DEFAULT_DATASET, measureSeed004, ourBalances } from '../tests/kernel/seed004-measure.mjs';
-import { CLI as BUILT, dirToScript, median, runWasm, wasmCore } from './lib.mjs';
+import { CLI as BUILT, dirToScript, median, nativeAndWasm } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 export const name = 'seed 004: qgroup dirty extents of balance -m with snapshots: full (v4.19) / subtree (4.20) / deferred (5.1+), the model beside this kernel and the seed';
@@ -60,18 +59,11 @@ export async function wasmVsNative() {
     snaps.push('commit');
   }
   const withBalance = `${base}${snaps.join('\n')}\nbalance -m\n`;
-  const native = (text) => JSON.parse(execFileSync(CLI, ['run', '-', '--metrics', '-'], { input: text, encoding: 'utf8', maxBuffer: 1 << 28 }));
-  const core = await wasmCore();
-  const n = [], w = [];
-  let extents = 0;
-  for (let i = 0; i < 5; i++) {
-    const a = native(withBalance);
-    n.push(a.relocated.ms);
-    extents = a.relocated.extents;
-    const c = runWasm(core, withBalance).m;
-    if (c.relocated.extents !== extents) throw new Error(`WASM relocated ${c.relocated.extents} extents, native ${extents}`);
-    w.push(c.relocated.ms);
-  }
+  const runs = await nativeAndWasm(withBalance, { n: 5, cli: CLI });
+  const n = runs.native.map((r) => r.m.relocated.ms), w = runs.wasm.map((m) => m.relocated.ms);
+  const extents = runs.native[0].m.relocated.extents;
+  for (const m of [...runs.native.map((r) => r.m), ...runs.wasm])
+    if (m.relocated.extents !== extents) throw new Error(`a run relocated ${m.relocated.extents} extents, the first native run ${extents}`);
   console.log(`#   WASM vs native: balance -m of /usr/include with 16 snapshots, ${extents} extents: ${median(w).toFixed(0)} ms vs ${median(n).toFixed(0)} ms`);
   return { metric: '16 snaps of /usr/include: balance -m, WASM', unit: 's', ours: median(w) / 1000, peer: median(n) / 1000, peerName: 'the native core (target: 1.5x at most)' };
 }
