@@ -37,7 +37,7 @@ async function toCreatorLockWait(page: Page) {
     await page.getByRole('button', { name: 'Next wait' }).click();
     await expect(sentence).toContainText(/event \d+ of \d+/);
     if (!/: [CD] waits for a lock on the fs tree/.test((await sentence.textContent())!)) continue;
-    if (/read-held by [AB](, [AB])?; waiting: [^.]*[CD] \(write\)/.test((await said.textContent())!)) return;
+    if (/read-held by [AB](, [AB])?; waiting: [^.]*[CD] \((read|write)\)/.test((await said.textContent())!)) return;
   }
   throw new Error('no creator waited for a leaf held for read');
 }
@@ -55,15 +55,16 @@ test.describe('at desktop width', () => {
     await expect(locks(page).locator('figure[data-tree="fs tree"] g.lock-block[data-level="1"]')).not.toHaveCount(0);
     await toCreatorLockWait(page);
     const said = locks(page).getByTestId('lock-said');
-    // one fsyncer reads the leaf. The creator has just come: last in its queue, for write. Ahead of it, when the seed's
-    // interleaving has it so, only the other fsyncer, for write: a new file's full fsync flushes the inode's delayed inode
-    // item into the leaf before it logs the inode, holding the inode's delayed node mutex
+    // one fsyncer reads the leaf. The creator has just come: last in its queue, to insert (write) or to look its name up
+    // (read) behind a writer. Ahead of it, when the seed's interleaving has it so, only the other fsyncer, for write: a new
+    // file's full fsync flushes the inode's delayed inode item into the leaf before it logs the inode, holding the inode's
+    // delayed node mutex
     const creator = /: ([CD]) waits for a lock on the fs tree/.exec((await page.getByTestId('sentence').textContent())!)![1];
-    const queue = new RegExp(`leaf \\d+ of the fs tree: read-held by ([AB]); waiting: (?:((?!\\1)[AB]) \\(write\\), )?${creator} \\(write\\)\\.`);
+    const queue = new RegExp(`leaf \\d+ of the fs tree: read-held by ([AB]); waiting: (?:((?!\\1)[AB]) \\(write\\), )?${creator} \\((read|write)\\)\\.`);
     await expect(said).toContainText(queue);
     const leaf = locks(page).locator('figure[data-tree="fs tree"] g.lock-block.contended');
     await expect(leaf).toHaveAttribute('data-state', 'read');
-    await expect(leaf).toContainText(new RegExp(`R: ([AB])waits: (?:(?!\\1)[AB]\\(w\\) )?${creator}\\(w\\)$`));
+    await expect(leaf).toContainText(new RegExp(`R: ([AB])waits: (?:(?!\\1)[AB]\\(w\\) )?${creator}\\([rw]\\)$`));
     const fsyncer = queue.exec((await said.textContent())!)![2];
     if (fsyncer) await expect(said).toContainText(new RegExp(`the delayed node mutex of inode \\d+: held by ${fsyncer}\\.`));
     // a delayed node mutex is never drawn as a tree block (at level -1)
@@ -89,7 +90,8 @@ test.describe('at desktop width', () => {
       await expect(sentence).not.toHaveText(was);
       await page.waitForTimeout(60);
     };
-    for (let i = 0; i < 100 && !/delayed node mutex/.test((await said.textContent())!); i++) await step();
+    // (its write took the mutex before, for the inode update, with no tree lock: on to the flush, the leaf under it)
+    for (let i = 0; i < 200 && !/write-held by A\.the delayed node mutex/.test((await said.textContent())!); i++) await step();
     // inside A's fsync: the inode's mutex held, and under it the inode's leaf write-locked for the flush
     await expect(sentence).toContainText(/Line 11, thread A, event \d+ of \d+: A runs on a CPU/);
     await expect(said).toContainText(/leaf \d+ of the fs tree: write-held by A\.the delayed node mutex of inode (\d+): held by A\.$/);
@@ -102,8 +104,8 @@ test.describe('at desktop width', () => {
     await expect(locks(page).locator('g.lock-block[data-level="-1"]')).toHaveCount(0);
     await unstick(page);
     await expect(mutexes).toHaveScreenshot('lesson4-delayed-mutex.png', { maxDiffPixelRatio: 0.02 });
-    // flushed: the mutex let go, the leaf read-locked to copy the inode's items into the log
-    await step();
+    // flushed: the mutex let go, then the leaf read-locked (its node above it first) to copy the inode's items into the log
+    for (let i = 0; i < 20 && !/^leaf \d+ of the fs tree: read-held by A\.$/.test((await said.textContent())!); i++) await step();
     await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-state="free"]`)).toHaveText(`inode ${ino}free`);
     await expect(said).toContainText(/^leaf \d+ of the fs tree: read-held by A\.$/);
   });

@@ -36,12 +36,17 @@
 // - locks.hold: each lock event paired with the next unlock event of the same
 //   kind (read_lock -> read_unlock, lock -> unlock) of the same block by the
 //   same pid; hold = unlock line timestamp - lock line timestamp. The lock
-//   event fires after acquisition (checked per run: lockEventLagUs, the
-//   median of line timestamp - end_ns, is within the 1 us print resolution
-//   of 0 with the mono clock) and the unlock event before the release, so
-//   hold is the time the lock was held. Line timestamps are printed rounded
-//   to 1 us, so hold figures are multiples of 1000 ns, each +-1 us, and
-//   sub-microsecond holds read as 0 or 1000. Same shape as wait.
+//   event fires after acquisition and the unlock event before the release, so
+//   hold is the time the lock was held (tracing one event included). The
+//   instance's clock is x86-tsc where the kernel offers it: line timestamps
+//   are then raw TSC counts, turned into ns by the TSC's rate over the run,
+//   fitted from the lock events' own end_ns (ktime_get_ns) fields (ticksPerNs:
+//   the first and last lock event's counts and end_ns), so sub-microsecond
+//   holds are measured, not rounded. Without x86-tsc the clock is "mono",
+//   whose lines print rounded to 1 us: hold figures are then multiples of
+//   1000 ns, each +-1 us (lockEventLagUs, the median of line timestamp -
+//   end_ns, checks the lock event fires after acquisition: within the print
+//   resolution of 0). Same shape as wait.
 //   Unlocks with no lock before them (unmatchedUnlocks) and locks with no
 //   unlock after them (unmatchedLocks; their wait is counted, by the lock
 //   event's tree) should both be 0.
@@ -132,37 +137,53 @@ function statsUs(nsList) {
 }
 
 // "  python3-1234    [001] .....  123.456789: btrfs_tree_lock: <fsid>: block=... "
-const LINE = /-(\d+)\s+\[\d+\]\s.*?(\d+)\.(\d{6}): (btrfs_\w+): (.*)$/;
+// (trace clock mono), or "... 106250223328976: btrfs_tree_lock: ..." (x86-tsc: raw counts)
+const LINE = /-(\d+)\s+\[\d+\]\s.*?\s(\d+)(?:\.(\d{6}))?: (btrfs_\w+): (.*)$/;
 const field = (rest, name) => rest.match(new RegExp(`\\b${name}=(\\d+)`))?.[1];
 
 /** Parse our filesystem's lines of a trace into wait and hold figures. */
 export function analyseTrace(text, fsid) {
   const wait = { read: { fs: [], log: [], other: [] }, write: { fs: [], log: [], other: [] } };
   const hold = { read: { fs: [], log: [], other: [] }, write: { fs: [], log: [], other: [] } };
-  const open = new Map(); // pid|block|kind -> { tsUs, diffNs, owner, tree } (tree null: a try-lock)
+  const open = new Map(); // pid|block|kind -> { ts, diffNs, owner, tree } (tree null: a try-lock)
   const lags = [];
   let syncFile = 0, tryRead = 0, unmatchedUnlocks = 0, lines = 0;
   const staleOwner = { read: 0, write: 0 };
   const treeOf = (isLog, owner) => (isLog || owner === LOG_OWNER ? 'log' : owner === '5' ? 'fs' : 'other');
+  const recs = [];
+  let tsc = false;
   for (const line of text.split('\n')) {
     if (!line.includes(fsid)) continue; // ours only
     const m = line.match(LINE);
     if (!m) continue;
     lines++;
     const [, pid, sec, usec, ev, rest] = m;
-    const tsUs = Number(sec) * 1e6 + Number(usec);
+    if (usec === undefined) tsc = true;
+    recs.push({ pid, ts: usec === undefined ? Number(sec) : Number(sec) * 1e6 + Number(usec), ev, rest });
+  }
+  // line timestamps to ns: x86-tsc counts by the rate fitted from the lock events' end_ns, mono's microseconds by 1000
+  let ticksPerNs = null;
+  if (tsc) {
+    const locks = recs.filter((r) => r.ev === 'btrfs_tree_read_lock' || r.ev === 'btrfs_tree_lock');
+    const [a, b] = [locks[0], locks[locks.length - 1]];
+    const dn = a && b ? Number(field(b.rest, 'end_ns')) - Number(field(a.rest, 'end_ns')) : 0;
+    ticksPerNs = dn > 0 ? (b.ts - a.ts) / dn : null;
+    if (!ticksPerNs) throw new Error('x86-tsc trace: too few lock events to fit the TSC rate');
+  }
+  const ns = (ts) => (tsc ? ts / ticksPerNs : ts * 1000);
+  for (const { pid, ts, ev, rest } of recs) {
     if (ev === 'btrfs_sync_file') { syncFile++; continue; }
     const block = field(rest, 'block'), owner = field(rest, 'owner'), isLog = field(rest, 'is_log_tree') !== '0';
     if (ev === 'btrfs_tree_read_lock' || ev === 'btrfs_tree_lock') {
       const kind = ev === 'btrfs_tree_lock' ? 'write' : 'read';
-      if (lags.length < 100000) lags.push(tsUs * 1000 - Number(field(rest, 'end_ns')));
+      if (!tsc && lags.length < 100000) lags.push(ts * 1000 - Number(field(rest, 'end_ns')));
       const key = `${pid}|${block}|${kind}`;
       const prev = open.get(key);
       if (prev?.tree) wait[kind][prev.tree].push(prev.diffNs); // never unlocked (not seen): wait only, by its own owner
-      open.set(key, { tsUs, diffNs: Number(field(rest, 'diff_ns')), owner, tree: treeOf(isLog, owner) });
+      open.set(key, { ts, diffNs: Number(field(rest, 'diff_ns')), owner, tree: treeOf(isLog, owner) });
     } else if (ev === 'btrfs_try_tree_read_lock') {
       tryRead++;
-      open.set(`${pid}|${block}|read`, { tsUs, tree: null });
+      open.set(`${pid}|${block}|read`, { ts, tree: null });
     } else if (ev === 'btrfs_tree_read_unlock' || ev === 'btrfs_tree_unlock') {
       const kind = ev === 'btrfs_tree_unlock' ? 'write' : 'read';
       const key = `${pid}|${block}|${kind}`;
@@ -175,7 +196,7 @@ export function analyseTrace(text, fsid) {
       const tree = treeOf(isLog, owner);
       if (o.owner !== owner) staleOwner[kind]++;
       wait[kind][tree].push(o.diffNs);
-      hold[kind][tree].push((tsUs - o.tsUs) * 1000);
+      hold[kind][tree].push(Math.round(ns(ts) - ns(o.ts)));
     }
   }
   let unmatchedLocks = 0;
@@ -190,6 +211,8 @@ export function analyseTrace(text, fsid) {
     unmatchedUnlocks,
     staleOwner,
     lockEventLagUs: lagSorted.length ? Math.round(quantile(lagSorted, 0.5) / 100) / 10 : null,
+    clock: tsc ? 'x86-tsc' : 'mono',
+    ticksPerNs,
     traceLines: lines,
   };
 }
@@ -220,7 +243,9 @@ export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 50
     mkdirSync(inst);
     writeFileSync(join(inst, 'tracing_on'), '0');
     writeFileSync(join(inst, 'buffer_size_kb'), '65536');
-    writeFileSync(join(inst, 'trace_clock'), 'mono'); // same clock as the events' ktime_get_ns() fields
+    // x86-tsc: line timestamps to the cycle (hold times below a microsecond); else mono, the events' own clock
+    const clocks = readFileSync(join(inst, 'trace_clock'), 'utf8');
+    writeFileSync(join(inst, 'trace_clock'), /\bx86-tsc\b/.test(clocks) ? 'x86-tsc' : 'mono');
     for (const e of EVENTS) writeFileSync(join(inst, 'events', 'btrfs', e, 'enable'), '1');
     writeFileSync(join(inst, 'tracing_on'), '1');
     const seconds = Number(
@@ -248,6 +273,8 @@ export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 50
       unmatchedUnlocks: a.unmatchedUnlocks,
       staleOwner: a.staleOwner,
       lockEventLagUs: a.lockEventLagUs,
+      clock: a.clock,
+      ticksPerNs: a.ticksPerNs,
       traceLines: a.traceLines,
     };
   } finally {

@@ -35,6 +35,10 @@ enum btrfs_cost_id {
 	COST_RECLAIM_MODERATE,  /* a direct reclaim stall of an allocation, set memory_pressure=moderate */
 	COST_RECLAIM_HEAVY,     /* the same, memory_pressure=heavy */
 	COST_DELAYED_ITEM,      /* a delayed item (DIR_INDEX insertion or deletion) flushed into its leaf */
+	COST_LOCK_ACQUIRE,      /* taking a tree block's lock, uncontended (tree_locks=path) */
+	COST_SEARCH_LEVEL,      /* a search's step through a node: binary search and reading the child, its lock held */
+	COST_LEAF_READ,         /* a read-locked search's time in its leaf (tree_locks=path) */
+	COST_LEAF_WRITE,        /* a write-locked search's time in its leaf: the item inserted or changed (tree_locks=path) */
 	COST_COUNT
 };
 

@@ -148,22 +148,66 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 				}
 			}
 		pl->level = root_level;
+		pl->probe = mode == BTRFS_LOCK_WRITE && root_level > 0;
+	} else if (pl->pending && pl->pending_probe) {
+		/* the probe's read lock, granted while the task waited: let go */
+		sched_unlock(s, t, pl->pending, BTRFS_LOCK_READ);
+		pl->pending = NULL;
+		pl->pending_probe = pl->probe = 0;
 	} else if (pl->pending) {
 		/* granted while the task waited */
 		took(locks, t, pl, pl->pending_level, pl->pending, pl->pending_mode);
 		pl->pending = NULL;
+		pl->step = 2;
 	}
-	while (pl->level >= 0) {
+	while (pl->probe) {
+		struct extent_buffer *b = root->node;
+		if (pl->step == 0 && locks->acquire_ns) {
+			pl->step = 1;
+			sched_cpu(s, t, locks->acquire_ns, locks->work);
+			return 0;
+		}
+		pl->step = 0;
+		struct sched_lock *lk = block_lock(locks, pl->tree, b);
+		if (!lk)
+			return BLAB_ENOMEM;
+		t->lock_pre_ns = locks->acquire_ns;
+		if (!sched_lock(s, t, lk, BTRFS_LOCK_READ)) {
+			pl->pending = lk;
+			pl->pending_probe = 1;
+			return 0;
+		}
+		sched_unlock(s, t, lk, BTRFS_LOCK_READ);
+		pl->probe = 0;
+	}
+	while (pl->level >= 0 || pl->step == 2) {
+		if (pl->step == 2) {
+			/* the block just taken, above the leaf: its search, its lock held */
+			pl->step = 0;
+			if (pl->level >= 0 && locks->level_ns) {
+				sched_cpu(s, t, locks->level_ns, locks->work);
+				return 0;
+			}
+			continue;
+		}
 		int l = pl->level;
 		struct extent_buffer *b = path_block(locks, root, &pl->key, l, NULL);
 		if (!b) {
 			pl->level--;
+			pl->step = 0;
 			continue;
 		}
+		if (pl->step == 0 && locks->acquire_ns) {
+			pl->step = 1;
+			sched_cpu(s, t, locks->acquire_ns, locks->work);
+			return 0;
+		}
+		pl->step = 0;
 		int m = pl->mode == BTRFS_LOCK_WRITE && l <= pl->wl ? BTRFS_LOCK_WRITE : BTRFS_LOCK_READ;
 		struct sched_lock *lk = block_lock(locks, pl->tree, b);
 		if (!lk)
 			return BLAB_ENOMEM;
+		t->lock_pre_ns = locks->acquire_ns;
 		if (!sched_lock(s, t, lk, m)) {
 			pl->pending = lk;
 			pl->pending_level = l;
@@ -171,6 +215,7 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 			return 0;
 		}
 		took(locks, t, pl, l, lk, m);
+		pl->step = 2;
 	}
 	return 1;
 }

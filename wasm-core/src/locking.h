@@ -22,6 +22,12 @@ struct btrfs_locks {
 	int granularity;                       /* enum timed_tree_locks */
 	struct sched_lock fs_tree, csum, log;  /* one lock a tree */
 	struct u64map blocks;                  /* tree block bytenr -> struct sched_lock * */
+	/* with TREE_LOCKS_PATH, the CPU time of a path's steps (costs.c):
+	 * taking a block's lock (reported in its wait, as the kernel's diff_ns
+	 * includes it), and a node's binary search and the step to its child,
+	 * the node's lock held */
+	u64 acquire_ns, level_ns;
+	int work;                              /* the sched work kind they are charged as */
 };
 
 void btrfs_locks_init(struct btrfs_locks *l, struct sched *s, struct btrfs_fs_info *fs, int granularity);
@@ -38,7 +44,10 @@ void btrfs_locks_stats(const struct btrfs_locks *l, u64 contended[2], u64 wait_n
  * that still needs its COW in this transaction and the block above it
  * (should_cow_block raising write_lock_level), and read-locks the levels
  * above; once the leaf is locked the upper locks go (unlock_up: a leaf
- * with room needs no split). With TREE_LOCKS_TREE, the tree's one lock. */
+ * with room needs no split). A writer first read-locks the root and lets
+ * it go again (the kernel's trace shows this probe before every
+ * write-locked search: a read lock held about 0.1 us, then the root
+ * write-locked). With TREE_LOCKS_TREE, the tree's one lock. */
 struct btrfs_path_lock {
 	int active, level, wl, mode;
 	u64 tree;
@@ -47,11 +56,14 @@ struct btrfs_path_lock {
 	int held_mode[BTRFS_MAX_LEVEL];
 	struct sched_lock *pending;
 	int pending_level, pending_mode;
+	int step; /* at pl->level: 0 nothing spent yet, 1 its lock's acquisition spent, 2 held, its node's search spent */
+	int probe, pending_probe; /* a write search's first read lock of the root (see btrfs_path_lock) */
 };
 
 /* Takes the lock on key's leaf of tree (or the tree's lock), for mode:
- * 1 when held, 0 when the task waits (call again when it runs: it goes on
- * down the path), or an error. Called again while held, 1. */
+ * 1 when held, 0 when the task waits or spends the path's CPU time (call
+ * again when it runs: it goes on down the path), or an error. Called again
+ * while held, 1. */
 int btrfs_path_lock(struct btrfs_locks *l, struct sched_task *t, struct btrfs_path_lock *pl, u64 tree, u64 objectid, u8 type,
 		    u64 offset, int mode);
 /* Releases what pl holds; pl is then free for the next lock. */

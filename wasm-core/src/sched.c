@@ -36,6 +36,7 @@ const char *const sched_work_names[WORK_COUNT] = {
 	[WORK_META] = "namespace op",
 	[WORK_COMMIT] = "commit",
 	[WORK_ENDIO] = "endio",
+	[WORK_SEARCH] = "tree search",
 };
 const char *const sched_bio_op_names[BIO_OP_COUNT] = {
 	[BIO_DATA] = "data", [BIO_LOG] = "log", [BIO_META] = "metadata", [BIO_FLUSH] = "flush", [BIO_SUPER] = "superblock",
@@ -72,6 +73,7 @@ struct sched {
 	u64 rng, seq;
 	int ncpus, free_cpus;
 	u64 wakeup_ns; /* a woken task runs this long after its wakeup (scheduler latency) */
+	int lock_spin;  /* lock waiters spin while the holder runs (sched_set_lock_spin) */
 	u32 jitter_pct; /* CPU spans and wakeups vary by up to this much */
 	int *cpuq; /* tasks waiting for a CPU, FIFO */
 	size_t ncpuq, capcpuq, cpuq_head;
@@ -92,6 +94,7 @@ static u64 splitmix(u64 *x)
 
 u64 sched_random(struct sched *s) { return splitmix(&s->rng); }
 void sched_set_wakeup_ns(struct sched *s, u64 ns) { s->wakeup_ns = ns; }
+void sched_set_lock_spin(struct sched *s, int on) { s->lock_spin = on; }
 void sched_set_jitter(struct sched *s, u32 pct) { s->jitter_pct = pct > 90 ? 90 : pct; }
 
 /* ns varied by up to jitter_pct either way, from the seeded stream */
@@ -219,8 +222,36 @@ static void start_span(struct sched *s, struct sched_task *t, u64 ns, int work)
 	push(s, (struct sched_ev){.time = s->now + ns, .type = EV_CPU_DONE, .task = t->id});
 }
 
+/* t stopped running: the waiters spinning on its locks sleep, and so, in
+ * turn, do the waiters spinning on theirs. */
+static void stop_running(struct sched *s, const struct sched_task *t, int depth)
+{
+	for (size_t i = 0; i < t->nheld; i++)
+		for (size_t k = 0; k < t->held[i]->nw; k++) {
+			struct sched_lock_waiter *w = &t->held[i]->w[k];
+			if (w->sleeping)
+				continue;
+			w->sleeping = 1;
+			if (depth < 16)
+				stop_running(s, s->tasks[w->task], depth + 1);
+		}
+}
+
+/* A lock waiter still spinning (it runs, as far as its own waiters see). */
+static int spinning(const struct sched_task *t)
+{
+	if (!t->wants)
+		return 0;
+	for (size_t k = 0; k < t->wants->nw; k++)
+		if (t->wants->w[k].task == t->id)
+			return !t->wants->w[k].sleeping;
+	return 0;
+}
+
 static void block(struct sched *s, struct sched_task *t, int cause, u64 object)
 {
+	if (!spinning(t))
+		stop_running(s, t, 0);
 	t->blocked = 1;
 	t->cause = cause;
 	t->object = object;
@@ -349,6 +380,8 @@ static void lock_take(struct sched *s, struct sched_task *t, struct sched_lock *
 	else
 		lk->writer = t->id + 1;
 	lk->acquired++;
+	waited += t->lock_pre_ns;
+	t->lock_pre_ns = 0;
 	emit(s, (struct trace_event){.kind = TRACE_LOCK_ACQUIRE, .tree = lk->tree, .bytenr = lk->bytenr, .level = lk->level,
 				     .slot = t->id, .a = (u64)mode, .b = waited});
 }
@@ -408,6 +441,15 @@ static void report_deadlock(struct sched *s, struct sched_task *t, struct sched_
 	blab_fail(&s->fs->err, BLAB_EDEADLK, "deadlock: %s", msg);
 }
 
+/* Whether a task holding lk is not running now (blocked or waiting for a CPU). */
+static int holder_stopped(const struct sched *s, const struct sched_lock *lk)
+{
+	for (size_t i = 0; i < s->ntasks; i++)
+		if (s->tasks[i]->blocked && !spinning(s->tasks[i]) && holds(s->tasks[i], lk))
+			return 1;
+	return 0;
+}
+
 int sched_lock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int mode)
 {
 	if (!lk->nw && lock_free_for(lk, mode)) {
@@ -419,7 +461,7 @@ int sched_lock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int
 		sched_yield_now(s, t);
 		return 0;
 	}
-	lk->w[lk->nw++] = (struct sched_lock_waiter){t->id, mode, s->now};
+	lk->w[lk->nw++] = (struct sched_lock_waiter){t->id, mode, s->now, !s->lock_spin || holder_stopped(s, lk)};
 	lk->contended++;
 	t->wants = lk;
 	t->wants_mode = mode;
@@ -465,8 +507,9 @@ void sched_unlock(struct sched *s, struct sched_task *t, struct sched_lock *lk, 
 		lk->wait_ns += waited;
 		lock_take(s, wt, lk, w.mode, waited);
 		unblock(s, wt);
-		/* the lock is the waiter's from now, but it runs only after its wakeup: a convoy's cost */
-		push(s, (struct sched_ev){.time = s->now + jitter(s, s->wakeup_ns), .type = EV_RESUME, .task = wt->id});
+		/* the lock is the waiter's from now; a sleeping waiter runs only after its
+		 * wakeup (a convoy's cost), a spinning one at once */
+		push(s, (struct sched_ev){.time = s->now + (w.sleeping ? jitter(s, s->wakeup_ns) : 0), .type = EV_RESUME, .task = wt->id});
 		if (w.mode == BTRFS_LOCK_WRITE)
 			break;
 	}

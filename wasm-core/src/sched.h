@@ -54,6 +54,7 @@ enum sched_work {
 	WORK_META,         /* a namespace operation (create, rename, ...) */
 	WORK_COMMIT,       /* a transaction commit's CPU work */
 	WORK_ENDIO,        /* a bio's completion */
+	WORK_SEARCH,       /* a tree search: taking a block's lock, and a binary search of it on the way down */
 	WORK_COUNT
 };
 
@@ -117,6 +118,8 @@ struct sched_task {
 	size_t nheld, capheld;
 	struct sched_lock *wants;
 	int wants_mode;
+	u64 lock_pre_ns; /* the CPU time of taking the lock it asks for next, spent before asking:
+			  * counted in the wait its lock_acquire reports, as the kernel's diff_ns counts it */
 	/* totals */
 	u64 waited[WAIT_CAUSE_COUNT];
 	u64 busy_ns;
@@ -131,6 +134,7 @@ struct sched_wq {
 struct sched_lock_waiter {
 	int task, mode;
 	u64 since;
+	int sleeping; /* it went to sleep (the holder was not running): its turn comes after a wakeup */
 };
 
 /* A read/write lock with a FIFO of waiters (the kernel's extent buffer
@@ -190,6 +194,12 @@ int sched_pending(const struct sched *s);
 /* A task woken from a wait (a wait queue, a lock handed to it) runs this
  * long after the wakeup: the scheduler's latency. 0 at first. */
 void sched_set_wakeup_ns(struct sched *s, u64 ns);
+/* Lock waiters spin while the holder runs (the kernel's rwsem and mutex
+ * optimistic spinning): one whose holder never stopped running gets the lock
+ * as it is released, with no wakeup; one that saw it stop (blocked, or
+ * waiting for a CPU) sleeps and runs a wakeup after its turn. Off: every
+ * waiter sleeps. The spinning itself takes no CPU in the model. */
+void sched_set_lock_spin(struct sched *s, int on);
 /* CPU spans and wakeup latencies vary by up to pct percent either way,
  * drawn from the seeded stream (0: exact). */
 void sched_set_jitter(struct sched *s, u32 pct);

@@ -106,12 +106,22 @@ struct delayed_node {
 	u64 rsv; /* metadata reservation its items hold (insert(1) an index item, modify(1) the inode update) */
 };
 
+/* One search with tree_locks=path, as btrfs_search_slot makes it: the
+ * path locked top-down (locking.c), leaf_ns spent in the leaf, the path
+ * let go. */
+struct search_m {
+	int pc;
+	struct btrfs_path_lock pl;
+};
+
 /* Flushing one delayed node: its mutex, then its inode item's leaf
  * write-locked (__btrfs_commit_inode_delayed_items), the items' time. */
 struct dflush_m {
 	int pc;
 	struct delayed_node *n;
 	struct btrfs_path_lock pl;
+	struct search_m sm; /* tree_locks=path: its search under way, and how many are done */
+	int nsearch;
 };
 
 /* Direct reclaim evicting an inode: __btrfs_release_delayed_node takes its
@@ -187,6 +197,53 @@ static void eb_alloc(struct timed *tm, struct sched_task *t)
 	sched_stall(tm->s, t, ns, WAIT_ALLOC, tm->fs->nodesize);
 }
 
+/* With tree_locks=path, the searches the kernel makes besides a namespace
+ * command's (scenario.c's), measured on this machine's kernel with its
+ * tree-lock tracepoints (docs/seed000-locks.md): an fsync logging a new
+ * file makes 5 read-locked fs tree searches and 2 read-locked log tree
+ * searches for it (counted here per inode logged; the log inserts are the
+ * log's own count, btrfs_log_stats.log_searches); an ordered extent's
+ * completion 1 read-locked and 2 write-locked fs tree searches (the file
+ * extent item, the inode item) and 1 write-locked csum tree search. */
+enum {
+	FSYNC_FS_READS = 5,
+	FSYNC_LOG_READS = 2,
+	FINISH_FS_READS = 1,
+	FINISH_FS_WRITES = 2,
+};
+
+
+/* 1 when the search is done, 0 when t waits or computes (m->pc is 1 from
+ * the moment its leaf is held), or an error. */
+static int search_step(struct timed *tm, struct sched_task *t, struct search_m *m, u64 tree, struct btrfs_key key, int mode,
+		       u64 leaf_ns, int work)
+{
+	int r;
+	switch (m->pc) {
+	case 0:
+		if ((r = btrfs_path_lock(&tm->locks, t, &m->pl, tree, key.objectid, key.type, key.offset, mode)) <= 0)
+			return r;
+		m->pc = 1;
+		if (leaf_ns) {
+			sched_cpu(tm->s, t, leaf_ns, work);
+			return 0;
+		}
+		/* fallthrough */
+	default:
+		btrfs_path_unlock(&tm->locks, t, &m->pl);
+		m->pc = 0;
+		return 1;
+	}
+}
+
+/* With tree_locks=path, the part of a cost row's time an operation spends
+ * outside its searches: the row less the searches' own (the kernel's holds
+ * are short: costs.c). */
+static u64 unlocked_part(u64 total, u64 searches)
+{
+	return total > searches ? total - searches : 0;
+}
+
 struct commit_m {
 	int pc, io;
 	u64 gen, blocks;
@@ -219,6 +276,8 @@ struct thread_ctx {
 	u64 meta_bytes; /* what a namespace operation's start_transaction reserves */
 	struct commit_m cm;
 	struct logsync_m lm;
+	struct search_m sm; /* tree_locks=path: the search under way */
+	int nsearch;        /* and how many of this step's searches are done */
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
 	size_t noes;
@@ -342,6 +401,27 @@ static u64 space_grant(struct timed *tm);
 
 /* Flushing d->n by t (its mutex, then its inode's leaf write-locked, the
  * items' time): 1 when done, 0 when t waits or computes, or an error. */
+/* tree_locks=path: the node's write-locked searches, for its inode item
+ * and for its index items (__btrfs_update_delayed_inode,
+ * btrfs_insert_delayed_items). 1 when done. */
+static int dflush_searches(struct timed *tm, struct sched_task *t, struct dflush_m *d)
+{
+	int r;
+	while (d->nsearch < 2) {
+		int idx = d->nsearch == 1;
+		if (idx ? !d->n->index_items : !d->n->inode_dirty) {
+			d->nsearch++;
+			continue;
+		}
+		struct btrfs_key key = {d->n->ino, idx ? BTRFS_DIR_INDEX_KEY : BTRFS_INODE_ITEM_KEY, 0};
+		if ((r = search_step(tm, t, &d->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_WRITE,
+				     COST(tm, COST_LEAF_WRITE, 1) + (idx ? COST(tm, COST_DELAYED_ITEM, d->n->index_items) : 0), WORK_META)) <= 0)
+			return r;
+		d->nsearch++;
+	}
+	return 1;
+}
+
 static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *d)
 {
 	int r;
@@ -352,6 +432,19 @@ static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *
 			return 0;
 		/* fallthrough */
 	case 1:
+		if (tm->locks.granularity == TREE_LOCKS_PATH) {
+			/* the inode item's update outside the tree's locks, then the searches */
+			d->pc = 3;
+			d->nsearch = 0;
+			u64 rest = unlocked_part(COST(tm, COST_INODE_UPDATE, d->n->inode_dirty), COST(tm, COST_LEAF_WRITE, d->n->inode_dirty));
+			if (rest) {
+				sched_cpu(tm->s, t, rest, WORK_META);
+				return 0;
+			}
+			if ((r = dflush_searches(tm, t, d)) <= 0)
+				return r;
+			break;
+		}
 		if ((r = btrfs_path_lock(&tm->locks, t, &d->pl, BTRFS_FS_TREE_OBJECTID, d->n->ino, BTRFS_INODE_ITEM_KEY, 0,
 					 BTRFS_LOCK_WRITE)) <= 0)
 			return r;
@@ -359,14 +452,19 @@ static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *
 		sched_cpu(tm->s, t, COST(tm, COST_INODE_UPDATE, d->n->inode_dirty) + COST(tm, COST_DELAYED_ITEM, d->n->index_items),
 			  WORK_META);
 		return 0;
+	case 3:
+		if ((r = dflush_searches(tm, t, d)) <= 0)
+			return r;
+		break;
 	default:
-		btrfs_path_unlock(&tm->locks, t, &d->pl);
-		dnode_clear(tm, d->n, 1);
-		sched_unlock(tm->s, t, &d->n->mutex, BTRFS_LOCK_WRITE);
-		space_grant(tm); /* its items' reservation is free */
-		d->pc = 0;
-		return 1;
+		break;
 	}
+	btrfs_path_unlock(&tm->locks, t, &d->pl);
+	dnode_clear(tm, d->n, 1);
+	sched_unlock(tm->s, t, &d->n->mutex, BTRFS_LOCK_WRITE);
+	space_grant(tm); /* its items' reservation is free */
+	d->pc = 0;
+	return 1;
 }
 
 /* A log tree block allocated by t: with memory pressure sometimes a direct
@@ -818,6 +916,7 @@ enum thread_pc {
 	T_F_LOGGED,
 	T_F_LOG_LOCK,
 	T_F_LOG_CPU,
+	T_F_LOG_CPU_TREE,
 	T_F_CSUM_LOCK,
 	T_F_CSUM_CPU,
 	T_F_CSUM_UNLOCK,
@@ -834,6 +933,110 @@ enum thread_pc {
 	T_SLEEP_DONE,
 	T_END,
 };
+
+/* A namespace command's change, made now (its transaction joined). */
+static int meta_apply(struct timed *tm, struct thread_ctx *c)
+{
+	int ret;
+	tm->cur = c;
+	ret = btrfs_start_transaction(tm->fs);
+	if (!ret)
+		ret = c->op.meta(tm->ctx, c->index);
+	tm->cur = NULL;
+	c->op.meta = NULL;
+	return ret;
+}
+
+/* A namespace command with tree_locks=path: the fs tree searches the
+ * kernel makes for it (op.reads read-locked, looking the name up in its
+ * directory; then the time outside them; then op.writes write-locked: the
+ * inode's item first, where the change is made, then the name), each
+ * holding its leaf for the search rows' time. 1 when done. */
+static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_ctx *c)
+{
+	int r;
+	u64 dir = c->op.dir ? c->op.dir : BTRFS_FIRST_FREE_OBJECTID;
+	struct btrfs_key name = {dir, BTRFS_DIR_ITEM_KEY, c->op.hash};
+	while (c->nsearch < c->op.reads) {
+		if ((r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, name, BTRFS_LOCK_READ, COST(tm, COST_LEAF_READ, 1), WORK_META)) <= 0)
+			return r;
+		c->nsearch++;
+	}
+	if (c->nsearch == c->op.reads) {
+		c->nsearch++;
+		u64 rest = unlocked_part(COST(tm, COST_META_OP, 1),
+					 COST(tm, COST_LEAF_READ, c->op.reads) + COST(tm, COST_LEAF_WRITE, c->op.writes));
+		if (rest) {
+			sched_cpu(tm->s, t, rest, WORK_META);
+			return 0;
+		}
+	}
+	while (c->nsearch <= c->op.reads + c->op.writes) {
+		int w = c->nsearch - c->op.reads - 1;
+		struct btrfs_root *root = tm->fs->fs_root;
+		u64 ino = c->op.target ? c->op.target : c->op.ino ? c->op.ino : root->highest_objectid + 1;
+		struct btrfs_key key = w == 0 ? (struct btrfs_key){ino, BTRFS_INODE_ITEM_KEY, 0} : name;
+		r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_WRITE, COST(tm, COST_LEAF_WRITE, 1), WORK_META);
+		if (r < 0)
+			return r;
+		/* the change, once the inode's leaf is held */
+		int ret;
+		if (w == 0 && c->op.meta && (c->sm.pc == 1 || r == 1) && (ret = meta_apply(tm, c)))
+			return ret;
+		if (!r)
+			return 0;
+		c->nsearch++;
+	}
+	c->nsearch = 0;
+	return 1;
+}
+
+/* An fsync's work in the log tree with tree_locks=path: its read-locked
+ * searches, its time outside the locks (the log's fixed cost and its
+ * descents), then its inserts, one write-locked search each, holding the
+ * leaf for the search row and a share of the items' copying; the log blocks
+ * this fsync COWs first are allocated under the first insert's lock. 1 when
+ * done. */
+static int log_alloc_step(struct timed *tm, struct sched_task *t, struct evict_m *e);
+static int log_searches(struct timed *tm, struct sched_task *t, struct thread_ctx *c)
+{
+	int r;
+	u64 reads = FSYNC_LOG_READS * (c->ls.inodes_logged ? c->ls.inodes_logged : 1), n = c->ls.log_searches;
+	u64 items = COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
+		    COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024;
+	struct btrfs_key key = {c->ino, BTRFS_INODE_ITEM_KEY, 0};
+	while ((u64)c->nsearch < reads) {
+		if ((r = search_step(tm, t, &c->sm, BTRFS_TREE_LOG_OBJECTID, key, BTRFS_LOCK_READ,
+				     COST(tm, COST_LEAF_READ, 1), WORK_LOG)) <= 0)
+			return r;
+		c->nsearch++;
+	}
+	if ((u64)c->nsearch == reads) {
+		c->nsearch++;
+		u64 all = COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, n) + items;
+		u64 rest = unlocked_part(all, COST(tm, COST_LEAF_READ, reads) + COST(tm, COST_LEAF_WRITE, n) + items);
+		if (rest) {
+			sched_cpu(tm->s, t, rest, WORK_LOG);
+			return 0;
+		}
+	}
+	while ((u64)c->nsearch <= reads + n) {
+		if (c->sm.pc == 0) {
+			if ((r = btrfs_path_lock(&tm->locks, t, &c->sm.pl, BTRFS_TREE_LOG_OBJECTID, key.objectid, key.type, key.offset,
+						 BTRFS_LOCK_WRITE)) <= 0)
+				return r;
+			for (; c->log_allocs > 0; c->log_allocs--)
+				if ((r = log_alloc_step(tm, t, &c->ev)) <= 0)
+					return r;
+		}
+		if ((r = search_step(tm, t, &c->sm, BTRFS_TREE_LOG_OBJECTID, key, BTRFS_LOCK_WRITE,
+				     COST(tm, COST_LEAF_WRITE, 1) + items / n, WORK_LOG)) <= 0)
+			return r;
+		c->nsearch++;
+	}
+	c->nsearch = 0;
+	return 1;
+}
 
 /* Leaves the transaction (an fsync's handle, held through its log sync). */
 static void trans_leave(struct timed *tm, struct thread_ctx *c)
@@ -985,6 +1188,28 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_WRITE_UPDATE;
 			continue;
 		case T_WRITE_UPDATE:
+			if (tm->cfg->tree_locks == TREE_LOCKS_PATH) {
+				/* btrfs_update_inode goes to the inode's delayed node, under its
+				 * mutex, not into its leaf (the kernel's trace: a write takes no
+				 * tree lock); the delayed-items worker writes it later */
+				struct delayed_node *n = dnode_get(tm, c->op.ino);
+				if (!n)
+					return fail(tm, BLAB_ENOMEM, "out of memory");
+				if (!c->sub) {
+					c->sub = 1;
+					if (!sched_lock(s, t, &n->mutex, BTRFS_LOCK_WRITE))
+						return 0;
+				}
+				if (c->sub == 1) {
+					c->sub = 2;
+					sched_cpu(s, t, COST(tm, COST_INODE_UPDATE, 1), WORK_META);
+					return 0;
+				}
+				c->sub = 0;
+				sched_unlock(s, t, &n->mutex, BTRFS_LOCK_WRITE);
+				c->pc = T_THROTTLE;
+				continue;
+			}
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino, BTRFS_INODE_ITEM_KEY, 0,
 						BTRFS_LOCK_WRITE)) <= 0)
 				return r;
@@ -1106,6 +1331,43 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			continue;
 		}
 		case T_F_LOGGED:
+			if (tm->cfg->tree_locks == TREE_LOCKS_PATH && !(c->full && tm->cfg->log_copy == LOG_COPY_DIRECT)) {
+				/* the fs tree searches of logging, read-locked: the first copies
+				 * the inode's leaf (into the clone, or its extent buffer), with
+				 * log_copy=clone allocating that clone under the lock; the time
+				 * of logging the inodes outside them */
+				u64 reads = FSYNC_FS_READS * (c->ls.inodes_logged ? c->ls.inodes_logged : 1);
+				while ((u64)c->nsearch < reads) {
+					struct btrfs_key key = {c->ino, BTRFS_INODE_ITEM_KEY, 0};
+					if (c->nsearch == 0 && c->sm.pc == 0 && c->full && tm->cfg->log_copy == LOG_COPY_CLONE &&
+					    c->clones < c->ls.fs_leaves_cloned) {
+						/* before seed 000's fix: each subvolume leaf copied from is
+						 * cloned under its read lock (copy_items, process_dir_items_leaf);
+						 * search_step then finds the path held */
+						if ((r = btrfs_path_lock(&tm->locks, t, &c->sm.pl, BTRFS_FS_TREE_OBJECTID, key.objectid, key.type,
+									 key.offset, BTRFS_LOCK_READ)) <= 0)
+							return r;
+						c->clones++;
+						eb_alloc(tm, t);
+						return 0;
+					}
+					u64 leaf = COST(tm, COST_LEAF_READ, 1) + (c->nsearch == 0 ? COST(tm, COST_LOG_FS_LEAF, c->ls.fs_leaves_read) : 0);
+					if ((r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_READ, leaf, WORK_LOG)) <= 0)
+						return r;
+					c->nsearch++;
+				}
+				if ((u64)c->nsearch == reads) {
+					c->nsearch++;
+					u64 rest = unlocked_part(COST(tm, COST_LOG_INODE, c->ls.inodes_logged), COST(tm, COST_LEAF_READ, reads));
+					if (rest) {
+						sched_cpu(s, t, rest, WORK_LOG);
+						return 0;
+					}
+				}
+				c->nsearch = 0;
+				c->pc = T_F_LOG_LOCK;
+				continue;
+			}
 			/* reading the inode's items from the fs tree */
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 						BTRFS_LOCK_READ)) <= 0)
@@ -1137,7 +1399,17 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_F_LOG_CPU;
 			c->sub = 0;
 			continue;
-		case T_F_LOG_CPU: {
+		case T_F_LOG_CPU:
+			if (tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs) && c->ls.log_searches) {
+				if ((r = log_searches(tm, t, c)) <= 0)
+					return r;
+				if (c->fs_pl.active)
+					btrfs_path_unlock(&tm->locks, t, &c->fs_pl);
+				c->pc = T_F_CSUM_LOCK;
+				continue;
+			}
+			/* fallthrough */
+		case T_F_LOG_CPU_TREE: {
 			/* inserting into the log tree: once under its write lock, or with
 			 * tree_locks=path (and a log tree to walk) a search of its own
 			 * for each insert, the time shared among them */
@@ -1175,6 +1447,24 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_F_CSUM_CPU;
 			continue;
 		case T_F_CSUM_CPU:
+			if (tm->cfg->tree_locks == TREE_LOCKS_PATH) {
+				/* the lookups' time, then one read-locked search of the csum tree */
+				if (!c->nsearch) {
+					c->nsearch = 1;
+					u64 rest = unlocked_part(COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), COST(tm, COST_LEAF_READ, 1));
+					if (rest) {
+						sched_cpu(s, t, rest, WORK_LOG_CSUM);
+						return 0;
+					}
+				}
+				struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr};
+				if ((r = search_step(tm, t, &c->sm, BTRFS_CSUM_TREE_OBJECTID, key, BTRFS_LOCK_READ, COST(tm, COST_LEAF_READ, 1),
+						     WORK_LOG_CSUM)) <= 0)
+					return r;
+				c->nsearch = 0;
+				c->pc = T_F_LOG_END;
+				continue;
+			}
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
 						BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr, BTRFS_LOCK_READ)) <= 0)
 				return r;
@@ -1261,20 +1551,21 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_META_DONE;
 			continue;
 		case T_META_DONE:
+			if (tm->cfg->tree_locks == TREE_LOCKS_PATH) {
+				if ((r = meta_searches(tm, t, c)) <= 0)
+					return r;
+				op_release(tm, c);
+				c->pc = T_END;
+				continue;
+			}
 			/* the leaf of the inode it names (a new name: of the top directory) */
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino ? c->op.ino : BTRFS_FIRST_FREE_OBJECTID,
 						BTRFS_INODE_ITEM_KEY, 0, BTRFS_LOCK_WRITE)) <= 0)
 				return r;
 			if (c->op.meta) {
 				/* the change, at the start of its time under the lock */
-				tm->cur = c;
-				ret = btrfs_start_transaction(fs);
-				if (!ret)
-					ret = c->op.meta(tm->ctx, c->index);
-				tm->cur = NULL;
-				if (ret)
+				if ((ret = meta_apply(tm, c)))
 					return ret;
-				c->op.meta = NULL;
 				sched_cpu(s, t, COST(tm, COST_META_OP, 1), WORK_META);
 				return 0;
 			}
@@ -1311,6 +1602,8 @@ struct worker_ctx {
 	u64 to_reclaim, tid, granted, budget, nodes;
 	u64 oe;
 	struct btrfs_path_lock pl;
+	struct search_m sm; /* tree_locks=path: the search under way, and how many are done */
+	int nsearch;
 	struct commit_m cm;
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
@@ -1344,6 +1637,20 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			w->pc = 2;
 			continue;
 		case 2:
+			if (tm->cfg->tree_locks == TREE_LOCKS_PATH) {
+				/* the completion's time outside its searches, then the searches */
+				struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
+				u64 pages = oe ? oe->num_bytes / fs->sectorsize : 1;
+				u64 all = COST(tm, COST_FINISH_FS, 1) + COST(tm, COST_FINISH_FS_PAGE, pages) + COST(tm, COST_FINISH_CSUM, 1);
+				u64 rest = unlocked_part(all, COST(tm, COST_LEAF_READ, FINISH_FS_READS) + COST(tm, COST_LEAF_WRITE, FINISH_FS_WRITES + 1));
+				w->pc = 7;
+				w->nsearch = 0;
+				if (rest) {
+					sched_cpu(s, t, rest, WORK_FINISH_FS);
+					return 0;
+				}
+				continue;
+			}
 			{
 				/* the file extent item goes in, under its leaf's write lock */
 				struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
@@ -1385,6 +1692,25 @@ static int finish_step(struct sched *s, struct sched_task *t)
 			wake_oe_waiters(tm, w->oe);
 			space_grant(tm); /* its extent's metadata reservation is released */
 			w->pc = 0;
+			continue;
+		}
+		case 7: {
+			/* tree_locks=path: its searches, as the kernel's trace shows them: the
+			 * fs tree read-locked, then write-locked for the file extent item and
+			 * for the inode item, then the csum tree write-locked */
+			struct btrfs_ordered_extent *oe = btrfs_ordered_by_id(fs, w->oe);
+			struct btrfs_key fe = {oe ? oe->ino : 0, BTRFS_EXTENT_DATA_KEY, oe ? oe->file_offset : 0};
+			struct btrfs_key ii = {oe ? oe->ino : 0, BTRFS_INODE_ITEM_KEY, 0};
+			struct btrfs_key cs = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, oe ? oe->disk_bytenr : 0};
+			while (w->nsearch < FINISH_FS_READS + FINISH_FS_WRITES + 1) {
+				int k = w->nsearch, csum = k == FINISH_FS_READS + FINISH_FS_WRITES, read = k < FINISH_FS_READS;
+				if ((ret = search_step(tm, t, &w->sm, csum ? BTRFS_CSUM_TREE_OBJECTID : BTRFS_FS_TREE_OBJECTID,
+						       csum ? cs : k == FINISH_FS_READS + 1 ? ii : fe, read ? BTRFS_LOCK_READ : BTRFS_LOCK_WRITE,
+						       COST(tm, read ? COST_LEAF_READ : COST_LEAF_WRITE, 1), csum ? WORK_FINISH_CSUM : WORK_FINISH_FS)) <= 0)
+					return ret;
+				w->nsearch++;
+			}
+			w->pc = 5;
 			continue;
 		}
 		default:
@@ -1873,12 +2199,18 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	tm.dev = tm.s ? bio_dev_create(tm.s, &cfg->dev) : NULL;
 	if (tm.s) {
 		sched_set_wakeup_ns(tm.s, COST(&tm, COST_WAKEUP, 1));
+		sched_set_lock_spin(tm.s, cfg->tree_locks == TREE_LOCKS_PATH);
 		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
 	}
 	int nfinish = tm.cpus + 2 < 8 ? tm.cpus + 2 : 8, nworkers = nfinish + 5;
 	struct thread_ctx *threads = calloc((size_t)(nthreads ? nthreads : 1), sizeof(*threads));
 	struct worker_ctx *workers = calloc((size_t)nworkers, sizeof(*workers));
 	btrfs_locks_init(&tm.locks, tm.s, fs, cfg->tree_locks);
+	if (cfg->tree_locks == TREE_LOCKS_PATH) {
+		tm.locks.acquire_ns = COST(&tm, COST_LOCK_ACQUIRE, 1);
+		tm.locks.level_ns = COST(&tm, COST_SEARCH_LEVEL, 1);
+		tm.locks.work = WORK_SEARCH;
+	}
 	u64map_init(&tm.dnodes, sizeof(struct delayed_node *));
 	tm.threads = threads;
 	if (!tm.s || !tm.dev || !threads || !workers) {

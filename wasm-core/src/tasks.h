@@ -54,6 +54,12 @@ struct timed_op {
 	const u8 *data; /* TOP_WRITE: len bytes, valid until the thread's next command */
 	int (*meta)(void *ctx, int thread);
 	int items;      /* TOP_META: the items its transaction reserves for (create 5, unlink 6, ...) */
+	/* TOP_META, with tree_locks=path: the searches of the fs tree the kernel
+	 * makes for it (measured: costs.c's search rows), read-locked and
+	 * write-locked, and where: the directory of the name it changes, that
+	 * name's hash (DIR_ITEM key offset), and the inode it names (0: new) */
+	int reads, writes;
+	u64 dir, hash, target;
 };
 
 /* The next command of thread `thread` into *op: 0, or an error (the run stops). */

@@ -51,11 +51,15 @@ describe("lesson 5's scenario: the same untar with a page budget, then with whol
 
   test("each delalloc flush's own writes are the inodes and pages the core counted", () => {
     for (const s of untars()) {
-      for (const p of passesOf(runs.space(s.index))) {
+      const passes = passesOf(runs.space(s.index));
+      for (const [i, p] of passes.entries()) {
         expect(p.files.length).toBe(p.inodes);
         const written = p.files.reduce((n, f) => n + f.written, 0);
         expect(Math.abs(written - p.pages)).toBeLessThanOrEqual(p.files.length); // the core counts a file's bytes, the fold its pages
-        expect(p.state).toBe('FLUSH_DELALLOC');
+        // the state that ran it (the flush_space after its passes); the passes of a state the step's end cut short
+        // have none yet: only at the end
+        if (p.state === null) expect(passes.slice(i).every((q) => q.state === null)).toBe(true);
+        else expect(p.state).toBe('FLUSH_DELALLOC');
         expect(p.before.pages - p.left.pages).toBe(written);
       }
     }
