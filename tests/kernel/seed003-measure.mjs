@@ -8,7 +8,7 @@
 // bytes over wall time. Run: node tests/kernel/seed003-measure.mjs [jobs...]
 // (root; mounts tracefs if it is not mounted).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,45 +41,60 @@ function tracefs() {
   if (!existsSync(join(TRACING, 'events'))) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACING]);
 }
 
-/** The kernel's counts and throughput for `jobs` jobs of `size` bytes each in `bs` writes, fsync after each. */
-export function measureKernel({ jobs, size = 16 << 20, bs = 64 << 10 }) {
+/** Runs `work(mnt)` on a fresh btrfs on a loop device of our own, with a
+ * tracefs instance of our own tracing `events` (btrfs's) in trace clock
+ * `clock`; returns work's result, the trace's lines of our filesystem (by
+ * its fsid) and the events the ring buffer lost. The instance, the mount and
+ * the loop device go even when something fails. */
+export function withTracedBtrfs({ bytes, events, clock = 'local', tag = 'seed003' }, work) {
   tracefs();
-  const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed003-'));
+  const dir = mkdtempSync(join(tmpdir(), `btrfslab-${tag}-`));
   const img = join(dir, 'fs.img');
   const mnt = join(dir, 'mnt');
   mkdirSync(mnt);
-  execFileSync('truncate', ['-s', String(Math.max(1 << 30, jobs * size * 3)), img]);
-  execFileSync('mkfs.btrfs', ['-q', '-f', img]);
-  const fsid = execFileSync('blkid', ['-s', 'UUID', '-o', 'value', img], { encoding: 'utf8' }).trim();
-  const loop = execFileSync('losetup', ['--find', '--show', img], { encoding: 'utf8' }).trim();
-  const inst = join(TRACING, 'instances', `btrfslab-seed003-${process.pid}`);
+  let loop = null;
+  const inst = join(TRACING, 'instances', `btrfslab-${tag}-${process.pid}`);
   let mounted = false;
   try {
+    execFileSync('truncate', ['-s', String(Math.max(1 << 30, bytes * 3)), img]);
+    execFileSync('mkfs.btrfs', ['-q', '-f', img]);
+    const fsid = execFileSync('blkid', ['-s', 'UUID', '-o', 'value', img], { encoding: 'utf8' }).trim();
+    loop = execFileSync('losetup', ['--find', '--show', img], { encoding: 'utf8' }).trim();
     execFileSync('mount', ['-t', 'btrfs', loop, mnt]);
     mounted = true;
     mkdirSync(inst);
     writeFileSync(join(inst, 'buffer_size_kb'), '65536');
-    for (const e of EVENTS) writeFileSync(join(inst, 'events', 'btrfs', e, 'enable'), '1');
+    writeFileSync(join(inst, 'trace_clock'), clock);
+    for (const e of events) writeFileSync(join(inst, 'events', 'btrfs', e, 'enable'), '1');
     writeFileSync(join(inst, 'tracing_on'), '1');
-    const seconds = Number(execFileSync('python3', ['-c', WORKLOAD, mnt, String(jobs), String(size), String(bs)], { encoding: 'utf8' }).trim());
+    const result = work(mnt);
     writeFileSync(join(inst, 'tracing_on'), '0');
-    const counts = Object.fromEntries(EVENTS.map((e) => [e, 0]));
-    for (const line of readFileSync(join(inst, 'trace'), 'utf8').split('\n')) {
-      if (!line.includes(fsid)) continue; // ours only
-      const m = line.match(/ (btrfs_\w+): /);
-      if (m && m[1] in counts) counts[m[1]]++;
-    }
-    const lost = readFileSync(join(inst, 'per_cpu', 'cpu0', 'stats'), 'utf8').match(/overrun: (\d+)/)?.[1];
-    return { jobs, size, bs, fsyncs: jobs * Math.ceil(size / bs), seconds, MiBps: (jobs * size) / 1048576 / seconds, counts, overrun: Number(lost ?? 0) };
+    const lines = readFileSync(join(inst, 'trace'), 'utf8').split('\n').filter((l) => l.includes(fsid)); // ours only
+    let overrun = 0;
+    for (const cpu of readdirSync(join(inst, 'per_cpu')))
+      overrun += Number(readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8').match(/overrun: (\d+)/)?.[1] ?? 0);
+    return { result, lines, overrun };
   } finally {
     if (existsSync(inst)) {
-      for (const e of EVENTS) spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'events', 'btrfs', e, 'enable')}`]);
+      for (const e of events) spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'events', 'btrfs', e, 'enable')}`]);
       spawnSync('rmdir', [inst]);
     }
     if (mounted) spawnSync('umount', [mnt]);
-    spawnSync('losetup', ['-d', loop]);
+    if (loop) spawnSync('losetup', ['-d', loop]);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The kernel's counts and throughput for `jobs` jobs of `size` bytes each in `bs` writes, fsync after each. */
+export function measureKernel({ jobs, size = 16 << 20, bs = 64 << 10 }) {
+  const { result: seconds, lines, overrun } = withTracedBtrfs({ bytes: jobs * size, events: EVENTS }, (mnt) =>
+    Number(execFileSync('python3', ['-c', WORKLOAD, mnt, String(jobs), String(size), String(bs)], { encoding: 'utf8' }).trim()));
+  const counts = Object.fromEntries(EVENTS.map((e) => [e, 0]));
+  for (const line of lines) {
+    const m = line.match(/ (btrfs_\w+): /);
+    if (m && m[1] in counts) counts[m[1]]++;
+  }
+  return { jobs, size, bs, fsyncs: jobs * Math.ceil(size / bs), seconds, MiBps: (jobs * size) / 1048576 / seconds, counts, overrun };
 }
 
 const DEVICE = `
