@@ -120,6 +120,31 @@ static void took(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_p
 	pl->level = level - 1;
 }
 
+/* Takes b's lock for mode, the acquisition's own time spent first
+ * (pl->step is 1 once it is): 1 when held (*lkp), 0 when the task computes
+ * or waits (then pl->pending is the lock), or an error. */
+static int acquire(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl, struct extent_buffer *b, int mode,
+		   struct sched_lock **lkp)
+{
+	if (pl->step == 0 && locks->acquire_ns) {
+		pl->step = 1;
+		sched_cpu(locks->s, t, locks->acquire_ns, locks->work);
+		return 0;
+	}
+	pl->step = 0;
+	struct sched_lock *lk = block_lock(locks, pl->tree, b);
+	if (!lk)
+		return BLAB_ENOMEM;
+	t->lock_pre_ns = locks->acquire_ns;
+	if (!sched_lock(locks->s, t, lk, mode)) {
+		pl->pending = lk;
+		pl->pending_mode = mode;
+		return 0;
+	}
+	*lkp = lk;
+	return 1;
+}
+
 int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrfs_path_lock *pl, u64 tree, u64 objectid, u8 type,
 			  u64 offset, int mode)
 {
@@ -161,21 +186,11 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 		pl->step = 2;
 	}
 	while (pl->probe) {
-		struct extent_buffer *b = root->node;
-		if (pl->step == 0 && locks->acquire_ns) {
-			pl->step = 1;
-			sched_cpu(s, t, locks->acquire_ns, locks->work);
-			return 0;
-		}
-		pl->step = 0;
-		struct sched_lock *lk = block_lock(locks, pl->tree, b);
-		if (!lk)
-			return BLAB_ENOMEM;
-		t->lock_pre_ns = locks->acquire_ns;
-		if (!sched_lock(s, t, lk, BTRFS_LOCK_READ)) {
-			pl->pending = lk;
-			pl->pending_probe = 1;
-			return 0;
+		struct sched_lock *lk;
+		int r = acquire(locks, t, pl, root->node, BTRFS_LOCK_READ, &lk);
+		if (r <= 0) {
+			pl->pending_probe = pl->pending != NULL;
+			return r;
 		}
 		sched_unlock(s, t, lk, BTRFS_LOCK_READ);
 		pl->probe = 0;
@@ -197,22 +212,12 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 			pl->step = 0;
 			continue;
 		}
-		if (pl->step == 0 && locks->acquire_ns) {
-			pl->step = 1;
-			sched_cpu(s, t, locks->acquire_ns, locks->work);
-			return 0;
-		}
-		pl->step = 0;
 		int m = pl->mode == BTRFS_LOCK_WRITE && l <= pl->wl ? BTRFS_LOCK_WRITE : BTRFS_LOCK_READ;
-		struct sched_lock *lk = block_lock(locks, pl->tree, b);
-		if (!lk)
-			return BLAB_ENOMEM;
-		t->lock_pre_ns = locks->acquire_ns;
-		if (!sched_lock(s, t, lk, m)) {
-			pl->pending = lk;
+		struct sched_lock *lk;
+		int r = acquire(locks, t, pl, b, m, &lk);
+		if (r <= 0) {
 			pl->pending_level = l;
-			pl->pending_mode = m;
-			return 0;
+			return r;
 		}
 		took(locks, t, pl, l, lk, m);
 		pl->step = 2;
