@@ -217,6 +217,39 @@ test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs
   assert.ok(acq.every((e) => BigInt(e.waitNs) > 0n), 'every acquisition takes some time');
 });
 
+test('set tree_locks=path: each command makes the searches the kernel makes for it (docs/seed000-locks.md)', () => {
+  const lines = ['mkfs size=512M', 'set device=loop', 'set tree_locks=path', 'mkdir /d'];
+  for (let k = 0; k < 300; k++) lines.push(`create /d/p${k}`); // a directory of files: the fs tree two levels high
+  lines.push('commit', 'thread A', 'create /d/x', 'write /d/x 0 4096 1', 'setxattr /d/x user.x v', 'end');
+  const r = cli('run', script('searches.txt', lines.join('\n') + '\n'), '--trace', '-');
+  assert.equal(r.code, 0, r.err);
+  const ev = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const thread = ev.find((e) => e.kind === 'task_new' && e.taskKind === 'thread').task;
+  const per = {};
+  let op = null;
+  for (const e of ev) {
+    if (e.task !== thread) continue;
+    if (e.kind === 'task_op') op = e.op === 'namespace' ? (per.create ? 'setxattr' : 'create') : e.op;
+    if (e.kind === 'task_op_end') op = null;
+    if (op && e.kind === 'lock_acquire') {
+      const c = (per[op] ??= { leafRead: 0, leafWrite: 0, rootRead: 0, rootWrite: 0, mutex: 0, waitNs: [] });
+      if (e.level < 0) c.mutex++;
+      else c[`${e.level === 0 ? 'leaf' : 'root'}${e.mode === 'read' ? 'Read' : 'Write'}`]++;
+      if (e.level >= 0) c.waitNs.push(Number(e.waitNs));
+    }
+  }
+  // a create: its name looked up twice, read-locked; the inode and the name inserted, write-locked, each
+  // write-locked search probing the root with a read lock first
+  assert.deepEqual({ ...per.create, waitNs: undefined }, { leafRead: 2, leafWrite: 2, rootRead: 4, rootWrite: 2, mutex: 0, waitNs: undefined });
+  // a write: no tree lock, its inode update into the delayed node, under that node's mutex
+  assert.equal(per.write?.leafWrite ?? 0, 0);
+  assert.equal(per.write?.mutex, 1);
+  // a setxattr: one write-locked search
+  assert.deepEqual({ ...per.setxattr, waitNs: undefined }, { leafRead: 0, leafWrite: 1, rootRead: 1, rootWrite: 1, mutex: 0, waitNs: undefined });
+  // uncontended, each lock reports its acquisition's own time (cost.lock_acquire on the loop profile: 340 ns x 25%)
+  assert.ok(per.create.waitNs.every((w) => w === 85), JSON.stringify(per.create.waitNs));
+});
+
 test('seed 000: log_copy=clone allocates under an fs leaf read lock, prealloc before any lock; memory_pressure stalls allocations', () => {
   const run = (copy, pressure) => {
     const lines = ['mkfs size=512M', 'set device=loop', 'set tree_locks=path', `set log_copy=${copy}`, `set memory_pressure=${pressure}`, 'mkdir /d', 'commit'];

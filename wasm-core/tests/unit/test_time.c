@@ -346,3 +346,85 @@ TEST(time_lock_cycle_is_a_deadlock)
 	CHECK(strstr(err.msg, "deadlock: ") && strstr(err.msg, "fsync A (task 0)") && strstr(err.msg, "fsync B (task 1)"));
 	CHECK(strstr(err.msg, "block 30408704 (level 0) of tree 5") && strstr(err.msg, "block 30425088 (level 1) of tree -6"));
 }
+
+/* A lock waiter spins while the holder runs (rwsem optimistic spinning):
+ * it runs the moment the lock is let go. Once the holder stops running (a
+ * stall), the waiter sleeps, and runs a wakeup after its turn; so does
+ * every waiter with spinning off. */
+struct spin_ctx {
+	struct sched_lock *lk;
+	int step, stall;
+	u64 released, ran;
+};
+
+static int spin_holder(struct sched *s, struct sched_task *t)
+{
+	struct spin_ctx *c = t->ctx;
+	switch (c->step++) {
+	case 0:
+		sched_lock(s, t, c->lk, BTRFS_LOCK_WRITE);
+		sched_cpu(s, t, 5000, WORK_META);
+		return 0;
+	case 1:
+		if (c->stall) {
+			sched_stall(s, t, 3000, WAIT_ALLOC, 0);
+			return 0;
+		}
+		/* fallthrough */
+	default:
+		c->released = sched_now(s);
+		sched_unlock(s, t, c->lk, BTRFS_LOCK_WRITE);
+		sched_exit(s, t);
+		return 0;
+	}
+}
+
+static int spin_waiter(struct sched *s, struct sched_task *t)
+{
+	struct spin_ctx *c = t->ctx;
+	switch (c->step++) {
+	case 0:
+		sched_cpu(s, t, 1000, WORK_META); /* the holder takes the lock first */
+		return 0;
+	case 1:
+		if (!sched_lock(s, t, c->lk, BTRFS_LOCK_WRITE))
+			return 0;
+		/* fallthrough */
+	default:
+		c->ran = sched_now(s);
+		sched_unlock(s, t, c->lk, BTRFS_LOCK_WRITE);
+		sched_exit(s, t);
+		return 0;
+	}
+}
+
+/* How long after the holder let go the waiter ran (ns), or -1. */
+static long long spin_run(int spin, int stall)
+{
+	struct mkfs_options o;
+	struct btrfs_fs_info *fs = NULL;
+	struct blab_err err = {0};
+	btrfs_mkfs_defaults(&o);
+	o.size = 64ULL << 20;
+	if (btrfs_mkfs(&o, &fs, &err))
+		return -1;
+	struct sched *s = sched_create(fs, 2, SCHED_ROUND_ROBIN, 1);
+	sched_set_wakeup_ns(s, 10000);
+	sched_set_lock_spin(s, spin);
+	struct sched_lock lk = {.tree = 5, .bytenr = 30408704, .level = 0};
+	struct spin_ctx h = {.lk = &lk, .stall = stall}, w = {.lk = &lk};
+	sched_spawn(s, TASK_THREAD, 0, "holder", spin_holder, &h);
+	sched_spawn(s, TASK_THREAD, 1, "waiter", spin_waiter, &w);
+	int ret = sched_run(s, NULL, NULL, 0);
+	sched_destroy(s);
+	sched_lock_free(&lk);
+	btrfs_fs_free(fs);
+	return ret || !w.ran ? -1 : (long long)(w.ran - h.released);
+}
+
+TEST(time_lock_waiter_spins_while_the_holder_runs)
+{
+	CHECK(spin_run(1, 0) == 0);         /* spinning: the lock and the CPU at once */
+	CHECK(spin_run(1, 1) == 10000);     /* the holder stalled: the waiter slept, a wakeup */
+	CHECK(spin_run(0, 0) == 10000);     /* no spinning: every waiter sleeps */
+}
