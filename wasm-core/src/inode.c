@@ -309,9 +309,8 @@ int btrfs_split_subvol_path(struct btrfs_fs_info *fs, const char *path, struct b
 	}
 }
 
-/* Splits path into its parent directory's inode and the last name. */
-static int resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
-			  u16 *len)
+int btrfs_resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
+			 u16 *len)
 {
 	size_t n = strlen(path);
 	while (n > 1 && path[n - 1] == '/')
@@ -487,7 +486,7 @@ static int check_new_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64
 int btrfs_find_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
 			    u16 *len, u64 *subvol)
 {
-	int ret = resolve_parent(fs, root, path, dir, name, len);
+	int ret = btrfs_resolve_parent(fs, root, path, dir, name, len);
 	if (ret)
 		return ret;
 	struct dir_entry e;
@@ -522,7 +521,7 @@ int btrfs_remove_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root,
 int btrfs_add_subvol_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 subvol, u64 loc_offset,
 			   u64 *dir, const char **name, u16 *len, u64 *index)
 {
-	int ret = resolve_parent(fs, root, path, dir, name, len);
+	int ret = btrfs_resolve_parent(fs, root, path, dir, name, len);
 	if (ret || (ret = check_new_name(fs, root, *dir, *name, *len)) || (ret = next_dir_index(fs, root, *dir, index)))
 		return ret;
 	struct dir_entry e = {.location = {subvol, BTRFS_ROOT_ITEM_KEY, loc_offset}, .transid = fs->generation, .type = BTRFS_FT_DIR,
@@ -674,7 +673,7 @@ int btrfs_create(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	u64 dir;
 	const char *name;
 	u16 len;
-	int ret = resolve_parent(fs, root, path, &dir, &name, &len);
+	int ret = btrfs_resolve_parent(fs, root, path, &dir, &name, &len);
 	if (ret)
 		return ret;
 	return named_exists(fs, btrfs_create_at(fs, root, dir, name, len, a, ino), path);
@@ -686,7 +685,7 @@ int btrfs_symlink(struct btrfs_fs_info *fs, struct btrfs_root *root, const char 
 	const char *name;
 	u16 len;
 	struct inode_attrs a = {.mode = S_IFLNK_ | 0777};
-	int ret = resolve_parent(fs, root, path, &dir, &name, &len);
+	int ret = btrfs_resolve_parent(fs, root, path, &dir, &name, &len);
 	if (ret)
 		return ret;
 	return named_exists(fs, btrfs_symlink_at(fs, root, dir, name, len, target, &a, &ino), path);
@@ -700,7 +699,7 @@ int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *ex
 	int ret = btrfs_lookup_path(fs, root, existing, &ino);
 	if (ret)
 		return ret;
-	if ((ret = resolve_parent(fs, root, path, &dir, &name, &len)))
+	if ((ret = btrfs_resolve_parent(fs, root, path, &dir, &name, &len)))
 		return ret;
 	ret = btrfs_link_at(fs, root, ino, dir, name, len);
 	if (ret == BLAB_EISDIR)
@@ -711,7 +710,7 @@ int btrfs_link(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *ex
 static int lookup_child(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
 			u16 *len, u64 *ino, int *isdir)
 {
-	int ret = resolve_parent(fs, root, path, dir, name, len);
+	int ret = btrfs_resolve_parent(fs, root, path, dir, name, len);
 	if (ret)
 		return ret;
 	u8 type;
@@ -794,7 +793,7 @@ int btrfs_rename(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *
 	int sd = 0, ret = lookup_child(fs, root, from, &sdir, &sname, &slen, &sino, &sd);
 	if (ret)
 		return ret;
-	if ((ret = resolve_parent(fs, root, to, &ddir, &dname, &dlen)))
+	if ((ret = btrfs_resolve_parent(fs, root, to, &ddir, &dname, &dlen)))
 		return ret;
 	if (sd) {
 		int inside;

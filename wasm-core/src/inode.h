@@ -43,6 +43,11 @@ int btrfs_update_inode(struct btrfs_fs_info *fs, struct btrfs_root *root, const 
 
 /* Resolves an absolute path to an inode number. ENOENT, ENOTDIR. */
 int btrfs_lookup_path(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *ino);
+/* Splits an absolute path into its parent directory's inode and its last
+ * name (a pointer into path, and its length). EINVAL, ENAMETOOLONG,
+ * ENOENT, ENOTDIR. */
+int btrfs_resolve_parent(struct btrfs_fs_info *fs, struct btrfs_root *root, const char *path, u64 *dir, const char **name,
+			 u16 *len);
 /* Looks up one name in directory dir. */
 int btrfs_lookup_name(struct btrfs_fs_info *fs, struct btrfs_root *root, u64 dir, const char *name, u16 len, u64 *ino,
 		      u8 *type);

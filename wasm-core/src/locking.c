@@ -174,11 +174,11 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 			}
 		pl->level = root_level;
 		pl->probe = mode == BTRFS_LOCK_WRITE && root_level > 0;
-	} else if (pl->pending && pl->pending_probe) {
+	} else if (pl->pending && pl->probe) {
 		/* the probe's read lock, granted while the task waited: let go */
 		sched_unlock(s, t, pl->pending, BTRFS_LOCK_READ);
 		pl->pending = NULL;
-		pl->pending_probe = pl->probe = 0;
+		pl->probe = 0;
 	} else if (pl->pending) {
 		/* granted while the task waited */
 		took(locks, t, pl, pl->pending_level, pl->pending, pl->pending_mode);
@@ -188,10 +188,8 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 	while (pl->probe) {
 		struct sched_lock *lk;
 		int r = acquire(locks, t, pl, root->node, BTRFS_LOCK_READ, &lk);
-		if (r <= 0) {
-			pl->pending_probe = pl->pending != NULL;
+		if (r <= 0)
 			return r;
-		}
 		sched_unlock(s, t, lk, BTRFS_LOCK_READ);
 		pl->probe = 0;
 	}

@@ -57,7 +57,7 @@ struct btrfs_path_lock {
 	struct sched_lock *pending;
 	int pending_level, pending_mode;
 	int step; /* at pl->level: 0 nothing spent yet, 1 its lock's acquisition spent, 2 held, its node's search spent */
-	int probe, pending_probe; /* a write search's first read lock of the root (see btrfs_path_lock) */
+	int probe; /* a write search's first read lock of the root is still to take (see btrfs_path_lock) */
 };
 
 /* Takes the lock on key's leaf of tree (or the tree's lock), for mode:

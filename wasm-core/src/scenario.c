@@ -732,18 +732,14 @@ static int thread_command(struct scenario_run *r, struct sec_thread *t, struct t
 		op->reads = makes ? 2 : 0;
 		op->writes = makes ? 2 : 1;
 		if (l->argc >= 2) {
-			const char *path = l->argv[1], *slash = strrchr(path, '/');
-			const char *name = slash ? slash + 1 : path;
-			op->hash = btrfs_name_hash(name, strlen(name));
-			char dir[256];
-			size_t dl = slash && slash > path ? (size_t)(slash - path) : 1;
-			if (dl < sizeof(dir)) {
-				memcpy(dir, slash && slash > path ? path : "/", dl);
-				dir[dl] = 0;
-				if (btrfs_lookup_path(fs, fs->fs_root, dir, &op->dir))
-					op->dir = 0;
-			}
-			if (btrfs_lookup_path(fs, fs->fs_root, path, &op->target))
+			/* (a path the command itself will refuse leaves these 0: its error comes when it runs) */
+			const char *name;
+			u16 len;
+			if (btrfs_resolve_parent(fs, fs->fs_root, l->argv[1], &op->dir, &name, &len))
+				op->dir = 0;
+			else
+				op->hash = btrfs_name_hash(name, len);
+			if (btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &op->target))
 				op->target = 0;
 			fs->err.code = 0;
 		}

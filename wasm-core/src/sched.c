@@ -250,8 +250,8 @@ static int spinning(const struct sched_task *t)
 
 static void block(struct sched *s, struct sched_task *t, int cause, u64 object)
 {
-	if (!spinning(t))
-		stop_running(s, t, 0);
+	if (s->lock_spin && !spinning(t))
+		stop_running(s, t, 0); /* (without spinning every waiter sleeps already) */
 	t->blocked = 1;
 	t->cause = cause;
 	t->object = object;

@@ -212,7 +212,6 @@ enum {
 	FINISH_FS_WRITES = 2,
 };
 
-
 /* 1 when the search is done, 0 when t waits or computes (m->pc is 1 from
  * the moment its leaf is held), or an error. */
 static int search_step(struct timed *tm, struct sched_task *t, struct search_m *m, u64 tree, struct btrfs_key key, int mode,
@@ -399,8 +398,6 @@ static struct delayed_node *dnode_oldest(struct timed *tm, int evictable)
 
 static u64 space_grant(struct timed *tm);
 
-/* Flushing d->n by t (its mutex, then its inode's leaf write-locked, the
- * items' time): 1 when done, 0 when t waits or computes, or an error. */
 /* tree_locks=path: the node's write-locked searches, for its inode item
  * and for its index items (__btrfs_update_delayed_inode,
  * btrfs_insert_delayed_items). 1 when done. */
@@ -422,6 +419,9 @@ static int dflush_searches(struct timed *tm, struct sched_task *t, struct dflush
 	return 1;
 }
 
+/* Flushing d->n by t (its mutex, then its inode's leaf write-locked, the
+ * items' time; with tree_locks=path the update's time, then its searches):
+ * 1 when done, 0 when t waits or computes, or an error. */
 static int dflush_step(struct timed *tm, struct sched_task *t, struct dflush_m *d)
 {
 	int r;
@@ -916,7 +916,6 @@ enum thread_pc {
 	T_F_LOGGED,
 	T_F_LOG_LOCK,
 	T_F_LOG_CPU,
-	T_F_LOG_CPU_TREE,
 	T_F_CSUM_LOCK,
 	T_F_CSUM_CPU,
 	T_F_CSUM_UNLOCK,
@@ -997,7 +996,6 @@ static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_c
  * leaf for the search row and a share of the items' copying; the log blocks
  * this fsync COWs first are allocated under the first insert's lock. 1 when
  * done. */
-static int log_alloc_step(struct timed *tm, struct sched_task *t, struct evict_m *e);
 static int log_searches(struct timed *tm, struct sched_task *t, struct thread_ctx *c)
 {
 	int r;
@@ -1408,36 +1406,29 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				c->pc = T_F_CSUM_LOCK;
 				continue;
 			}
-			/* fallthrough */
-		case T_F_LOG_CPU_TREE: {
-			/* inserting into the log tree: once under its write lock, or with
-			 * tree_locks=path (and a log tree to walk) a search of its own
-			 * for each insert, the time shared among them */
-			u64 cpu = COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) +
-				  COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
-				  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024;
-			u64 n = tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs) && c->ls.log_searches ? c->ls.log_searches : 1;
-			while ((u64)c->sub < 2 * n) {
-				if (!(c->sub & 1)) {
-					if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
-								BTRFS_LOCK_WRITE)) <= 0)
+			/* inserting into the log tree, once under its write lock (with
+			 * tree_locks=path, a tree with none: no log tree to walk yet) */
+			if (!c->sub) {
+				if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
+							BTRFS_LOCK_WRITE)) <= 0)
+					return r;
+				for (; c->log_allocs > 0; c->log_allocs--)
+					if ((r = log_alloc_step(tm, t, &c->ev)) <= 0)
 						return r;
-					for (; c->log_allocs > 0; c->log_allocs--)
-						if ((r = log_alloc_step(tm, t, &c->ev)) <= 0)
-							return r;
-					c->sub++;
-					sched_cpu(s, t, cpu / n, WORK_LOG);
-					return 0;
-				}
-				btrfs_path_unlock(&tm->locks, t, &c->pl);
-				c->sub++;
+				c->sub = 1;
+				sched_cpu(s, t,
+					  COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) +
+						  COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
+						  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024,
+					  WORK_LOG);
+				return 0;
 			}
+			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->sub = 0;
 			if (c->fs_pl.active)
 				btrfs_path_unlock(&tm->locks, t, &c->fs_pl);
 			c->pc = T_F_CSUM_LOCK;
 			continue;
-		}
 		case T_F_CSUM_LOCK:
 			if (!c->ls.csum_items) {
 				c->pc = T_F_LOG_END;
