@@ -40,8 +40,8 @@
 //   hold is the time the lock was held (tracing one event included). The
 //   instance's clock is x86-tsc where the kernel offers it: line timestamps
 //   are then raw TSC counts, turned into ns by the TSC's rate over the run,
-//   fitted from the lock events' own end_ns (ktime_get_ns) fields (ticksPerNs:
-//   the first and last lock event's counts and end_ns), so sub-microsecond
+//   fitted from the lock events' own end_ns (ktime_get_ns) fields
+//   (ticksPerNs, trace-clock.mjs's least squares), so sub-microsecond
 //   holds are measured, not rounded. Without x86-tsc the clock is "mono",
 //   whose lines print rounded to 1 us: hold figures are then multiples of
 //   1000 ns, each +-1 us (lockEventLagUs, the median of line timestamp -
@@ -69,6 +69,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fitTscRate } from './trace-clock.mjs';
 
 const TRACING = '/sys/kernel/tracing';
 const EVENTS = ['btrfs_tree_read_lock', 'btrfs_tree_lock', 'btrfs_try_tree_read_lock', 'btrfs_tree_read_unlock', 'btrfs_tree_unlock', 'btrfs_sync_file'];
@@ -164,11 +165,9 @@ export function analyseTrace(text, fsid) {
   // line timestamps to ns: x86-tsc counts by the rate fitted from the lock events' end_ns, mono's microseconds by 1000
   let ticksPerNs = null;
   if (tsc) {
-    const locks = recs.filter((r) => r.ev === 'btrfs_tree_read_lock' || r.ev === 'btrfs_tree_lock');
-    const [a, b] = [locks[0], locks[locks.length - 1]];
-    const dn = a && b ? Number(field(b.rest, 'end_ns')) - Number(field(a.rest, 'end_ns')) : 0;
-    ticksPerNs = dn > 0 ? (b.ts - a.ts) / dn : null;
-    if (!ticksPerNs) throw new Error('x86-tsc trace: too few lock events to fit the TSC rate');
+    const pairs = recs.filter((r) => r.ev === 'btrfs_tree_read_lock' || r.ev === 'btrfs_tree_lock').map((r) => [Number(field(r.rest, 'end_ns')), r.ts]);
+    ticksPerNs = fitTscRate(pairs)?.[0];
+    if (!(ticksPerNs > 0)) throw new Error('x86-tsc trace: too few lock events to fit the TSC rate');
   }
   const ns = (ts) => (tsc ? ts / ticksPerNs : ts * 1000);
   for (const { pid, ts, ev, rest } of recs) {

@@ -25,62 +25,16 @@
 //
 // Run (root): node tests/kernel/seed003-locks.mjs [seq|rand] [jobs] [MiB a job] [writeback|ordered|control|both]
 // (both: throughput only, ordered against control, 3 runs each, alternately).
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { withTracedBtrfs } from './seed003-measure.mjs';
+import { runFio, withTracedBtrfs } from './seed003-measure.mjs';
+import { fitTscRate } from './trace-clock.mjs';
 
 const EVENTS = ['btrfs_tree_lock', 'btrfs_tree_unlock', 'btrfs_tree_read_lock', 'btrfs_tree_read_unlock', 'btrfs_work_sched',
   'btrfs_all_work_done', 'btrfs_ordered_extent_add', 'btrfs_ordered_extent_remove', 'btrfs_finish_ordered_extent', 'btrfs_sync_file',
   'btrfs_ordered_extent_lookup_for_logging'];
 
-const WORKLOAD = `
-import os, sys, time, random, fcntl, struct
-d, jobs, size, bs, every, rnd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6] == 'rand'
-wait, control = sys.argv[7] == 'ordered', sys.argv[7] == 'control'
-buf = os.urandom(bs)
-# FS_IOC_FIEMAP with FIEMAP_FLAG_SYNC over one byte: btrfs writes the file back and waits for its ordered
-# extents (btrfs_wait_ordered_range over the whole file), mapping no extent
-FIEMAP = struct.pack('QQIIII', 0, 1, 1, 0, 0, 0)
-pids = []
-t0 = time.monotonic()
-for j in range(jobs):
-    pid = os.fork()
-    if pid == 0:
-        fd = os.open(os.path.join(d, 'job%d' % j), os.O_CREAT | os.O_WRONLY, 0o644)
-        offs = list(range(0, size, bs))
-        if rnd:
-            os.ftruncate(fd, size)
-            random.Random(3 + j).shuffle(offs)
-        for i, off in enumerate(offs):
-            os.pwrite(fd, buf, off)
-            if (i + 1) % every == 0:
-                if wait:
-                    fcntl.ioctl(fd, 0xC020660B, bytearray(FIEMAP))
-                os.fsync(fd)
-                if control:
-                    fcntl.ioctl(fd, 0xC020660B, bytearray(FIEMAP))
-        os.close(fd)
-        os._exit(0)
-    pids.append(pid)
-for p in pids:
-    os.waitpid(p, 0)
-print(time.monotonic() - t0)
-`;
-
 const LINE = /^\s*(.+)-(\d+)\s+\[\d+\].*?\s(\d+):\s+(btrfs_\w+):\s+[0-9a-f-]+:\s?(.*)$/;
 const field = (rest, k) => rest.match(new RegExp(`(?:^|\\s)${k}=(\\S+)`))?.[1];
-
-/** Least-squares fit of ticks = a + rate * ns: [rate, a]. */
-function fitRate(pairs) {
-  const n = pairs.length;
-  const mx = pairs.reduce((s, p) => s + p[0], 0) / n, my = pairs.reduce((s, p) => s + p[1], 0) / n;
-  let sxy = 0, sxx = 0;
-  for (const [x, y] of pairs) {
-    sxy += (x - mx) * (y - my);
-    sxx += (x - mx) * (x - mx);
-  }
-  return [sxy / sxx, my - (sxy / sxx) * mx];
-}
 
 const quantile = (xs, q) => {
   if (!xs.length) return NaN;
@@ -100,7 +54,7 @@ export function completions(lines) {
   }
   const pairs = events.filter((e) => e.ev === 'btrfs_tree_lock' || e.ev === 'btrfs_tree_read_lock')
     .map((e) => [Number(field(e.rest, 'end_ns')), e.t]);
-  const [rate, a] = fitRate(pairs);
+  const [rate, a] = fitTscRate(pairs) ?? [NaN, NaN]; // (no lock traced: no figures)
   const ns = (ticks) => ticks / rate;
   // contended write locks of the fs and csum trees: how long after the holder's unlock the waiter had the lock
   // (a waiter that spins on a running owner has it at once; one that slept, after its wakeup)
@@ -181,7 +135,7 @@ export function completions(lines) {
 export function measureLocks({ mode = 'rand', jobs = 1, size = 16 << 20, wait = 'writeback', trace = true }) {
   const bs = mode === 'rand' ? 4096 : 65536, every = mode === 'rand' ? 16 : 1;
   const { result: seconds, lines, overrun } = withTracedBtrfs({ bytes: jobs * size, events: trace ? EVENTS : ['btrfs_sync_file', 'btrfs_ordered_extent_lookup_for_logging'], clock: 'x86-tsc', tag: 'seed003-locks' },
-    (mnt) => Number(execFileSync('python3', ['-c', WORKLOAD, mnt, String(jobs), String(size), String(bs), String(every), mode, wait], { encoding: 'utf8' }).trim()));
+    (mnt) => runFio(mnt, { jobs, size, bs, every, order: mode, wait }));
   const { rate, completions: cs, handoffs, tails } = completions(lines);
   const byLen = {};
   for (const c of cs) (byLen[c.len] ??= []).push(c);

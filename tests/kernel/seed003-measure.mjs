@@ -16,19 +16,38 @@ import { fileURLToPath } from 'node:url';
 const TRACING = '/sys/kernel/tracing';
 const EVENTS = ['btrfs_ordered_extent_add', 'btrfs_finish_ordered_extent', 'btrfs_ordered_extent_lookup_for_logging', 'btrfs_sync_file'];
 
-const WORKLOAD = `
-import os, sys, time
-d, jobs, size, bs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+// The fio-like jobs, in one Python program: each job writes its own file in
+// BS pwrites, sequentially (seq) or in a random order over a sparse file of
+// SIZE (rand: fio's rw=randwrite fallocate=none, each block once), with an
+// fsync after every EVERY; WAIT `ordered` precedes each fsync with
+// FS_IOC_FIEMAP + FIEMAP_FLAG_SYNC over one byte (btrfs writes the file back
+// and waits for its ordered extents, as fsync did before seed 003),
+// `control` calls the same after each fsync (its own cost, to set against
+// ordered's), `writeback` neither. Prints the seconds all jobs took.
+export const FIO_WORKLOAD = `
+import os, sys, time, random, fcntl, struct
+d, jobs, size, bs, every, rnd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6] == 'rand'
+wait, control = sys.argv[7] == 'ordered', sys.argv[7] == 'control'
 buf = os.urandom(bs)
+FIEMAP = struct.pack('QQIIII', 0, 1, 1, 0, 0, 0)
 pids = []
 t0 = time.monotonic()
 for j in range(jobs):
     pid = os.fork()
     if pid == 0:
         fd = os.open(os.path.join(d, 'job%d' % j), os.O_CREAT | os.O_WRONLY, 0o644)
-        for off in range(0, size, bs):
+        offs = list(range(0, size, bs))
+        if rnd:
+            os.ftruncate(fd, size)
+            random.Random(3 + j).shuffle(offs)
+        for i, off in enumerate(offs):
             os.pwrite(fd, buf, off)
-            os.fsync(fd)
+            if (i + 1) % every == 0:
+                if wait:
+                    fcntl.ioctl(fd, 0xC020660B, bytearray(FIEMAP))
+                os.fsync(fd)
+                if control:
+                    fcntl.ioctl(fd, 0xC020660B, bytearray(FIEMAP))
         os.close(fd)
         os._exit(0)
     pids.append(pid)
@@ -36,6 +55,11 @@ for p in pids:
     os.waitpid(p, 0)
 print(time.monotonic() - t0)
 `;
+
+/** Runs FIO_WORKLOAD in dir: its seconds. */
+export function runFio(dir, { jobs, size, bs, every = 1, order = 'seq', wait = 'writeback' }) {
+  return Number(execFileSync('python3', ['-c', FIO_WORKLOAD, dir, String(jobs), String(size), String(bs), String(every), order, wait], { encoding: 'utf8' }).trim());
+}
 
 function tracefs() {
   if (!existsSync(join(TRACING, 'events'))) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACING]);
@@ -87,8 +111,7 @@ export function withTracedBtrfs({ bytes, events, clock = 'local', tag = 'seed003
 
 /** The kernel's counts and throughput for `jobs` jobs of `size` bytes each in `bs` writes, fsync after each. */
 export function measureKernel({ jobs, size = 16 << 20, bs = 64 << 10 }) {
-  const { result: seconds, lines, overrun } = withTracedBtrfs({ bytes: jobs * size, events: EVENTS }, (mnt) =>
-    Number(execFileSync('python3', ['-c', WORKLOAD, mnt, String(jobs), String(size), String(bs)], { encoding: 'utf8' }).trim()));
+  const { result: seconds, lines, overrun } = withTracedBtrfs({ bytes: jobs * size, events: EVENTS }, (mnt) => runFio(mnt, { jobs, size, bs }));
   const counts = Object.fromEntries(EVENTS.map((e) => [e, 0]));
   for (const line of lines) {
     const m = line.match(/ (btrfs_\w+): /);
