@@ -173,8 +173,12 @@ test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs
     const c = cli('check', join(dir, `locks-${locks}.img`));
     assert.equal(c.code, 0, c.out + c.err);
     // tree block locks (level -1: an inode's delayed node mutex, not a tree block)
-    return r.out.split('\n').filter((l) => l.includes('"lock_')).map((l) => JSON.parse(l)).filter((e) => e.level >= 0);
+    const ev = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    // the blocks a change COWed (old and new) or split off: locked for that, not on a search's way down
+    for (const e of ev) if (e.kind === 'cow' || e.kind === 'split') changed.add(e.from ?? e.left).add(e.to ?? e.right);
+    return ev.filter((e) => e.kind.startsWith('lock_') && e.level >= 0);
   };
+  const changed = new Set();
   const tree = events('tree');
   assert.ok(tree.length > 0 && tree.every((e) => e.bytenr === '0'), 'tree: one lock a tree, no block');
   const path = events('path');
@@ -201,7 +205,7 @@ test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs
       const probe = a.mode === 'read' && seq.indexOf(e) === seq.indexOf(a) + 1 && next && next.bytenr === e.bytenr &&
         next.mode === 'write' && (next.kind === 'lock_acquire' || next.kind === 'lock_wait');
       if (probe) probes++;
-      if (a.level > 0 && !probe) {
+      if (a.level > 0 && !probe && !changed.has(e.bytenr)) {
         const between = path.slice(path.indexOf(a) + 1, path.indexOf(e));
         assert.ok(between.some((x) => x.task === e.task && (x.kind === 'lock_acquire' || x.kind === 'lock_wait') && x.level === a.level - 1),
           `task ${e.task} released level ${a.level} block ${e.bytenr} before taking or queueing for a child`);
@@ -220,7 +224,8 @@ test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs
 test('set tree_locks=path: each command makes the searches the kernel makes for it (docs/seed000-locks.md)', () => {
   const lines = ['mkfs size=512M', 'set device=loop', 'set tree_locks=path', 'mkdir /d'];
   for (let k = 0; k < 300; k++) lines.push(`create /d/p${k}`); // a directory of files: the fs tree two levels high
-  lines.push('commit', 'thread A', 'create /d/x', 'write /d/x 0 4096 1', 'setxattr /d/x user.x v', 'end');
+  // (a first create after the commit COWs the leaves it changes: see the next test)
+  lines.push('commit', 'thread A', 'create /d/w', 'create /d/x', 'write /d/x 0 4096 1', 'setxattr /d/x user.x v', 'end');
   const r = cli('run', script('searches.txt', lines.join('\n') + '\n'), '--trace', '-');
   assert.equal(r.code, 0, r.err);
   const ev = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
@@ -229,7 +234,7 @@ test('set tree_locks=path: each command makes the searches the kernel makes for 
   let op = null;
   for (const e of ev) {
     if (e.task !== thread) continue;
-    if (e.kind === 'task_op') op = e.op === 'namespace' ? (per.create ? 'setxattr' : 'create') : e.op;
+    if (e.kind === 'task_op') op = e.op === 'namespace' ? (per.create ? 'setxattr' : per.warm ? 'create' : 'warm') : e.op;
     if (e.kind === 'task_op_end') op = null;
     if (op && e.kind === 'lock_acquire') {
       const c = (per[op] ??= { leafRead: 0, leafWrite: 0, rootRead: 0, rootWrite: 0, mutex: 0, waitNs: [] });
@@ -248,6 +253,50 @@ test('set tree_locks=path: each command makes the searches the kernel makes for 
   assert.deepEqual({ ...per.setxattr, waitNs: undefined }, { leafRead: 0, leafWrite: 1, rootRead: 1, rootWrite: 1, mutex: 0, waitNs: undefined });
   // uncontended, each lock reports its acquisition's own time (cost.lock_acquire on the loop profile: 340 ns x 25%)
   assert.ok(per.create.waitNs.every((w) => w === 85), JSON.stringify(per.create.waitNs));
+});
+
+test('set tree_locks=path: a COWed block is locked, then its copy, before the old one goes; log blocks are locked to be written out', () => {
+  const lines = ['mkfs size=512M', 'set device=loop', 'set tree_locks=path', 'mkdir /d'];
+  for (let k = 0; k < 300; k++) lines.push(`create /d/p${k}`);
+  // the second fsync COWs the log blocks the first one's log sync wrote
+  lines.push('commit', 'thread A', 'create /d/x', 'write /d/x 0 4096 1', 'fsync /d/x', 'create /d/y', 'write /d/y 0 4096 2', 'fsync /d/y', 'end');
+  const r = cli('run', script('cowlocks.txt', lines.join('\n') + '\n'), '--trace', '-');
+  assert.equal(r.code, 0, r.err);
+  const ev = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const thread = ev.find((e) => e.kind === 'task_new' && e.taskKind === 'thread').task;
+  const locks = ev.filter((e) => e.task === thread && (e.kind === 'lock_acquire' || e.kind === 'lock_release') && e.level >= 0);
+  const is = (kind, bytenr) => (e) => e.kind === kind && e.bytenr === bytenr && e.mode === 'write';
+  let checked = { fs: 0, log: 0 };
+  const start = ev.find((e) => e.kind === 'task_op' && e.task === thread).seq;
+  for (const c of ev.filter((e) => e.seq > start && e.kind === 'cow' && (e.tree === '5' || e.tree === '18446744073709551610'))) {
+    const newIn = locks.findIndex(is('lock_acquire', c.to));
+    const oldIn = locks.slice(0, newIn).findLastIndex(is('lock_acquire', c.from));
+    const after = (kind, bytenr) => { const k = locks.slice(newIn).findIndex(is(kind, bytenr)); return k < 0 ? -1 : newIn + k; };
+    const [oldOut, newOut] = [after('lock_release', c.from), after('lock_release', c.to)];
+    // the old block write-locked (by the search, or for the COW), the copy locked while it is held, the old let go, then the copy
+    assert.ok(oldIn >= 0 && oldIn < newIn && newIn < oldOut && oldOut < newOut, `${JSON.stringify(c)}: ${[oldIn, newIn, oldOut, newOut]}`);
+    // the old block held for the COW's time (cost.cow on the loop profile: 22 us x 25%, each CPU span +-30%: the profile's jitter)
+    const held = Number(locks[oldOut].atNs) - Number(locks[oldIn].atNs);
+    assert.ok(held >= 5500 * 0.7, `old block held ${held} ns`);
+    checked[c.tree === '5' ? 'fs' : 'log']++;
+  }
+  assert.ok(checked.fs >= 2 && checked.log >= 2, JSON.stringify(checked));
+  // the log sync write-locks each log block it writes, 170 ns each (+-30%)
+  const written = ev.filter((e) => e.seq > start && e.kind === 'block_write' && e.tree === '18446744073709551610');
+  assert.ok(written.length >= 4);
+  for (const { bytenr: b, seq } of written) {
+    // (the log sync writes its blocks, then their locks are taken in that order, as the time passes; a
+    // block the sync COWed first is locked for that too)
+    const i = locks.findIndex((e, k) => e.seq > seq && e.kind === 'lock_acquire' && e.bytenr === b && e.mode === 'write' &&
+      locks[k + 1]?.kind === 'lock_release' && locks[k + 1].bytenr === b);
+    const held = Number(locks[i + 1]?.atNs) - Number(locks[i]?.atNs);
+    assert.ok(i >= 0 && held >= 119 && held <= 221, `written block ${b}: held ${held} ns`);
+  }
+  // a write-locked search's probe holds the root's read lock 80 ns (cost.lock_probe x 25%, +-30%)
+  const probes = locks.filter((e, k) => e.kind === 'lock_acquire' && e.mode === 'read' && e.level >= 1 && locks[k + 1]?.kind === 'lock_release' &&
+    locks[k + 1].bytenr === e.bytenr && locks[k + 2]?.mode === 'write' && locks[k + 2].bytenr === e.bytenr);
+  const probeHolds = probes.map((e) => Number(locks[locks.indexOf(e) + 1].atNs) - Number(e.atNs));
+  assert.ok(probes.length >= 3 && probeHolds.every((h) => h >= 56 && h <= 104), JSON.stringify(probeHolds));
 });
 
 test('seed 000: log_copy=clone allocates under an fs leaf read lock, prealloc before any lock; memory_pressure stalls allocations', () => {
@@ -384,11 +433,12 @@ test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the 
   assert.ok(outcomes.direct.includes('deadlock'), `direct: ${outcomes.direct}`);
   assert.ok(outcomes.clone.every((o) => o === 'ok') && outcomes.prealloc.every((o) => o === 'ok'));
   // one interleaving, chosen by schedule lines: a deadlock in direct mode only
-  const order = 'C A B A C B B A B B A C A A C B A A C A B C C B C A A B A A B A A A A A C C C C C B C C C C C A'.split(' ');
+  // (seed 1, whose direct run ends without a schedule; the order found by trying seeded random orders of 48 picks)
+  const order = 'B C A B A B C B A B B B B B C A B C B A B A C C C A C B A C B B C C A B B B C A C B A C B B A A'.split(' ');
   const res = {};
-  for (const mode of ['direct', 'clone', 'prealloc']) res[mode] = cli('run', script(`sched-${mode}.txt`, directScript(mode, 2, order))).code;
+  for (const mode of ['direct', 'clone', 'prealloc']) res[mode] = cli('run', script(`sched-${mode}.txt`, directScript(mode, 1, order))).code;
   assert.deepEqual(res, { direct: 1, clone: 0, prealloc: 0 });
-  assert.equal(cli('run', script('nosched.txt', directScript('direct', 2))).code, 0, 'the same seed without the schedule ends');
+  assert.equal(cli('run', script('nosched.txt', directScript('direct', 1))).code, 0, 'the same seed without the schedule ends');
 });
 
 test('bonnie: bonnie++ -b file phases (create, write, fsync; unlink, fsync the directory), latencies by phase, every file gone, a clean image', () => {

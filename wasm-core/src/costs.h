@@ -39,6 +39,9 @@ enum btrfs_cost_id {
 	COST_SEARCH_LEVEL,      /* a search's step through a node: binary search and reading the child, its lock held */
 	COST_LEAF_READ,         /* a read-locked search's time in its leaf (tree_locks=path) */
 	COST_LEAF_WRITE,        /* a write-locked search's time in its leaf: the item inserted or changed (tree_locks=path) */
+	COST_LOCK_PROBE,        /* a write-locked search's first read lock of the root, held to read its level (tree_locks=path) */
+	COST_COW,               /* a tree block COWed or split: the new block allocated and filled, under the locks (tree_locks=path) */
+	COST_WRITEBACK_LOCK,    /* a tree block's write lock taken to write it out (tree_locks=path) */
 	COST_COUNT
 };
 

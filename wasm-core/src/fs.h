@@ -75,6 +75,7 @@ struct btrfs_root {
  * Page cache keys (delalloc.h) keep a tree's slot in 16 bits. */
 #define BLAB_MAX_ROOTS 4096
 #define EB_HASH_SIZE 4096
+#define BTRFS_BLOCK_REC_MAX 64
 
 /* A reloc tree a kernel balance left on disk: a TREE_RELOC root item whose
  * key offset names the subvolume it copies. The kernel merges it into that
@@ -134,6 +135,14 @@ struct btrfs_fs_info {
 	 * added (+1) or removed (-1) in directory ino. Set by a timed run while
 	 * its section runs (tasks.c's delayed nodes), NULL otherwise. */
 	void (*delayed_hook)(void *ctx, u64 root, u64 ino, int dir_index);
+	/* While on, the tree blocks a change COWs, splits or writes, in order
+	 * (fs_trace keeps them): a timed run's tree locks follow them
+	 * (locking.c: a COW locks the new copy before letting the old go). */
+	struct btrfs_block_rec {
+		u64 tree, from, to; /* a write: from == to */
+		int level, kind;    /* enum trace_kind: TRACE_COW, TRACE_SPLIT or TRACE_BLOCK_WRITE */
+	} blkrec[BTRFS_BLOCK_REC_MAX];
+	int nblkrec, blkrec_on;
 	/* space-info.c's reservations (plain data, copied by a clone) */
 	struct btrfs_space_state {
 		u64 may_use[3];     /* by enum btrfs_space_kind */
@@ -163,6 +172,10 @@ struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid);
 static inline void fs_trace(struct btrfs_fs_info *fs, struct trace_event e)
 {
 	e.t = fs->clock_ns;
+	if (fs->blkrec_on && fs->nblkrec < BTRFS_BLOCK_REC_MAX &&
+	    (e.kind == TRACE_COW || e.kind == TRACE_SPLIT || e.kind == TRACE_BLOCK_WRITE))
+		fs->blkrec[fs->nblkrec++] = (struct btrfs_block_rec){e.tree, e.bytenr, e.kind == TRACE_BLOCK_WRITE ? e.bytenr : e.a,
+								     e.level, e.kind};
 	trace_emit(&fs->trace, &e);
 }
 #endif

@@ -83,9 +83,9 @@ static struct extent_buffer *path_block(struct btrfs_locks *locks, struct btrfs_
 	return l == level ? b : NULL;
 }
 
-static struct sched_lock *block_lock(struct btrfs_locks *locks, u64 tree, const struct extent_buffer *b)
+static struct sched_lock *block_lock_at(struct btrfs_locks *locks, u64 tree, u64 bytenr, int level)
 {
-	struct sched_lock **p = u64map_put(&locks->blocks, b->start);
+	struct sched_lock **p = u64map_put(&locks->blocks, bytenr);
 	if (!p)
 		return NULL;
 	if (!*p && !(*p = calloc(1, sizeof(**p))))
@@ -94,10 +94,15 @@ static struct sched_lock *block_lock(struct btrfs_locks *locks, u64 tree, const 
 	if (!lk->readers && !lk->writer && !lk->nw) {
 		/* a block freed and its place reused: the lock is the new block's */
 		lk->tree = tree;
-		lk->bytenr = b->start;
-		lk->level = btrfs_level(b);
+		lk->bytenr = bytenr;
+		lk->level = level;
 	}
 	return lk;
+}
+
+static struct sched_lock *block_lock(struct btrfs_locks *locks, u64 tree, const struct extent_buffer *b)
+{
+	return block_lock_at(locks, tree, b->start, btrfs_level(b));
 }
 
 /* Locks pl->held above level that may go now that level's block is held. */
@@ -175,10 +180,14 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 		pl->level = root_level;
 		pl->probe = mode == BTRFS_LOCK_WRITE && root_level > 0;
 	} else if (pl->pending && pl->probe) {
-		/* the probe's read lock, granted while the task waited: let go */
-		sched_unlock(s, t, pl->pending, BTRFS_LOCK_READ);
+		/* the probe's read lock, granted while the task waited */
+		pl->probe_lk = pl->pending;
 		pl->pending = NULL;
-		pl->probe = 0;
+		pl->probe = 2;
+		if (locks->probe_ns) {
+			sched_cpu(s, t, locks->probe_ns, locks->work);
+			return 0;
+		}
 	} else if (pl->pending) {
 		/* granted while the task waited */
 		took(locks, t, pl, pl->pending_level, pl->pending, pl->pending_mode);
@@ -186,12 +195,21 @@ int btrfs_path_lock(struct btrfs_locks *locks, struct sched_task *t, struct btrf
 		pl->step = 2;
 	}
 	while (pl->probe) {
-		struct sched_lock *lk;
-		int r = acquire(locks, t, pl, root->node, BTRFS_LOCK_READ, &lk);
+		if (pl->probe == 2) {
+			/* the root's level read: let go, then write-lock the path */
+			sched_unlock(s, t, pl->probe_lk, BTRFS_LOCK_READ);
+			pl->probe_lk = NULL;
+			pl->probe = 0;
+			break;
+		}
+		int r = acquire(locks, t, pl, root->node, BTRFS_LOCK_READ, &pl->probe_lk);
 		if (r <= 0)
 			return r;
-		sched_unlock(s, t, lk, BTRFS_LOCK_READ);
-		pl->probe = 0;
+		pl->probe = 2;
+		if (locks->probe_ns) {
+			sched_cpu(s, t, locks->probe_ns, locks->work);
+			return 0;
+		}
 	}
 	while (pl->level >= 0 || pl->step == 2) {
 		if (pl->step == 2) {
@@ -229,4 +247,141 @@ void btrfs_path_unlock(struct btrfs_locks *locks, struct sched_task *t, struct b
 		if (pl->held[l])
 			sched_unlock(locks->s, t, pl->held[l], pl->held_mode[l]);
 	memset(pl, 0, sizeof(*pl));
+}
+
+void btrfs_lock_replay_record(struct btrfs_fs_info *fs)
+{
+	fs->nblkrec = 0;
+	fs->blkrec_on = 1;
+}
+
+void btrfs_lock_replay_take(struct btrfs_fs_info *fs, struct btrfs_lock_replay *rp)
+{
+	memset(rp, 0, sizeof(*rp));
+	memcpy(rp->rec, fs->blkrec, sizeof(rp->rec[0]) * (size_t)fs->nblkrec);
+	rp->n = fs->nblkrec;
+	fs->nblkrec = 0;
+	fs->blkrec_on = 0;
+}
+
+u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_replay *rp, u64 tree)
+{
+	u64 ns = 0;
+	if (l->granularity != TREE_LOCKS_PATH)
+		return 0;
+	for (int i = 0; i < rp->n; i++)
+		if (rp->rec[i].tree == tree)
+			ns += rp->rec[i].kind == TRACE_BLOCK_WRITE ? l->writeback_ns : l->cow_ns;
+	return ns;
+}
+
+/* Takes lk for write, its acquisition's time spent first: 1 when held, 0
+ * when the task computes or waits (*sub keeps where it is). */
+static int replay_acquire(struct btrfs_locks *l, struct sched_task *t, int *sub, struct sched_lock *lk)
+{
+	switch (*sub) {
+	case 0:
+		*sub = 1;
+		if (l->acquire_ns) {
+			sched_cpu(l->s, t, l->acquire_ns, l->work);
+			return 0;
+		}
+		/* fallthrough */
+	case 1:
+		t->lock_pre_ns = l->acquire_ns;
+		if (!sched_lock(l->s, t, lk, BTRFS_LOCK_WRITE)) {
+			*sub = 2;
+			return 0;
+		}
+		/* fallthrough */
+	default:
+		*sub = 0; /* held (granted while the task waited, at 2) */
+		return 1;
+	}
+}
+
+/* The level of pl's path holding the block at bytenr, or -1. */
+static int held_level(const struct btrfs_path_lock *pl, u64 bytenr)
+{
+	if (!pl)
+		return -1;
+	for (int l = 0; l < BTRFS_MAX_LEVEL; l++)
+		if (pl->held[l] && pl->held[l]->bytenr == bytenr && pl->held_mode[l] == BTRFS_LOCK_WRITE)
+			return l;
+	return -1;
+}
+
+int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_lock_replay *rp, u64 tree, struct btrfs_path_lock *pl)
+{
+	if (l->granularity != TREE_LOCKS_PATH)
+		return 1;
+	for (; rp->i < rp->n; rp->i++, rp->phase = 0) {
+		const struct btrfs_block_rec *rc = &rp->rec[rp->i];
+		if (rc->tree != tree)
+			continue;
+		int r, hl = rc->kind == TRACE_COW ? held_level(pl, rc->from) : -1;
+		switch (rp->phase) {
+		case 0:
+			/* the block to take first: the old one of a COW, else the new (or written) one */
+			if (hl < 0) {
+				struct sched_lock *lk = block_lock_at(l, tree, rc->kind == TRACE_COW ? rc->from : rc->to, rc->level);
+				if (!lk)
+					return BLAB_ENOMEM;
+				if ((r = replay_acquire(l, t, &rp->sub, lk)) <= 0)
+					return r;
+				if (rc->kind == TRACE_COW)
+					rp->old = lk;
+				else
+					rp->cur = lk;
+			}
+			rp->phase = 1;
+			if (rc->kind == TRACE_BLOCK_WRITE || rc->kind == TRACE_SPLIT) {
+				u64 ns = rc->kind == TRACE_BLOCK_WRITE ? l->writeback_ns : l->cow_ns;
+				rp->phase = 4;
+				if (ns) {
+					sched_cpu(l->s, t, ns, l->work);
+					return 0;
+				}
+				sched_unlock(l->s, t, rp->cur, BTRFS_LOCK_WRITE);
+				rp->cur = NULL;
+				break;
+			}
+			if (l->cow_ns / 2) {
+				sched_cpu(l->s, t, l->cow_ns / 2, l->work);
+				return 0;
+			}
+			/* fallthrough */
+		case 1: {
+			/* the COW's copy */
+			struct sched_lock *lk = block_lock_at(l, tree, rc->to, rc->level);
+			if (!lk)
+				return BLAB_ENOMEM;
+			if ((r = replay_acquire(l, t, &rp->sub, lk)) <= 0)
+				return r;
+			rp->cur = lk;
+			rp->phase = 2;
+			if (l->cow_ns - l->cow_ns / 2) {
+				sched_cpu(l->s, t, l->cow_ns - l->cow_ns / 2, l->work);
+				return 0;
+			}
+		}
+			/* fallthrough */
+		case 2:
+			if (hl >= 0) {
+				/* the path's lock goes over to the copy */
+				sched_unlock(l->s, t, pl->held[hl], BTRFS_LOCK_WRITE);
+				pl->held[hl] = rp->cur;
+				rp->cur = NULL;
+				break;
+			}
+			sched_unlock(l->s, t, rp->old, BTRFS_LOCK_WRITE);
+			rp->old = NULL;
+			/* fallthrough */
+		default:
+			sched_unlock(l->s, t, rp->cur, BTRFS_LOCK_WRITE);
+			rp->cur = NULL;
+			break;
+		}
+	}
+	return 1;
 }

@@ -27,6 +27,9 @@ struct btrfs_locks {
 	 * includes it), and a node's binary search and the step to its child,
 	 * the node's lock held */
 	u64 acquire_ns, level_ns;
+	u64 probe_ns;                          /* a write search's read lock of the root, held to read its level */
+	u64 cow_ns;                            /* a block COWed or split, under the locks (btrfs_lock_replay) */
+	u64 writeback_ns;                      /* a block write-locked to be written out (btrfs_lock_replay) */
 	int work;                              /* the sched work kind they are charged as */
 };
 
@@ -57,7 +60,8 @@ struct btrfs_path_lock {
 	struct sched_lock *pending;
 	int pending_level, pending_mode;
 	int step; /* at pl->level: 0 nothing spent yet, 1 its lock's acquisition spent, 2 held, its node's search spent */
-	int probe; /* a write search's first read lock of the root is still to take (see btrfs_path_lock) */
+	int probe; /* a write search's first read lock of the root: 1 still to take, 2 held (see btrfs_path_lock) */
+	struct sched_lock *probe_lk;
 };
 
 /* Takes the lock on key's leaf of tree (or the tree's lock), for mode:
@@ -68,5 +72,29 @@ int btrfs_path_lock(struct btrfs_locks *l, struct sched_task *t, struct btrfs_pa
 		    u64 offset, int mode);
 /* Releases what pl holds; pl is then free for the next lock. */
 void btrfs_path_unlock(struct btrfs_locks *l, struct sched_task *t, struct btrfs_path_lock *pl);
+
+/* The tree blocks a change COWed, split or wrote out (fs->blkrec, taken
+ * with btrfs_lock_replay_take), locked as the kernel locks them, with
+ * TREE_LOCKS_PATH: a COW write-locks the old block, spends half of cow_ns
+ * (the new block allocated), locks the new copy, spends the rest (the copy,
+ * the parent's pointer) and lets the old one go (btrfs_cow_block locks the
+ * copy before it releases the original), then the copy; a split locks its
+ * new block for cow_ns; a block written out is write-locked for
+ * writeback_ns. A COW of a block pl holds (the change was made under pl's
+ * locks) hands pl's lock over to the copy, which pl then holds. Records of
+ * other trees than `tree` are skipped. 1 when done, 0 when the task
+ * computes or waits (call again when it runs), or an error. */
+struct btrfs_lock_replay {
+	struct btrfs_block_rec rec[BTRFS_BLOCK_REC_MAX];
+	int n, i, phase, sub;
+	struct sched_lock *old, *cur;
+};
+/* Moves fs->blkrec into rp (and empties it); recording goes off. */
+void btrfs_lock_replay_take(struct btrfs_fs_info *fs, struct btrfs_lock_replay *rp);
+/* Starts recording the blocks a change COWs, splits or writes. */
+void btrfs_lock_replay_record(struct btrfs_fs_info *fs);
+int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_lock_replay *rp, u64 tree, struct btrfs_path_lock *pl);
+/* The CPU time btrfs_lock_replay will spend on rp's records of tree. */
+u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_replay *rp, u64 tree);
 
 #endif

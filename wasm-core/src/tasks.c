@@ -251,6 +251,7 @@ struct commit_m {
 struct logsync_m {
 	int pc, io;
 	u64 target, blocks, batch;
+	struct btrfs_lock_replay rp; /* the log blocks it COWed and wrote, locked in turn */
 };
 
 struct thread_ctx {
@@ -277,6 +278,7 @@ struct thread_ctx {
 	struct logsync_m lm;
 	struct search_m sm; /* tree_locks=path: the search under way */
 	int nsearch;        /* and how many of this step's searches are done */
+	struct btrfs_lock_replay rp; /* the blocks its change COWed or split, locked in turn (tree_locks=path) */
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
 	size_t noes;
@@ -747,15 +749,27 @@ static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m
 			return logsync_step(tm, t, m, lt, own);
 		}
 		struct btrfs_log_stats ls = {0};
+		btrfs_lock_replay_record(fs);
 		int ret = btrfs_sync_log(fs, fs->fs_root, &ls);
+		btrfs_lock_replay_take(fs, &m->rp);
 		if (ret)
 			return ret;
 		m->blocks = ls.blocks_written;
-		m->pc = 3;
-		/* writing the log's blocks out, under the log mutex */
-		sched_cpu(s, t, COST(tm, COST_LOG_BLOCK, m->blocks), WORK_LOG_SYNC);
+		m->pc = 6;
+		/* writing the log's blocks out, under the log mutex: with
+		 * tree_locks=path each block write-locked in turn as it is
+		 * written, the log root tree's COWed first */
+		u64 locked = btrfs_lock_replay_ns(&tm->locks, &m->rp, BTRFS_TREE_LOG_OBJECTID);
+		sched_cpu(s, t, unlocked_part(COST(tm, COST_LOG_BLOCK, m->blocks), locked), WORK_LOG_SYNC);
 		return 0;
 	}
+	case 6: {
+		int r = btrfs_lock_replay(&tm->locks, t, &m->rp, BTRFS_TREE_LOG_OBJECTID, NULL);
+		if (r <= 0)
+			return r;
+		m->pc = 3;
+	}
+		/* fallthrough */
 	case 3:
 		/* the log transaction closes: later fsyncs log into the next one */
 		tm->log_transid = m->target + 1;
@@ -975,13 +989,20 @@ static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_c
 		struct btrfs_root *root = tm->fs->fs_root;
 		u64 ino = c->op.target ? c->op.target : c->op.ino ? c->op.ino : root->highest_objectid + 1;
 		struct btrfs_key key = w == 0 ? (struct btrfs_key){ino, BTRFS_INODE_ITEM_KEY, 0} : name;
+		/* the blocks the change COWed or split, their locks taken while its leaf is held */
+		if (c->sm.pc == 1 && c->rp.i < c->rp.n && (r = btrfs_lock_replay(&tm->locks, t, &c->rp, BTRFS_FS_TREE_OBJECTID, &c->sm.pl)) <= 0)
+			return r;
 		r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_WRITE, COST(tm, COST_LEAF_WRITE, 1), WORK_META);
 		if (r < 0)
 			return r;
 		/* the change, once the inode's leaf is held */
-		int ret;
-		if (w == 0 && c->op.meta && (c->sm.pc == 1 || r == 1) && (ret = meta_apply(tm, c)))
-			return ret;
+		if (w == 0 && c->op.meta && (c->sm.pc == 1 || r == 1)) {
+			btrfs_lock_replay_record(tm->fs);
+			int ret = meta_apply(tm, c);
+			btrfs_lock_replay_take(tm->fs, &c->rp);
+			if (ret)
+				return ret;
+		}
 		if (!r)
 			return 0;
 		c->nsearch++;
@@ -1012,13 +1033,20 @@ static int log_searches(struct timed *tm, struct sched_task *t, struct thread_ct
 	if ((u64)c->nsearch == reads) {
 		c->nsearch++;
 		u64 all = COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, n) + items;
-		u64 rest = unlocked_part(all, COST(tm, COST_LEAF_READ, reads) + COST(tm, COST_LEAF_WRITE, n) + items);
+		u64 rest = unlocked_part(all, COST(tm, COST_LEAF_READ, reads) + COST(tm, COST_LEAF_WRITE, n) + items +
+						      btrfs_lock_replay_ns(&tm->locks, &c->rp, BTRFS_TREE_LOG_OBJECTID));
 		if (rest) {
 			sched_cpu(tm->s, t, rest, WORK_LOG);
 			return 0;
 		}
 	}
 	while ((u64)c->nsearch <= reads + n) {
+		/* the log blocks this fsync COWed (the first of its log
+		 * transaction: they were written by the last log sync) or split,
+		 * locked before its inserts */
+		if (c->sm.pc == 0 && !c->sm.pl.active && c->rp.i < c->rp.n &&
+		    (r = btrfs_lock_replay(&tm->locks, t, &c->rp, BTRFS_TREE_LOG_OBJECTID, NULL)) <= 0)
+			return r;
 		if (c->sm.pc == 0) {
 			if ((r = btrfs_path_lock(&tm->locks, t, &c->sm.pl, BTRFS_TREE_LOG_OBJECTID, key.objectid, key.type, key.offset,
 						 BTRFS_LOCK_WRITE)) <= 0)
@@ -1304,7 +1332,10 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				tm->log_multi = 1; /* the kernel's BTRFS_ROOT_MULTI_LOG_TASKS */
 			memset(&c->ls, 0, sizeof(c->ls));
 			c->ls.ino = c->ino;
-			if ((ret = btrfs_log_dentry_nosync(fs, fs->fs_root, c->ino, &c->ls)))
+			btrfs_lock_replay_record(fs);
+			ret = btrfs_log_dentry_nosync(fs, fs->fs_root, c->ino, &c->ls);
+			btrfs_lock_replay_take(fs, &c->rp);
+			if (ret)
 				return ret;
 			c->fallback = c->ls.fallback;
 			tm->st->fsyncs++;
@@ -2200,6 +2231,9 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	if (cfg->tree_locks == TREE_LOCKS_PATH) {
 		tm.locks.acquire_ns = COST(&tm, COST_LOCK_ACQUIRE, 1);
 		tm.locks.level_ns = COST(&tm, COST_SEARCH_LEVEL, 1);
+		tm.locks.probe_ns = COST(&tm, COST_LOCK_PROBE, 1);
+		tm.locks.cow_ns = COST(&tm, COST_COW, 1);
+		tm.locks.writeback_ns = COST(&tm, COST_WRITEBACK_LOCK, 1);
 		tm.locks.work = WORK_SEARCH;
 	}
 	u64map_init(&tm.dnodes, sizeof(struct delayed_node *));
