@@ -149,7 +149,9 @@ test('log batching on a rotational device (loop): schedule_timeout(1) ends on a 
     return JSON.parse(r.out).timed;
   };
   const two = run(2);
-  assert.ok(two.logSyncs >= two.fsyncs - 2, `2 jobs: ${two.logSyncs} log syncs for ${two.fsyncs} fsyncs`);
+  // (the two start together: their first commits are shared, then they take turns, with a shared one now and then:
+  // the kernel's two fsyncers shared 2 of 3,600 commits, docs/seed000-locks.md)
+  assert.ok(two.logSyncs >= two.fsyncs - 3, `2 jobs: ${two.logSyncs} log syncs for ${two.fsyncs} fsyncs`);
   assert.ok(two.ops.fsync.p50Ns < 4_000_000, `2 jobs sleep no jiffy (p50 ${two.ops.fsync.p50Ns} ns)`);
   const four = run(4);
   assert.ok(four.logSyncs > four.fsyncs / 4 && four.logSyncs < four.fsyncs / 2, `4 jobs: ${four.logSyncs} log syncs for ${four.fsyncs} fsyncs`);
@@ -163,6 +165,31 @@ test('log batching on a rotational device (loop): schedule_timeout(1) ends on a 
     assert.equal(BigInt(e.atNs) % 4_000_000n, 0n, `a sleep ends at ${e.atNs}`);
     assert.ok(BigInt(e.waitNs) >= 4_000_000n, `slept ${e.waitNs}`);
   }
+});
+
+test("the loop profile's wakeups: its worker woken for a request on an idle device; a log commit's waiters after the committer", () => {
+  const lines = (extra) => ['mkfs size=1G', 'set device=loop', 'set tree_locks=path', ...extra, 'mkdir /d', 'commit',
+    ...[0, 1].flatMap((f) => [`thread F${f}`, ...Array.from({ length: 100 }, (_, k) => [`create /d/f${f}.${k}`, `write /d/f${f}.${k} 0 4096 ${k + 1}`,
+      `setxattr /d/f${f}.${k} user.x v`, `fsync /d/f${f}.${k}`]).flat(), 'end'])].join('\n') + '\n';
+  const run = (name, extra) => {
+    const r = cli('run', script(`wake-${name}.txt`, lines(extra)), '--metrics', '-', '--trace', join(dir, `wake-${name}.jsonl`));
+    assert.equal(r.code, 0, r.err);
+    return JSON.parse(r.out).timed;
+  };
+  // two fsyncers: with both wakeups they mostly take turns, a log commit each (the kernel here: all but 2 of 3,600)
+  const turns = run('loop', []);
+  assert.ok(turns.logSyncs >= turns.fsyncs * 0.7, `${turns.logSyncs} log syncs for ${turns.fsyncs} fsyncs`);
+  assert.ok(turns.ops.fsync.p50Ns < 4_000_000, `fsync p50 ${turns.ops.fsync.p50Ns} ns`);
+  // without them the two stay in step: every log commit shared, its committer asleep a jiffy or two
+  const step = run('none', ['set device.idle_wake=0', 'set device.log_wake=0']);
+  assert.equal(step.logSyncs, step.fsyncs / 2);
+  assert.ok(step.ops.fsync.p50Ns > 4_000_000, `fsync p50 ${step.ops.fsync.p50Ns} ns`);
+  // a data write alone on the idle device waits for the worker: 30 us (+-30%), then 5 us and its transfer
+  const bios = readFileSync(join(dir, 'wake-loop.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"bio_done"')).map((l) => JSON.parse(l));
+  const first = bios.find((b) => b.op === 'data');
+  assert.ok(Number(first.serviceNs) >= 30_000 * 0.7 + 3_500, `first data write ${first.serviceNs} ns`);
+  const noWake = readFileSync(join(dir, 'wake-none.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"bio_done"')).map((l) => JSON.parse(l));
+  assert.ok(Number(noWake.find((b) => b.op === 'data').serviceNs) < 15_000);
 });
 
 test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs_search_slot does', () => {
@@ -408,7 +435,8 @@ function directScript(mode, seed, schedule = []) {
 test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the delayed-items worker; clone and prealloc never deadlock', () => {
   const outcomes = { direct: [], clone: [], prealloc: [] };
   for (const mode of Object.keys(outcomes)) {
-    for (let seed = 1; seed <= 10; seed++) {
+    // (seeds 11 to 20: 14 and 16 reach the cycle in direct mode with no schedule; 1 to 10 do not)
+    for (let seed = 11; seed <= 20; seed++) {
       const img = join(dir, `direct-${mode}-${seed}.img`);
       const r = cli('run', script(`direct-${mode}-${seed}.txt`, directScript(mode, seed)), '--image', img, '--trace', join(dir, 'direct.jsonl'));
       if (r.code === 0) {
@@ -417,14 +445,14 @@ test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the 
         outcomes[mode].push('ok');
         continue;
       }
-      assert.match(r.err, /:\d+: fsync: EDEADLK: deadlock: A \(task \d+\) waits for the delayed node mutex of inode \d+, held by delayed-meta; delayed-meta \(task \d+\) waits to write-lock block \d+ \(level 0\) of tree 5, held by A/, `${mode} seed ${seed}`);
+      // the worker waits for the fs leaf A holds, or for a node a third task holds while it waits for that leaf
+      assert.match(r.err, /:\d+: fsync: EDEADLK: deadlock: A \(task \d+\) waits for the delayed node mutex of inode \d+, held by delayed-meta; delayed-meta \(task \d+\) waits to (write|read)-lock block \d+ \(level \d\) of tree 5, held by (A|B|C)(; [BC] \(task \d+\) waits to write-lock block \d+ \(level 0\) of tree 5, held by A)?$/m, `${mode} seed ${seed}`);
       const ev = readFileSync(join(dir, 'direct.jsonl'), 'utf8').split('\n').filter(Boolean).map((x) => JSON.parse(x));
-      const edges = ev.slice(-2);
-      assert.deepEqual(edges.map((e) => e.kind), ['deadlock_edge', 'deadlock_edge']);
-      assert.equal(edges[0].holder, edges[1].task, 'A waits for the worker');
-      assert.equal(edges[1].holder, edges[0].task, 'the worker waits for A');
+      const edges = ev.slice(ev.findIndex((e) => e.kind === 'deadlock_edge'));
+      assert.ok(edges.length >= 2 && edges.every((e) => e.kind === 'deadlock_edge'));
+      for (let k = 0; k < edges.length; k++) assert.equal(edges[k].holder, edges[(k + 1) % edges.length].task, 'each waits for the next');
       assert.equal(edges[0].level, -1, "A waits for an inode's delayed node mutex");
-      assert.equal(edges[1].level, 0, 'the worker waits for the fs leaf A holds');
+      assert.equal(edges.at(-1).level, 0, 'the last waits for the fs leaf A holds');
       assert.throws(() => readFileSync(img), /ENOENT/, 'no image from a deadlocked run');
       outcomes[mode].push('deadlock');
     }
@@ -434,7 +462,7 @@ test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the 
   assert.ok(outcomes.clone.every((o) => o === 'ok') && outcomes.prealloc.every((o) => o === 'ok'));
   // one interleaving, chosen by schedule lines: a deadlock in direct mode only
   // (seed 1, whose direct run ends without a schedule; the order found by trying seeded random orders of 48 picks)
-  const order = 'B C A B A B C B A B B B B B C A B C B A B A C C C A C B A C B B C C A B B B C A C B A C B B A A'.split(' ');
+  const order = 'A B B C B A A C B C C B A C A A B A B A C B A C B B C B B C A A C A C B A B C A B A C B C B B C'.split(' ');
   const res = {};
   for (const mode of ['direct', 'clone', 'prealloc']) res[mode] = cli('run', script(`sched-${mode}.txt`, directScript(mode, 1, order))).code;
   assert.deepEqual(res, { direct: 1, clone: 0, prealloc: 0 });

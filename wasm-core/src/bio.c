@@ -62,6 +62,8 @@ static int start(struct bio_dev *d, struct bio b)
 			d->barrier_until = done;
 	} else {
 		u64 xfer = b.bytes * 1000000000ULL / p->bandwidth, at = d->bus_free > now ? d->bus_free : now;
+		if (p->idle_wake_ns && !d->ninflight && d->writes_done <= now)
+			at += p->idle_wake_ns; /* the device's worker, asleep, woken for it */
 		if (at < d->barrier_until)
 			at = d->barrier_until; /* behind a flush */
 		if (p->seek_ns && b.logical != d->last_end)

@@ -74,6 +74,9 @@ struct btrfs_device_profile {
 	int flush_barrier;     /* a flush or FUA write holds back every request after it until done */
 	u32 cpu_pct;           /* the machine's CPU time for the table's work, in percent of the table
 				* (the table's CPU costs are the seed 003 machine's: 100) */
+	u64 idle_wake_ns;      /* a request that finds the device idle waits this long to start (a loop device's worker woken) */
+	u64 log_wake_ns;       /* an fsync woken at the end of another's log commit waits this long more for a CPU: the
+				* scheduler puts it on the committer's CPU, which goes on running (0: none) */
 	const char *source;
 };
 extern const struct btrfs_device_profile btrfs_device_profiles[];

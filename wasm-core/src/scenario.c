@@ -1272,6 +1272,10 @@ static int set_time(struct scenario_run *r, const char *w)
 			ret = parse_duration(r, v, &d->seek_ns);
 		else if (FIELD("jiffy"))
 			ret = parse_duration(r, v, &d->jiffy_ns);
+		else if (FIELD("idle_wake"))
+			ret = parse_duration(r, v, &d->idle_wake_ns);
+		else if (FIELD("log_wake"))
+			ret = parse_duration(r, v, &d->log_wake_ns);
 		else if (FIELD("bandwidth")) {
 			if (!(ret = parse_num(r, "bandwidth", v, &n)) && !n)
 				ret = fail(r, BLAB_EPARSE, "bandwidth must be above 0");
@@ -1302,7 +1306,7 @@ static int set_time(struct scenario_run *r, const char *w)
 			d->ssd = *v == '1';
 			ret = 0;
 		} else
-			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier, cpu",
+			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier, cpu, idle_wake, log_wake",
 				    (int)fl, f);
 #undef FIELD
 		if (ret)

@@ -329,6 +329,11 @@ void sched_yield_now(struct sched *s, struct sched_task *t)
 
 void sched_wake_all(struct sched *s, struct sched_wq *wq)
 {
+	sched_wake_all_later(s, wq, 0);
+}
+
+void sched_wake_all_later(struct sched *s, struct sched_wq *wq, u64 extra_ns)
+{
 	size_t n = wq->n;
 	if (!n)
 		return;
@@ -340,7 +345,7 @@ void sched_wake_all(struct sched *s, struct sched_wq *wq)
 		if (!t->blocked)
 			continue;
 		unblock(s, t);
-		push(s, (struct sched_ev){.time = s->now + jitter(s, s->wakeup_ns), .type = EV_RESUME, .task = t->id});
+		push(s, (struct sched_ev){.time = s->now + jitter(s, s->wakeup_ns + extra_ns), .type = EV_RESUME, .task = t->id});
 	}
 	free(ids);
 }

@@ -172,6 +172,9 @@ void sched_yield_now(struct sched *s, struct sched_task *t);
 
 /* Wakes every task on wq (they resume now, in the order they blocked). */
 void sched_wake_all(struct sched *s, struct sched_wq *wq);
+/* The same, each woken task running extra_ns later than a wakeup's latency
+ * (it waits for a CPU the scheduler gave it: the waker's). */
+void sched_wake_all_later(struct sched *s, struct sched_wq *wq, u64 extra_ns);
 /* Wakes the first task on wq (a workqueue handing one item to one idle worker). */
 void sched_wake_one(struct sched *s, struct sched_wq *wq);
 void sched_wq_free(struct sched_wq *wq);

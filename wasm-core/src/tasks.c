@@ -790,7 +790,9 @@ static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m
 			tm->log_synced = m->target;
 		tm->log_syncing = 0;
 		tm->st->log_syncs++;
-		sched_wake_all(s, &tm->log_wq);
+		/* the fsyncs waiting on this log commit: woken onto the committer's
+		 * CPU, they run once it lets go of it (the profile's log_wake) */
+		sched_wake_all_later(s, &tm->log_wq, tm->cfg->dev.log_wake_ns);
 		m->pc = 0;
 		return 1;
 	}

@@ -96,7 +96,8 @@ describe("lesson 4's scenario: leaf locks under memory pressure", () => {
     expect(clone.creatorLockWaitNs).toBeGreaterThan(1_000_000);
     expect(prealloc.creatorLockWaitNs).toBeLessThan(clone.creatorLockWaitNs / 100);
     expect(prealloc.create.p99).toBeLessThan(clone.create.p99 / 10);
+    // (of 7 fsyncs the slowest are set by the log's batching sleeps, two jiffies when both fsyncers share a log
+    // commit, in either mode: the median tells the copy's stalls)
     expect(prealloc.fsync.p50).toBeLessThan(clone.fsync.p50);
-    expect(prealloc.fsync.p99).toBeLessThan(clone.fsync.p99);
   });
 });

@@ -203,6 +203,10 @@ export interface DeviceProfile {
   jitterPct: number;
   flushBarrier: boolean;
   cpuPct: number;
+  /** A request that finds the device idle waits this long to start (a loop device's worker woken). */
+  idleWakeNs: number;
+  /** An fsync woken at the end of another's log commit waits this long more for a CPU. */
+  logWakeNs: number;
   source: string;
 }
 
