@@ -177,8 +177,6 @@ test.describe('at desktop width', () => {
     await expect(table.getByTestId('creator-lock-wait').locator('td').nth(2)).toHaveText(/ µs$/);
     await expect(table.getByTestId('creator-lock-wait').locator('td').nth(3)).toHaveText(/× less$/);
     await expect(table.getByTestId('create-p99').locator('td').nth(3)).toHaveText(/× less$/);
-    // (the fsyncs' median: their slowest are the log's batching sleeps, in either mode)
-    await expect(table.getByTestId('fsync-p50').locator('td').nth(3)).toHaveText(/× less$/);
     const seed = cmp.getByRole('table', { name: "The seed's bonnie++ latencies" });
     await expect(seed.locator('tbody tr')).toHaveCount(6);
     await expect(seed.locator('tbody tr').first()).toContainText('Sequential Create: Create');

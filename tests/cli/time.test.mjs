@@ -244,8 +244,18 @@ test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs
   // every write-locked root above a leaf was probed with a read lock first
   const rootWrites = acq.filter((e) => e.mode === 'write' && e.level >= 1 && e.tree === '5');
   assert.ok(probes > 0 && probes >= rootWrites.length, `probes ${probes}, write-locked roots ${rootWrites.length}`);
-  // uncontended, an acquisition reports the lock's own cost (cost.lock_acquire) as its wait, as the kernel's diff_ns does
+  // uncontended, an acquisition reports the lock's own cost (cost.lock_acquire) as its wait, as the kernel's diff_ns does,
+  // spread as this kernel's are: the median cost.lock_acquire (340 ns, the default nvme profile), p99 9.2 times it
   assert.ok(acq.every((e) => BigInt(e.waitNs) > 0n), 'every acquisition takes some time');
+  const waited = new Set(), all = [];
+  for (const e of path) {
+    const k = `${e.task}:${e.bytenr}`;
+    if (e.kind === 'lock_wait') waited.add(k);
+    else if (e.kind === 'lock_acquire' && !waited.delete(k)) all.push(Number(e.waitNs)); // (not queued behind a holder)
+  }
+  all.sort((a, b) => a - b);
+  const q = (p) => all[Math.floor(p * all.length)];
+  assert.ok(all.length > 1000 && q(0.5) >= 320 && q(0.5) <= 360 && q(0.99) >= 340 * 5, `${all.length} locks: p50 ${q(0.5)}, p99 ${q(0.99)}`);
 });
 
 test('set tree_locks=path: each command makes the searches the kernel makes for it (docs/seed000-locks.md)', () => {
@@ -278,8 +288,9 @@ test('set tree_locks=path: each command makes the searches the kernel makes for 
   assert.equal(per.write?.mutex, 1);
   // a setxattr: one write-locked search
   assert.deepEqual({ ...per.setxattr, waitNs: undefined }, { leafRead: 0, leafWrite: 1, rootRead: 1, rootWrite: 1, mutex: 0, waitNs: undefined });
-  // uncontended, each lock reports its acquisition's own time (cost.lock_acquire on the loop profile: 340 ns x 25%)
-  assert.ok(per.create.waitNs.every((w) => w === 85), JSON.stringify(per.create.waitNs));
+  // uncontended, each lock reports its acquisition's own time: cost.lock_acquire on the loop profile (340 ns x 25%) as
+  // the median, spread as this kernel's (0.92 to 66 times the median; p99 9.2 times)
+  assert.ok(per.create.waitNs.every((w) => w >= 78 && w <= 5610), JSON.stringify(per.create.waitNs));
 });
 
 test('set tree_locks=path: a COWed block is locked, then its copy, before the old one goes; log blocks are locked to be written out', () => {
@@ -435,8 +446,8 @@ function directScript(mode, seed, schedule = []) {
 test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the delayed-items worker; clone and prealloc never deadlock', () => {
   const outcomes = { direct: [], clone: [], prealloc: [] };
   for (const mode of Object.keys(outcomes)) {
-    // (seeds 11 to 20: 14 and 16 reach the cycle in direct mode with no schedule; 1 to 10 do not)
-    for (let seed = 11; seed <= 20; seed++) {
+    // (a few of these seeds reach the cycle in direct mode with no schedule: which ones moves with any change of timing)
+    for (let seed = 1; seed <= 20; seed++) {
       const img = join(dir, `direct-${mode}-${seed}.img`);
       const r = cli('run', script(`direct-${mode}-${seed}.txt`, directScript(mode, seed)), '--image', img, '--trace', join(dir, 'direct.jsonl'));
       if (r.code === 0) {
@@ -467,6 +478,15 @@ test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the 
   for (const mode of ['direct', 'clone', 'prealloc']) res[mode] = cli('run', script(`sched-${mode}.txt`, directScript(mode, 1, order))).code;
   assert.deepEqual(res, { direct: 1, clone: 0, prealloc: 0 });
   assert.equal(cli('run', script('nosched.txt', directScript('direct', 1))).code, 0, 'the same seed without the schedule ends');
+});
+
+test('tree_locks=path: a change that frees a block and takes its place again is not waited for by its own task', () => {
+  // (seed 10 of the seed 000 bonnie bench, clone: a leaf freed by a merge and allocated again by a split in one
+  // change; its lock, held by the task's path, was waited for by the same task: EDEADLK)
+  const s = script('bonnie-self.txt', 'mkfs size=2G\nset device=ssd\nset tree_locks=path\nset memory_pressure=heavy\nset log_copy=clone\nset seed=10\nbonnie files=2000 dirs=2 size=16K\n');
+  const r = cli('run', s, '--metrics', '-');
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(Object.keys(JSON.parse(r.out).timed.bonnie), ['seqCreate', 'seqDelete', 'randCreate', 'randDelete']);
 });
 
 test('bonnie: bonnie++ -b file phases (create, write, fsync; unlink, fsync the directory), latencies by phase, every file gone, a clean image', () => {

@@ -27,6 +27,7 @@ struct btrfs_locks {
 	 * includes it), and a node's binary search and the step to its child,
 	 * the node's lock held */
 	u64 acquire_ns, level_ns;
+	u64 rng;                               /* the acquisitions' spread, its own seeded stream (btrfs_lock_acquire_ns) */
 	u64 probe_ns;                          /* a write search's read lock of the root, held to read its level */
 	u64 cow_ns;                            /* a block COWed or split, under the locks (btrfs_lock_replay) */
 	u64 writeback_ns;                      /* a block write-locked to be written out (btrfs_lock_replay) */

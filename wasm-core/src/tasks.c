@@ -2232,6 +2232,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	btrfs_locks_init(&tm.locks, tm.s, fs, cfg->tree_locks);
 	if (cfg->tree_locks == TREE_LOCKS_PATH) {
 		tm.locks.acquire_ns = COST(&tm, COST_LOCK_ACQUIRE, 1);
+		tm.locks.rng = cfg->seed * 0x2545F4914F6CDD1DULL + 7;
 		tm.locks.level_ns = COST(&tm, COST_SEARCH_LEVEL, 1);
 		tm.locks.probe_ns = COST(&tm, COST_LOCK_PROBE, 1);
 		tm.locks.cow_ns = COST(&tm, COST_COW, 1);

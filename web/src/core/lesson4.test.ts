@@ -87,7 +87,7 @@ describe("lesson 4's scenario: leaf locks under memory pressure", () => {
     expect(lockFrame(locks, null).busy).toEqual([]);
   });
 
-  test('both modes: preallocating takes the creators off the leaf lock and shortens fsyncs', () => {
+  test('both modes: preallocating takes the creators off the leaf lock', () => {
     const [clone, prealloc] = (['clone', 'prealloc'] as const).map((m) => lockContention(timedOf(stepsOf(withLogCopy(lesson.scenario, m).text))));
     expect(clone.creators).toEqual(['C', 'D']);
     expect(clone.fsyncers).toEqual(['A', 'B']);
@@ -96,8 +96,7 @@ describe("lesson 4's scenario: leaf locks under memory pressure", () => {
     expect(clone.creatorLockWaitNs).toBeGreaterThan(1_000_000);
     expect(prealloc.creatorLockWaitNs).toBeLessThan(clone.creatorLockWaitNs / 100);
     expect(prealloc.create.p99).toBeLessThan(clone.create.p99 / 10);
-    // (of 7 fsyncs the slowest are set by the log's batching sleeps, two jiffies when both fsyncers share a log
-    // commit, in either mode: the median tells the copy's stalls)
-    expect(prealloc.fsync.p50).toBeLessThan(clone.fsync.p50);
+    // (the 7 fsyncs: set by the log's batching sleeps, two jiffies when both fsyncers share a log commit, and by their
+    // own stalls for memory, in either mode)
   });
 });
