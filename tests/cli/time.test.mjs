@@ -480,6 +480,15 @@ test('log_copy=direct: a reclaim under the fs leaf lock closes a cycle with the 
   assert.equal(cli('run', script('nosched.txt', directScript('direct', 1))).code, 0, 'the same seed without the schedule ends');
 });
 
+test('a timed run is the same whether or not it is asked for metrics or a trace: the same image', () => {
+  // (a commit's written blocks were taken from the trace's counts, which only count when something is printed)
+  const s = script('observe.txt', 'mkfs size=256M\nset device=ssd\nset tree_locks=path\nset memory_pressure=heavy\nset log_copy=clone\nset seed=10\nbonnie files=200 dirs=2 size=16K fsyncers=1\n');
+  const [a, b] = [join(dir, 'observe-a.img'), join(dir, 'observe-b.img')];
+  assert.equal(cli('run', s, '--image', a).code, 0);
+  assert.equal(cli('run', s, '--image', b, '--metrics', join(dir, 'observe.json')).code, 0);
+  assert.ok(readFileSync(a).equals(readFileSync(b)), 'the two images differ');
+});
+
 test('tree_locks=path: a change that frees a block and takes its place again is not waited for by its own task', () => {
   // (seed 10 of the seed 000 bonnie bench, clone: a leaf freed by a merge and allocated again by a split in one
   // change; its lock, held by the task's path, was waited for by the same task: EDEADLK)

@@ -228,6 +228,7 @@ static int write_block(struct btrfs_fs_info *fs, struct extent_buffer *eb)
 	if ((ret = btrfs_write_logical(fs, eb->start, eb->data, eb->len)))
 		return ret;
 	eb->dirty = 0;
+	fs->blocks_written++;
 	struct btrfs_chunk_map *m = btrfs_find_chunk(fs, eb->start);
 	fs_trace(fs, (struct trace_event){.kind = TRACE_BLOCK_WRITE, .tree = btrfs_header_owner(eb->data),
 					  .bytenr = eb->start, .level = btrfs_header_level(eb->data),

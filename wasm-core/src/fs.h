@@ -129,6 +129,7 @@ struct btrfs_fs_info {
 	struct blab_err err;
 	u64 now; /* seconds, for inode times */
 	u64 clock_ns; /* virtual time of a timed run (sched.h), 0 otherwise */
+	u64 blocks_written; /* tree blocks written so far (disk-io.c), traced or not */
 	struct btrfs_data_state *data; /* the page cache and ordered extents: delalloc.c's (delalloc-int.h) */
 	/* Told of every change the kernel would queue as a delayed item
 	 * (delayed-inode.c): an inode item update (dir_index 0), a DIR_INDEX
