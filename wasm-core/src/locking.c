@@ -302,29 +302,30 @@ u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_re
 	return ns;
 }
 
-/* Takes lk for write, its acquisition's time spent first: 1 when held, 0
- * when the task computes or waits (*sub keeps where it is). */
+/* Takes lk for write if no one has it, its acquisition's time spent
+ * first: 1 when held, 2 when it is not free (taken by t itself, or by
+ * another task: a block freed by the change and its place taken again, or
+ * an old block a reader still holds), 0 while the task computes (*sub keeps
+ * where it is). The replay waits for no one: its blocks' locks are taken
+ * after the change, in an order the kernel's search never takes them in,
+ * so waiting could close a cycle the kernel cannot. */
 static int replay_acquire(struct btrfs_locks *l, struct sched_task *t, int *sub, struct sched_lock *lk)
 {
-	switch (*sub) {
-	case 0:
-		*sub = 1;
+	if (lk->writer || lk->readers || lk->nw) {
+		*sub = 0;
+		return 2;
+	}
+	if (*sub == 0) {
 		t->lock_pre_ns = acquire_draw(l);
 		if (t->lock_pre_ns) {
+			*sub = 1;
 			sched_cpu(l->s, t, t->lock_pre_ns, l->work);
 			return 0;
 		}
-		/* fallthrough */
-	case 1:
-		if (!sched_lock(l->s, t, lk, BTRFS_LOCK_WRITE)) {
-			*sub = 2;
-			return 0;
-		}
-		/* fallthrough */
-	default:
-		*sub = 0; /* held (granted while the task waited, at 2) */
-		return 1;
 	}
+	*sub = 0;
+	sched_lock(l->s, t, lk, BTRFS_LOCK_WRITE); /* free: taken at once */
+	return 1;
 }
 
 /* The level of pl's path holding the block at bytenr, or -1. */
@@ -354,10 +355,10 @@ int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_
 				struct sched_lock *lk = block_lock_at(l, tree, rc->kind == TRACE_COW ? rc->from : rc->to, rc->level);
 				if (!lk)
 					return BLAB_ENOMEM;
-				if (rp->sub == 0 && sched_holds(t, lk))
-					lk = NULL; /* the task has it already (a freed block's place taken again in this change) */
-				else if ((r = replay_acquire(l, t, &rp->sub, lk)) <= 0)
+				if ((r = replay_acquire(l, t, &rp->sub, lk)) <= 0)
 					return r;
+				if (r == 2)
+					lk = NULL;
 				if (rc->kind == TRACE_COW)
 					rp->old = lk;
 				else
@@ -386,11 +387,9 @@ int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_
 			struct sched_lock *lk = block_lock_at(l, tree, rc->to, rc->level);
 			if (!lk)
 				return BLAB_ENOMEM;
-			if (rp->sub == 0 && sched_holds(t, lk))
-				lk = NULL;
-			else if ((r = replay_acquire(l, t, &rp->sub, lk)) <= 0)
+			if ((r = replay_acquire(l, t, &rp->sub, lk)) <= 0)
 				return r;
-			rp->cur = lk;
+			rp->cur = r == 2 ? NULL : lk;
 			rp->phase = 2;
 			if (l->cow_ns - l->cow_ns / 2) {
 				sched_cpu(l->s, t, l->cow_ns - l->cow_ns / 2, l->work);

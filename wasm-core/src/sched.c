@@ -399,8 +399,6 @@ static int holds(const struct sched_task *t, const struct sched_lock *lk)
 	return 0;
 }
 
-int sched_holds(const struct sched_task *t, const struct sched_lock *lk) { return holds(t, lk); }
-
 static const char *lock_mode_name(int mode) { return mode == BTRFS_LOCK_WRITE ? "write" : "read"; }
 
 /* Whether waiting for lk closes a cycle back to t: a holder of lk waits for

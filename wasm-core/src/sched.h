@@ -172,8 +172,6 @@ void sched_yield_now(struct sched *s, struct sched_task *t);
 
 /* Wakes every task on wq (they resume now, in the order they blocked). */
 void sched_wake_all(struct sched *s, struct sched_wq *wq);
-/* Whether t holds lk (in either mode). */
-int sched_holds(const struct sched_task *t, const struct sched_lock *lk);
 /* The same, each woken task running extra_ns later than a wakeup's latency
  * (it waits for a CPU the scheduler gave it: the waker's). */
 void sched_wake_all_later(struct sched *s, struct sched_wq *wq, u64 extra_ns);
