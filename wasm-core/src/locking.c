@@ -1,5 +1,6 @@
 /* locking.c — tree locks in simulated time: see locking.h. */
 #include "locking.h"
+#include "splitmix.h"
 #include "ctree.h"
 #include "tree-checker.h"
 #include "tree-log.h"
@@ -141,10 +142,7 @@ static u64 acquire_draw(struct btrfs_locks *l)
 		      {980000, 640}, {990000, 920}, {995000, 1200}, {999000, 3800}, {1000000, 6600}};
 	if (!l->acquire_ns)
 		return 0;
-	u64 z = (l->rng += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	u64 u = (z ^ (z >> 31)) % 1000000;
+	u64 u = splitmix64(&l->rng) % 1000000;
 	size_t i = 1;
 	while (i < sizeof(spread) / sizeof(spread[0]) - 1 && u >= spread[i].q)
 		i++;
@@ -276,17 +274,19 @@ void btrfs_path_unlock(struct btrfs_locks *locks, struct sched_task *t, struct b
 	memset(pl, 0, sizeof(*pl));
 }
 
-void btrfs_lock_replay_record(struct btrfs_fs_info *fs)
+void btrfs_lock_replay_record(struct btrfs_locks *l)
 {
-	fs->nblkrec = 0;
-	fs->blkrec_on = 1;
+	l->fs->nblkrec = 0;
+	l->fs->blkrec_on = l->granularity == TREE_LOCKS_PATH;
 }
 
-void btrfs_lock_replay_take(struct btrfs_fs_info *fs, struct btrfs_lock_replay *rp)
+void btrfs_lock_replay_take(struct btrfs_locks *l, struct btrfs_lock_replay *rp)
 {
-	memset(rp, 0, sizeof(*rp));
+	struct btrfs_fs_info *fs = l->fs;
 	memcpy(rp->rec, fs->blkrec, sizeof(rp->rec[0]) * (size_t)fs->nblkrec);
 	rp->n = fs->nblkrec;
+	rp->i = rp->phase = rp->sub = 0;
+	rp->old = rp->cur = NULL;
 	fs->nblkrec = 0;
 	fs->blkrec_on = 0;
 }

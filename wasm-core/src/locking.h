@@ -27,7 +27,7 @@ struct btrfs_locks {
 	 * includes it), and a node's binary search and the step to its child,
 	 * the node's lock held */
 	u64 acquire_ns, level_ns;
-	u64 rng;                               /* the acquisitions' spread, its own seeded stream (btrfs_lock_acquire_ns) */
+	u64 rng;                               /* the acquisitions' spread: a seeded stream of its own (locking.c acquire_draw) */
 	u64 probe_ns;                          /* a write search's read lock of the root, held to read its level */
 	u64 cow_ns;                            /* a block COWed or split, under the locks (btrfs_lock_replay) */
 	u64 writeback_ns;                      /* a block write-locked to be written out (btrfs_lock_replay) */
@@ -82,18 +82,20 @@ void btrfs_path_unlock(struct btrfs_locks *l, struct sched_task *t, struct btrfs
  * copy before it releases the original), then the copy; a split locks its
  * new block for cow_ns; a block written out is write-locked for
  * writeback_ns. A COW of a block pl holds (the change was made under pl's
- * locks) hands pl's lock over to the copy, which pl then holds. Records of
- * other trees than `tree` are skipped. 1 when done, 0 when the task
- * computes or waits (call again when it runs), or an error. */
+ * locks) hands pl's lock over to the copy, which pl then holds. Only locks
+ * free at that moment are taken: the replay waits for no one (see
+ * replay_acquire). Records of other trees than `tree` are skipped. 1 when
+ * done, 0 when the task computes (call again when it runs), or an error. */
 struct btrfs_lock_replay {
 	struct btrfs_block_rec rec[BTRFS_BLOCK_REC_MAX];
 	int n, i, phase, sub;
 	struct sched_lock *old, *cur;
 };
-/* Moves fs->blkrec into rp (and empties it); recording goes off. */
-void btrfs_lock_replay_take(struct btrfs_fs_info *fs, struct btrfs_lock_replay *rp);
-/* Starts recording the blocks a change COWs, splits or writes. */
-void btrfs_lock_replay_record(struct btrfs_fs_info *fs);
+/* Starts recording the blocks a change COWs, splits or writes (with
+ * TREE_LOCKS_PATH: nothing else replays them). */
+void btrfs_lock_replay_record(struct btrfs_locks *l);
+/* Moves what was recorded into rp (and empties it); recording goes off. */
+void btrfs_lock_replay_take(struct btrfs_locks *l, struct btrfs_lock_replay *rp);
 int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_lock_replay *rp, u64 tree, struct btrfs_path_lock *pl);
 /* The CPU time btrfs_lock_replay will spend on rp's records of tree. */
 u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_replay *rp, u64 tree);

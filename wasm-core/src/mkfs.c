@@ -1,4 +1,5 @@
 #include "space-info.h"
+#include "splitmix.h"
 #include "mkfs.h"
 #include "inode.h"
 #include "crc32c.h"
@@ -27,14 +28,6 @@ void btrfs_mkfs_defaults(struct mkfs_options *o)
 	o->size = 256 * MiB;
 	o->nodesize = 16384;
 	o->sectorsize = 4096;
-}
-
-static u64 splitmix64(u64 *s)
-{
-	u64 z = (*s += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
 }
 
 void btrfs_make_uuid(u64 *state, u8 out[16])

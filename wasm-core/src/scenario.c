@@ -1,4 +1,5 @@
 #include "delalloc.h"
+#include "splitmix.h"
 #include "wallclock.h"
 #include "ordered-data.h"
 #include "scenario.h"
@@ -844,12 +845,8 @@ static int fio_setup(struct scenario_run *r, struct section *sec, struct line *l
 		if ((ret = ensure_buf(r, t, bs)))
 			return ret;
 		u64 x = t->rng;
-		for (u64 p = 0; p < bs; p += 8) {
-			u64 z = (x += 0x9E3779B97F4A7C15ULL);
-			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-			z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-			put_le64(t->buf + p, z ^ (z >> 31));
-		}
+		for (u64 p = 0; p < bs; p += 8)
+			put_le64(t->buf + p, splitmix64(&x));
 	}
 	return 0;
 }
@@ -896,10 +893,7 @@ static void bonnie_shuffle(struct sec_thread *t, u64 seed)
 		t->bn_order[i] = i;
 	u64 x = seed;
 	for (u64 i = t->bn_n; i > 1; i--) {
-		u64 z = (x += 0x9E3779B97F4A7C15ULL);
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-		u64 j = (z ^ (z >> 31)) % i, tmp = t->bn_order[i - 1];
+		u64 j = splitmix64(&x) % i, tmp = t->bn_order[i - 1];
 		t->bn_order[i - 1] = t->bn_order[j];
 		t->bn_order[j] = tmp;
 	}

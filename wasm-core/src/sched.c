@@ -1,4 +1,5 @@
 #include "sched.h"
+#include "splitmix.h"
 #include "array.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,15 +85,7 @@ struct sched {
 	int deadlock; /* a lock wait closed a cycle: fs->err says which */
 };
 
-static u64 splitmix(u64 *x)
-{
-	u64 z = (*x += 0x9E3779B97F4A7C15ULL);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-u64 sched_random(struct sched *s) { return splitmix(&s->rng); }
+u64 sched_random(struct sched *s) { return splitmix64(&s->rng); }
 void sched_set_wakeup_ns(struct sched *s, u64 ns) { s->wakeup_ns = ns; }
 void sched_set_lock_spin(struct sched *s, int on) { s->lock_spin = on; }
 void sched_set_jitter(struct sched *s, u32 pct) { s->jitter_pct = pct > 90 ? 90 : pct; }
@@ -102,7 +95,7 @@ static u64 jitter(struct sched *s, u64 ns)
 {
 	if (!s->jitter_pct || !ns)
 		return ns;
-	u64 j = splitmix(&s->rng) % (2 * (u64)s->jitter_pct + 1);
+	u64 j = splitmix64(&s->rng) % (2 * (u64)s->jitter_pct + 1);
 	return ns * (100 - s->jitter_pct + j) / 100;
 }
 
@@ -150,7 +143,7 @@ static int push(struct sched *s, struct sched_ev e)
 {
 	if (array_room(&s->heap, s->nheap, &s->capheap, sizeof(*s->heap), 64))
 		return BLAB_ENOMEM;
-	e.key = s->policy == SCHED_SEED ? (splitmix(&s->rng) & ~0xFFFFFULL) | (s->seq++ & 0xFFFFF) : s->seq++;
+	e.key = s->policy == SCHED_SEED ? (splitmix64(&s->rng) & ~0xFFFFFULL) | (s->seq++ & 0xFFFFF) : s->seq++;
 	size_t i = s->nheap++;
 	while (i) {
 		size_t p = (i - 1) / 2;

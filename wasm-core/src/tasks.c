@@ -749,9 +749,9 @@ static int logsync_step(struct timed *tm, struct sched_task *t, struct logsync_m
 			return logsync_step(tm, t, m, lt, own);
 		}
 		struct btrfs_log_stats ls = {0};
-		btrfs_lock_replay_record(fs);
+		btrfs_lock_replay_record(&tm->locks);
 		int ret = btrfs_sync_log(fs, fs->fs_root, &ls);
-		btrfs_lock_replay_take(fs, &m->rp);
+		btrfs_lock_replay_take(&tm->locks, &m->rp);
 		if (ret)
 			return ret;
 		m->blocks = ls.blocks_written;
@@ -999,9 +999,9 @@ static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_c
 			return r;
 		/* the change, once the inode's leaf is held */
 		if (w == 0 && c->op.meta && (c->sm.pc == 1 || r == 1)) {
-			btrfs_lock_replay_record(tm->fs);
+			btrfs_lock_replay_record(&tm->locks);
 			int ret = meta_apply(tm, c);
-			btrfs_lock_replay_take(tm->fs, &c->rp);
+			btrfs_lock_replay_take(&tm->locks, &c->rp);
 			if (ret)
 				return ret;
 		}
@@ -1334,9 +1334,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				tm->log_multi = 1; /* the kernel's BTRFS_ROOT_MULTI_LOG_TASKS */
 			memset(&c->ls, 0, sizeof(c->ls));
 			c->ls.ino = c->ino;
-			btrfs_lock_replay_record(fs);
+			btrfs_lock_replay_record(&tm->locks);
 			ret = btrfs_log_dentry_nosync(fs, fs->fs_root, c->ino, &c->ls);
-			btrfs_lock_replay_take(fs, &c->rp);
+			btrfs_lock_replay_take(&tm->locks, &c->rp);
 			if (ret)
 				return ret;
 			c->fallback = c->ls.fallback;
