@@ -408,7 +408,9 @@ static int dflush_searches(struct timed *tm, struct sched_task *t, struct dflush
 	int r;
 	while (d->nsearch < 2) {
 		int idx = d->nsearch == 1;
-		if (idx ? !d->n->index_items : !d->n->inode_dirty) {
+		/* nothing left to write (a commit flushed the node meanwhile): the
+		 * search is skipped, unless it is under way, its path partly locked */
+		if ((idx ? !d->n->index_items : !d->n->inode_dirty) && d->sm.pc == 0 && !d->sm.pl.active) {
 			d->nsearch++;
 			continue;
 		}
