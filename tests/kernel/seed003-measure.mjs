@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const TRACING = '/sys/kernel/tracing';
+const BLOCK_EVENTS = ['block_rq_issue', 'block_rq_complete'];
 const EVENTS = ['btrfs_ordered_extent_add', 'btrfs_finish_ordered_extent', 'btrfs_ordered_extent_lookup_for_logging', 'btrfs_sync_file'];
 
 // The fio-like jobs, in one Python program: each job writes its own file in
@@ -67,10 +68,11 @@ function tracefs() {
 
 /** Runs `work(mnt)` on a fresh btrfs on a loop device of our own, with a
  * tracefs instance of our own tracing `events` (btrfs's) in trace clock
- * `clock`; returns work's result, the trace's lines of our filesystem (by
- * its fsid) and the events the ring buffer lost. The instance, the mount and
- * the loop device go even when something fails. */
-export function withTracedBtrfs({ bytes, events, clock = 'local', tag = 'seed003' }, work) {
+ * `clock`, and with `block` the block layer's requests to that loop device;
+ * returns work's result, the trace's lines of our filesystem (by its fsid)
+ * or device, and the events the ring buffer lost. The instance, the mount
+ * and the loop device go even when something fails. */
+export function withTracedBtrfs({ bytes, events, clock = 'local', tag = 'seed003', block = false }, work) {
   tracefs();
   const dir = mkdtempSync(join(tmpdir(), `btrfslab-${tag}-`));
   const img = join(dir, 'fs.img');
@@ -90,10 +92,19 @@ export function withTracedBtrfs({ bytes, events, clock = 'local', tag = 'seed003
     writeFileSync(join(inst, 'buffer_size_kb'), '65536');
     writeFileSync(join(inst, 'trace_clock'), clock);
     for (const e of events) writeFileSync(join(inst, 'events', 'btrfs', e, 'enable'), '1');
+    if (block) {
+      // the block layer's requests, of our loop device only (filtered by its dev_t in the kernel)
+      const [major, minor] = readFileSync(`/sys/block/${loop.replace('/dev/', '')}/dev`, 'utf8').trim().split(':').map(Number);
+      for (const e of BLOCK_EVENTS) {
+        writeFileSync(join(inst, 'events', 'block', e, 'filter'), `dev == ${(major << 20) | minor}`);
+        writeFileSync(join(inst, 'events', 'block', e, 'enable'), '1');
+      }
+    }
     writeFileSync(join(inst, 'tracing_on'), '1');
     const result = work(mnt);
     writeFileSync(join(inst, 'tracing_on'), '0');
-    const lines = readFileSync(join(inst, 'trace'), 'utf8').split('\n').filter((l) => l.includes(fsid)); // ours only
+    const lines = readFileSync(join(inst, 'trace'), 'utf8').split('\n')
+      .filter((l) => l.includes(fsid) || (block && / block_rq_(issue|complete): /.test(l))); // ours only
     let overrun = 0;
     for (const cpu of readdirSync(join(inst, 'per_cpu')))
       overrun += Number(readFileSync(join(inst, 'per_cpu', cpu, 'stats'), 'utf8').match(/overrun: (\d+)/)?.[1] ?? 0);
@@ -101,6 +112,7 @@ export function withTracedBtrfs({ bytes, events, clock = 'local', tag = 'seed003
   } finally {
     if (existsSync(inst)) {
       for (const e of events) spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'events', 'btrfs', e, 'enable')}`]);
+      if (block) for (const e of BLOCK_EVENTS) spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'events', 'block', e, 'enable')}`]);
       spawnSync('rmdir', [inst]);
     }
     if (mounted) spawnSync('umount', [mnt]);

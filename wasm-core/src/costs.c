@@ -25,26 +25,34 @@ const struct btrfs_cost btrfs_costs[COST_COUNT] = {
 	[COST_LOG_KIB] = {"log_kib", "log bytes", 4096, "KiB", "tree-log (0.004 us a byte)"},
 	[COST_LOG_SHIFT_KIB] = {"log_shift_kib", "log shift", 256, "KiB", "tree-log (0.00025 us a byte)"},
 	[COST_LOG_FS_LEAF] = {"log_fs_leaf", "log fs leaf", 500, "leaf", "tree-log"},
-	[COST_LOG_CSUM_LOOKUP] = {"log_csum_lookup", "log csum lookup", 16000, "csum item", "fitted to seed 003's fio table (bench/seed003.bench.mjs): a csum tree search under read locks"},
+	[COST_LOG_CSUM_LOOKUP] = {"log_csum_lookup", "log csum lookup", 5000, "csum item",
+				   "estimate from measurements here (loop profile, 25%): a read-locked search's leaf 340-570 ns and its "
+				   "node steps (docs/seed000-locks.md), about 1 us a csum tree search (5 us here); before 5.10 an fsync looks each "
+				   "logged extent's checksums up this way (since, in-flight ones come from their ordered extents)"},
 	[COST_LOG_BLOCK] = {"log_block", "log block", 6000, "block", "tree-log"},
-	[COST_FINISH_FS] = {"finish_fs", "finish: fs tree", 40000, "ordered extent", "seed 003: completion 100-200 us alone (64 KiB: 40 + 16 x 9 + 47 + 13 = 244 us, fitted to its table, a little over); "
-			 "the kernel here (6.18, loop) completes one in 6-9 us (4 KiB) or 8-15 us (64 KiB), holding the fs leaf 0.6-3.6 us "
-			 "(measured here: node tests/kernel/seed003-locks.mjs rand|seq 1 32, p50s): at the table's scale (/0.25) a 4 KiB "
-			 "completion is 25-35 us, most of it outside the tree locks"},
-	[COST_FINISH_FS_PAGE] = {"finish_fs_page", "finish: fs tree, per page", 9000, "4 KiB page", "fitted to seed 003's fio tables (sequential 64 KiB and random 4 KiB); the kernel here shows no per-page part in the "
-			      "fs leaf's hold (64 KiB extents 0.6-2.1 us, 4 KiB 2.4-3.6 us: the tree, not the pages), and 0.2-0.45 us a page "
-			      "(loop) outside the locks (measured here: node tests/kernel/seed003-locks.mjs rand|seq 1 32)"},
-	[COST_FINISH_CSUM] = {"finish_csum", "finish: csum tree", 47000, "ordered extent",
-			       "fitted to seed 003's fio table (bench/seed003.bench.mjs); the kernel here holds the csum leaf 0.5-1.1 us an "
-			       "ordered extent, 4 KiB or 64 KiB alike: no per-page part (2-4 us at the table's scale; measured here: "
-			       "node tests/kernel/seed003-locks.mjs rand|seq 1 32, p50s)"},
-	[COST_FINISH_REST] = {"finish_rest", "finish: rest", 13000, "ordered extent", "fitted to seed 003's fio table (bench/seed003.bench.mjs)"},
+	[COST_FINISH_FS] = {"finish_fs", "finish: fs tree", 5000, "ordered extent",
+			 "measured here (loop profile, 25%): a completion holds the fs leaf 0.6-3.6 us, 4 KiB or 64 KiB alike "
+			 "(node tests/kernel/seed003-locks.mjs rand|seq 1 32, p50s); 5 us. Seed 003: a completion takes 100-200 us "
+			 "alone (here: 64 KiB 5 + 16 x 12 + 3 + 89 = 289 us, 4 KiB 109 us)"},
+	[COST_FINISH_FS_PAGE] = {"finish_fs_page", "finish: fs tree, per page", 12000, "4 KiB page",
+			      "fitted to seed 003's fio tables (bench/seed003.bench.mjs, sequential 64 KiB and random 4 KiB): "
+			      "with tree_locks=tree, the contention that makes a 64 KiB completion slower as jobs are added; the "
+			      "kernel here shows no per-page part in the fs leaf's hold, and 0.2-0.45 us a page outside the locks "
+			      "(loop; node tests/kernel/seed003-locks.mjs rand|seq 1 32)"},
+	[COST_FINISH_CSUM] = {"finish_csum", "finish: csum tree", 3000, "ordered extent",
+			       "measured here (loop profile, 25%): a completion holds the csum leaf 0.5-1.1 us, 4 KiB or 64 KiB "
+			       "alike (node tests/kernel/seed003-locks.mjs rand|seq 1 32, p50s); 3 us"},
+	[COST_FINISH_REST] = {"finish_rest", "finish: rest", 89000, "ordered extent",
+			       "fitted to seed 003's fio table (bench/seed003.bench.mjs): a completion's time outside the tree locks "
+			       "(the kernel here: most of a completion's 6-9 us, 4 KiB, is outside them); with finish_fs, _fs_page and _csum a 4 KiB "
+			       "completion takes what it took before they were measured (109 us), so tree_locks=path runs keep their timing"},
 	[COST_META_OP] = {"meta_op", "namespace op", 15000, "operation", "estimate: a few B-tree inserts under the fs tree's lock"},
 	[COST_COMMIT] = {"commit", "commit", 300000, "commit", "estimate: delayed refs, root items, free space tree"},
-	[COST_INODE_UPDATE] = {"inode_update", "inode update", 20000, "write", "fitted to seed 003's fio table (bench/seed003.bench.mjs): btrfs_update_inode of a dirtied inode, under the fs tree's lock"},
+	[COST_INODE_UPDATE] = {"inode_update", "inode update", 20000, "write", "fitted to seed 003's fio table (bench/seed003.bench.mjs): btrfs_update_inode of a dirtied inode, into its delayed node (under the node's mutex, no tree lock)"},
 	[COST_WAKEUP] = {"wakeup", "wakeup", 38000, "wakeup", "fitted to seed 003's fio table (bench/seed003.bench.mjs): scheduler latency of a woken task"},
 	[COST_LOG_TREE] = {"log_tree", "log tree lock", 165000, "fsync",
-			   "fitted to seed 003's fio table (bench/seed003.bench.mjs): the log tree's write lock an fsync holds"},
+			   "fitted to seed 003's fio table (bench/seed003.bench.mjs): the log tree's write lock an fsync holds, "
+			   "logging its inode and one extent (log_extent for each extent more)"},
 	[COST_EB_ALLOC] = {"eb_alloc", "extent buffer allocation", 2000, "allocation",
 			   "estimate: struct extent_buffer from its slab and 4 pages (16 KiB) from the page allocator, no reclaim"},
 	[COST_RECLAIM_MODERATE] = {"reclaim_moderate", "direct reclaim (moderate)", 1000000, "stall, 1 allocation in 20",
@@ -89,6 +97,12 @@ const struct btrfs_cost btrfs_costs[COST_COUNT] = {
 	[COST_WRITEBACK_LOCK] = {"writeback_lock", "tree block writeback lock", 680, "block",
 				 "measured here (loop profile, 25%): a log sync write-locks each log block it writes out, held "
 				 "0.15-0.17 us (one fsyncer, tests/kernel/seed000-measure.mjs 1 0 300); 170 ns"},
+	[COST_LOG_EXTENT] = {"log_extent", "log extent", 80000, "extent past 1st",
+			      "measured here (loop profile, 25%): an fsync's logging, from its first log tree COW to its first log "
+			      "block write, p50 19-33 us for one 64 KiB extent and 200-334 us for 16 random 4 KiB ones: 12-20 us for "
+			      "each extent past the first, more as the log grows (16 MiB files: 16 us on a quiet machine, 20 on a "
+			      "busy one; 4 MiB: 12-13 us), less where extents share log leaves (4 extents 136-163 us, 64 510-640 us; "
+			      "node tests/kernel/seed003-phases.mjs seq 1, rand 16, rand 4, rand 64); 20 us"},
 };
 
 const struct btrfs_device_profile btrfs_device_profiles[] = {

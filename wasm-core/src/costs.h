@@ -28,7 +28,7 @@ enum btrfs_cost_id {
 	COST_META_OP,           /* a namespace operation (create, link, rename, ...) */
 	COST_COMMIT,            /* a commit's CPU work besides its blocks */
 	COST_COMMIT_BLOCK,      /* a commit: per tree block written */
-	COST_INODE_UPDATE,      /* a write's inode item update, under the fs tree's lock */
+	COST_INODE_UPDATE,      /* a write's inode item update (into its delayed node) */
 	COST_WAKEUP,            /* from a wakeup to the woken task running (scheduler latency) */
 	COST_LOG_TREE,          /* a timed fsync's time under the log tree's write lock (COW of written log blocks, inserts) */
 	COST_EB_ALLOC,          /* an extent buffer and its pages allocated (the log's clone of a leaf) */
@@ -42,6 +42,7 @@ enum btrfs_cost_id {
 	COST_LOCK_PROBE,        /* a write-locked search's first read lock of the root, held to read its level (tree_locks=path) */
 	COST_COW,               /* a tree block COWed or split: the new block allocated and filled, under the locks (tree_locks=path) */
 	COST_WRITEBACK_LOCK,    /* a tree block's write lock taken to write it out (tree_locks=path) */
+	COST_LOG_EXTENT,        /* logging: per file extent item logged past the first (log_one_extent: the range dropped, the item, its checksums) */
 	COST_COUNT
 };
 

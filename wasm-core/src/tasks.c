@@ -268,6 +268,7 @@ struct thread_ctx {
 	u64 clones;           /* fs leaves cloned so far (log_copy=clone) */
 	int log_allocs;       /* log tree blocks still to allocate for this fsync's inserts */
 	struct btrfs_path_lock fs_pl; /* log_copy=direct: the fs leaf held while the log changes */
+	struct btrfs_path_lock csum_pl; /* tree_locks=tree: the csum tree read-locked while logging looks checksums up */
 	struct dflush_m df;
 	struct evict_m ev;
 	struct space_ticket tk;
@@ -586,6 +587,10 @@ static int submit_oes(struct timed *tm, struct sched_task *t, struct btrfs_order
 			return fail(tm, BLAB_ENOMEM, "bio");
 	return 0;
 }
+
+/* The file extents an fsync logs past its first (costs.c's log_extent: the
+ * log_tree row already holds one extent's logging). */
+#define log_extents_more(c) ((c)->ls.items[BTRFS_EXTENT_DATA_KEY] > 1 ? (c)->ls.items[BTRFS_EXTENT_DATA_KEY] - 1 : 0)
 
 /* CPU time of starting writeback that made n ordered extents of bytes in all. */
 static u64 writeback_cost(struct timed *tm, struct btrfs_ordered_extent **oes, size_t n, u32 ss)
@@ -936,7 +941,6 @@ enum thread_pc {
 	T_F_LOG_CPU,
 	T_F_CSUM_LOCK,
 	T_F_CSUM_CPU,
-	T_F_CSUM_UNLOCK,
 	T_F_LOG_END,
 	T_F_SYNC,
 	T_COMMIT,
@@ -1026,7 +1030,7 @@ static int log_searches(struct timed *tm, struct sched_task *t, struct thread_ct
 	int r;
 	u64 reads = FSYNC_LOG_READS * (c->ls.inodes_logged ? c->ls.inodes_logged : 1), n = c->ls.log_searches;
 	u64 items = COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
-		    COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024;
+		    COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024 + COST(tm, COST_LOG_EXTENT, log_extents_more(c));
 	struct btrfs_key key = {c->ino, BTRFS_INODE_ITEM_KEY, 0};
 	while ((u64)c->nsearch < reads) {
 		if ((r = search_step(tm, t, &c->sm, BTRFS_TREE_LOG_OBJECTID, key, BTRFS_LOCK_READ,
@@ -1217,41 +1221,29 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			/* the inode item's update (btrfs_dirty_inode), under the fs tree's write lock */
 			c->pc = T_WRITE_UPDATE;
 			continue;
-		case T_WRITE_UPDATE:
-			if (tm->cfg->tree_locks == TREE_LOCKS_PATH) {
-				/* btrfs_update_inode goes to the inode's delayed node, under its
-				 * mutex, not into its leaf (the kernel's trace: a write takes no
-				 * tree lock); the delayed-items worker writes it later */
-				struct delayed_node *n = dnode_get(tm, c->op.ino);
-				if (!n)
-					return fail(tm, BLAB_ENOMEM, "out of memory");
-				if (!c->sub) {
-					c->sub = 1;
-					if (!sched_lock(s, t, &n->mutex, BTRFS_LOCK_WRITE))
-						return 0;
-				}
-				if (c->sub == 1) {
-					c->sub = 2;
-					sched_cpu(s, t, COST(tm, COST_INODE_UPDATE, 1), WORK_META);
-					return 0;
-				}
-				c->sub = 0;
-				sched_unlock(s, t, &n->mutex, BTRFS_LOCK_WRITE);
-				c->pc = T_THROTTLE;
-				continue;
-			}
-			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_FS_TREE_OBJECTID, c->op.ino, BTRFS_INODE_ITEM_KEY, 0,
-						BTRFS_LOCK_WRITE)) <= 0)
-				return r;
+		case T_WRITE_UPDATE: {
+			/* btrfs_update_inode goes to the inode's delayed node, under its
+			 * mutex, not into its leaf (the kernel's trace: a write takes no
+			 * tree lock); the delayed-items worker, a commit or a full fsync
+			 * writes it into the leaf later */
+			struct delayed_node *n = dnode_get(tm, c->op.ino);
+			if (!n)
+				return fail(tm, BLAB_ENOMEM, "out of memory");
 			if (!c->sub) {
-				c->sub = 1; /* the update's time, then the unlock */
+				c->sub = 1;
+				if (!sched_lock(s, t, &n->mutex, BTRFS_LOCK_WRITE))
+					return 0;
+			}
+			if (c->sub == 1) {
+				c->sub = 2;
 				sched_cpu(s, t, COST(tm, COST_INODE_UPDATE, 1), WORK_META);
 				return 0;
 			}
 			c->sub = 0;
-			btrfs_path_unlock(&tm->locks, t, &c->pl);
+			sched_unlock(s, t, &n->mutex, BTRFS_LOCK_WRITE);
 			c->pc = T_THROTTLE;
 			continue;
+		}
 		case T_THROTTLE: {
 			u64 dirty = btrfs_dirty_bytes(fs, 0), held = dirty + btrfs_ordered_bytes(fs, 0, NULL);
 			if (held > tm->st->dirty_peak)
@@ -1442,7 +1434,11 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				continue;
 			}
 			/* inserting into the log tree, once under its write lock (with
-			 * tree_locks=path, a tree with none: no log tree to walk yet) */
+			 * tree_locks=path, a tree with none: no log tree to walk yet);
+			 * with tree_locks=tree, the checksums of completed extents are
+			 * looked up in the same section, under the csum tree's read lock
+			 * too: log_one_extent logs each extent's checksums as it logs
+			 * the extent */
 			if (!c->sub) {
 				if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 							BTRFS_LOCK_WRITE)) <= 0)
@@ -1451,19 +1447,36 @@ static int thread_step(struct sched *s, struct sched_task *t)
 					if ((r = log_alloc_step(tm, t, &c->ev)) <= 0)
 						return r;
 				c->sub = 1;
+			}
+			{
+			int tree = tm->cfg->tree_locks == TREE_LOCKS_TREE;
+			if (c->sub == 1) {
+				c->sub = 2;
 				sched_cpu(s, t,
 					  COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) +
 						  COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
-						  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024,
+						  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024 +
+						  COST(tm, COST_LOG_EXTENT, log_extents_more(c)),
 					  WORK_LOG);
 				return 0;
 			}
+			if (c->sub == 2 && tree && c->ls.csum_items) {
+				if ((r = btrfs_path_lock(&tm->locks, t, &c->csum_pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
+							 BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr, BTRFS_LOCK_READ)) <= 0)
+					return r;
+				c->sub = 3;
+				sched_cpu(s, t, COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), WORK_LOG_CSUM);
+				return 0;
+			}
+			if (c->csum_pl.active)
+				btrfs_path_unlock(&tm->locks, t, &c->csum_pl);
 			btrfs_path_unlock(&tm->locks, t, &c->pl);
 			c->sub = 0;
 			if (c->fs_pl.active)
 				btrfs_path_unlock(&tm->locks, t, &c->fs_pl);
-			c->pc = T_F_CSUM_LOCK;
+			c->pc = tree ? T_F_LOG_END : T_F_CSUM_LOCK;
 			continue;
+			}
 		case T_F_CSUM_LOCK:
 			if (!c->ls.csum_items) {
 				c->pc = T_F_LOG_END;
@@ -1472,35 +1485,24 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			/* checksums of completed extents come from the csum tree, under its read lock */
 			c->pc = T_F_CSUM_CPU;
 			continue;
-		case T_F_CSUM_CPU:
-			if (tm->cfg->tree_locks == TREE_LOCKS_PATH) {
-				/* the lookups' time, then one read-locked search of the csum tree */
-				if (!c->nsearch) {
-					c->nsearch = 1;
-					u64 rest = unlocked_part(COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), COST(tm, COST_LEAF_READ, 1));
-					if (rest) {
-						sched_cpu(s, t, rest, WORK_LOG_CSUM);
-						return 0;
-					}
+		case T_F_CSUM_CPU: {
+			/* (tree_locks=path) the lookups' time, then one read-locked search of the csum tree */
+			if (!c->nsearch) {
+				c->nsearch = 1;
+				u64 rest = unlocked_part(COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), COST(tm, COST_LEAF_READ, 1));
+				if (rest) {
+					sched_cpu(s, t, rest, WORK_LOG_CSUM);
+					return 0;
 				}
-				struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr};
-				if ((r = search_step(tm, t, &c->sm, BTRFS_CSUM_TREE_OBJECTID, key, BTRFS_LOCK_READ, COST(tm, COST_LEAF_READ, 1),
-						     WORK_LOG_CSUM)) <= 0)
-					return r;
-				c->nsearch = 0;
-				c->pc = T_F_LOG_END;
-				continue;
 			}
-			if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_CSUM_TREE_OBJECTID, BTRFS_EXTENT_CSUM_OBJECTID,
-						BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr, BTRFS_LOCK_READ)) <= 0)
+			struct btrfs_key key = {BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, c->csum_bytenr};
+			if ((r = search_step(tm, t, &c->sm, BTRFS_CSUM_TREE_OBJECTID, key, BTRFS_LOCK_READ, COST(tm, COST_LEAF_READ, 1),
+					     WORK_LOG_CSUM)) <= 0)
 				return r;
-			c->pc = T_F_CSUM_UNLOCK;
-			sched_cpu(s, t, COST(tm, COST_LOG_CSUM_LOOKUP, c->ls.csum_items), WORK_LOG_CSUM);
-			return 0;
-		case T_F_CSUM_UNLOCK:
-			btrfs_path_unlock(&tm->locks, t, &c->pl);
+			c->nsearch = 0;
 			c->pc = T_F_LOG_END;
 			continue;
+		}
 		case T_F_LOG_END:
 			tm->log_writers[c->my_lt & 1]--;
 			sched_wake_all(s, &tm->writers_wq);
@@ -2225,7 +2227,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	tm.dev = tm.s ? bio_dev_create(tm.s, &cfg->dev) : NULL;
 	if (tm.s) {
 		sched_set_wakeup_ns(tm.s, COST(&tm, COST_WAKEUP, 1));
-		sched_set_lock_spin(tm.s, cfg->tree_locks == TREE_LOCKS_PATH);
+		sched_set_lock_spin(tm.s, 1); /* the kernel's rwsem: a waiter spins while the holder runs */
 		sched_set_jitter(tm.s, cfg->dev.jitter_pct);
 	}
 	int nfinish = tm.cpus + 2 < 8 ? tm.cpus + 2 : 8, nworkers = nfinish + 5;

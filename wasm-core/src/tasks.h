@@ -7,14 +7,18 @@
  *                  file (ranged fsyncs are full-range, as since 5.10), waits
  *                  for its bios, then (full sync, or fsync_wait=ordered) for
  *                  its ordered extents, logs the inode under the fs tree's
- *                  lock (and, when the log needs checksums the csum tree
- *                  holds, under the csum tree's), and syncs the log;
+ *                  lock, then into the log under the log tree's (the
+ *                  checksums the csum tree holds looked up at its end, under
+ *                  the csum tree's read lock too), and syncs the log;
  *                  sync writes everything back, waits, and commits.
  *   flusher        writes back inodes dirty for more than 30 s, every 5 s, and
  *                  oldest first while dirty bytes are over the background limit.
  *   endio-write    min(cpus + 2, 8) workers (the kernel's thread_pool_size)
  *                  completing ordered extents: the fs tree under its lock, the
  *                  csum tree under its lock, the rest (btrfs_finish_ordered_io).
+ *   A write's inode update goes to the inode's delayed node (its mutex, no
+ *   tree lock); a lock's waiters spin while its holder runs, as the kernel's
+ *   rwsem lets them, and sleep when it does not.
  *   transaction    commits when the running transaction is commit_interval old.
  *
  * Log syncs batch as the kernel's log transactions do: an fsync logs into the
@@ -25,11 +29,16 @@
  * the transaction to leave it, and blocks new ones until its superblock is
  * written.
  *
- * Where this simplifies the kernel: tree locks are one read/write lock per
- * tree (the root node's, which every search takes first); a B-tree change
- * happens at one instant, at the end of the work that models it; endio's own
- * CPU time is not modelled; clean pages are dropped once their ordered
- * extent completes. */
+ * Where this simplifies the kernel: with tree_locks=tree (the default, which
+ * seed 003's table is fitted with) tree locks are one read/write lock per
+ * tree (the root node's, which every search takes first), and an fsync's
+ * logging holds the log tree's for all its extents; a B-tree change happens
+ * at one instant, at the end of the work that models it; endio's own CPU
+ * time is not modelled (the kernel here ends a page's writeback in a worker,
+ * about 8 us an extent on the loop device, so 16 random 4 KiB extents stay
+ * under writeback some 130 us after their bio completes); the kernel merges
+ * those extents' pages into one bio, the model submits a bio an ordered
+ * extent; clean pages are dropped once their ordered extent completes. */
 #ifndef BTRFSLAB_TASKS_H
 #define BTRFSLAB_TASKS_H
 #include "sched.h"
