@@ -1218,7 +1218,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return ret;
 			op_release(tm, c); /* the write holds its own reservations now */
 			tm->st->bytes_written += c->op.len;
-			/* the inode item's update (btrfs_dirty_inode), under the fs tree's write lock */
+			/* the inode item's update (btrfs_dirty_inode) */
 			c->pc = T_WRITE_UPDATE;
 			continue;
 		case T_WRITE_UPDATE: {
@@ -1424,8 +1424,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_F_LOG_CPU;
 			c->sub = 0;
 			continue;
-		case T_F_LOG_CPU:
-			if (tm->cfg->tree_locks == TREE_LOCKS_PATH && btrfs_log_tree_root(fs) && c->ls.log_searches) {
+		case T_F_LOG_CPU: {
+			const int tree = tm->cfg->tree_locks == TREE_LOCKS_TREE;
+			if (!tree && btrfs_log_tree_root(fs) && c->ls.log_searches) {
 				if ((r = log_searches(tm, t, c)) <= 0)
 					return r;
 				if (c->fs_pl.active)
@@ -1436,9 +1437,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			/* inserting into the log tree, once under its write lock (with
 			 * tree_locks=path, a tree with none: no log tree to walk yet);
 			 * with tree_locks=tree, the checksums of completed extents are
-			 * looked up in the same section, under the csum tree's read lock
-			 * too: log_one_extent logs each extent's checksums as it logs
-			 * the extent */
+			 * then looked up in the same section, under the csum tree's read
+			 * lock too: log_one_extent logs each extent's checksums as it
+			 * logs the extent */
 			if (!c->sub) {
 				if ((r = btrfs_path_lock(&tm->locks, t, &c->pl, BTRFS_TREE_LOG_OBJECTID, c->ino, BTRFS_INODE_ITEM_KEY, 0,
 							BTRFS_LOCK_WRITE)) <= 0)
@@ -1448,8 +1449,6 @@ static int thread_step(struct sched *s, struct sched_task *t)
 						return r;
 				c->sub = 1;
 			}
-			{
-			int tree = tm->cfg->tree_locks == TREE_LOCKS_TREE;
 			if (c->sub == 1) {
 				c->sub = 2;
 				sched_cpu(s, t,
@@ -1476,7 +1475,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				btrfs_path_unlock(&tm->locks, t, &c->fs_pl);
 			c->pc = tree ? T_F_LOG_END : T_F_CSUM_LOCK;
 			continue;
-			}
+		}
 		case T_F_CSUM_LOCK:
 			if (!c->ls.csum_items) {
 				c->pc = T_F_LOG_END;
