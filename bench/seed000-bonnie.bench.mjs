@@ -5,15 +5,17 @@
 // twice the memory), -o ssd. Here: `bonnie files=2000 dirs=2 size=16K` on the
 // ssd profile, about 1000 files a directory as the seed's 1024 (files scaled
 // down 10x, bytes 240x). bonnie++ reports each phase's largest latency; a
-// largest value is noisy, so each mode runs ten seeds and their mean is
-// compared. BTRFSLAB_SEED000_BONNIE_SEEDS sets the count.
+// largest value is noisy, so each mode runs thirty seeds and their mean is
+// compared (the change a row shows moved by up to 7 points between means of
+// ten seeds, 1-10, 11-20 and 21-30; by up to 3 between means of thirty,
+// 1-30 and 31-60). BTRFSLAB_SEED000_BONNIE_SEEDS sets the count.
 import { execFileSync } from 'node:child_process';
 import { CLI as BUILT } from './lib.mjs';
 const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 export const name = 'seed 000: bonnie++ latencies, log_copy=clone vs prealloc under heavy memory pressure — the model vs the seed';
 
-const SEEDS = Number(process.env.BTRFSLAB_SEED000_BONNIE_SEEDS ?? 10);
+const SEEDS = Number(process.env.BTRFSLAB_SEED000_BONNIE_SEEDS ?? 30);
 // the seed's latencies (before -> after): Latency line of its bonnie++ tables
 const SEED = {
   seqCreate: { label: 'sequential create', before: 411, after: 320 },
