@@ -84,6 +84,12 @@ static struct extent_buffer *path_block(struct btrfs_locks *locks, struct btrfs_
 	return l == level ? b : NULL;
 }
 
+/* Whether no task holds lk or waits for it. */
+static int lock_free(const struct sched_lock *lk)
+{
+	return !lk->readers && !lk->writer && !lk->nw;
+}
+
 static struct sched_lock *block_lock_at(struct btrfs_locks *locks, u64 tree, u64 bytenr, int level)
 {
 	struct sched_lock **p = u64map_put(&locks->blocks, bytenr);
@@ -92,7 +98,7 @@ static struct sched_lock *block_lock_at(struct btrfs_locks *locks, u64 tree, u64
 	if (!*p && !(*p = calloc(1, sizeof(**p))))
 		return NULL;
 	struct sched_lock *lk = *p;
-	if (!lk->readers && !lk->writer && !lk->nw) {
+	if (lock_free(lk)) {
 		/* a block freed and its place reused: the lock is the new block's */
 		lk->tree = tree;
 		lk->bytenr = bytenr;
@@ -311,7 +317,7 @@ u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_re
  * so waiting could close a cycle the kernel cannot. */
 static int replay_acquire(struct btrfs_locks *l, struct sched_task *t, int *sub, struct sched_lock *lk)
 {
-	if (lk->writer || lk->readers || lk->nw) {
+	if (!lock_free(lk)) {
 		*sub = 0;
 		return 2;
 	}

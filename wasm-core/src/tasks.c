@@ -588,10 +588,6 @@ static int submit_oes(struct timed *tm, struct sched_task *t, struct btrfs_order
 	return 0;
 }
 
-/* The file extents an fsync logs past its first (costs.c's log_extent: the
- * log_tree row already holds one extent's logging). */
-#define log_extents_more(c) ((c)->ls.items[BTRFS_EXTENT_DATA_KEY] > 1 ? (c)->ls.items[BTRFS_EXTENT_DATA_KEY] - 1 : 0)
-
 /* CPU time of starting writeback that made n ordered extents of bytes in all. */
 static u64 writeback_cost(struct timed *tm, struct btrfs_ordered_extent **oes, size_t n, u32 ss)
 {
@@ -1019,6 +1015,16 @@ static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_c
 	return 1;
 }
 
+/* An fsync's time for what it copies into the log (costs.c's log rows: its
+ * items and their bytes, the bytes moved aside, and log_extent for each file
+ * extent past its first, log_tree holding one extent's logging). */
+static u64 log_items_ns(struct timed *tm, const struct thread_ctx *c)
+{
+	u64 extents = c->ls.items[BTRFS_EXTENT_DATA_KEY];
+	return COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
+	       COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024 + COST(tm, COST_LOG_EXTENT, extents > 1 ? extents - 1 : 0);
+}
+
 /* An fsync's work in the log tree with tree_locks=path: its read-locked
  * searches, its time outside the locks (the log's fixed cost and its
  * descents), then its inserts, one write-locked search each, holding the
@@ -1029,8 +1035,7 @@ static int log_searches(struct timed *tm, struct sched_task *t, struct thread_ct
 {
 	int r;
 	u64 reads = FSYNC_LOG_READS * (c->ls.inodes_logged ? c->ls.inodes_logged : 1), n = c->ls.log_searches;
-	u64 items = COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
-		    COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024 + COST(tm, COST_LOG_EXTENT, log_extents_more(c));
+	u64 items = log_items_ns(tm, c);
 	struct btrfs_key key = {c->ino, BTRFS_INODE_ITEM_KEY, 0};
 	while ((u64)c->nsearch < reads) {
 		if ((r = search_step(tm, t, &c->sm, BTRFS_TREE_LOG_OBJECTID, key, BTRFS_LOCK_READ,
@@ -1452,10 +1457,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			if (c->sub == 1) {
 				c->sub = 2;
 				sched_cpu(s, t,
-					  COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) +
-						  COST(tm, COST_LOG_ITEM, c->ls.items_total) + COST(tm, COST_LOG_KIB, c->ls.bytes) / 1024 +
-						  COST(tm, COST_LOG_SHIFT_KIB, c->ls.shifted) / 1024 +
-						  COST(tm, COST_LOG_EXTENT, log_extents_more(c)),
+					  COST(tm, COST_LOG_TREE, 1) + COST(tm, COST_LOG_SEARCH, c->ls.log_searches) + log_items_ns(tm, c),
 					  WORK_LOG);
 				return 0;
 			}
