@@ -80,3 +80,19 @@ export function measureModelLocks(opts = {}) {
   const us = (xs) => { const s = statsNs(xs); return { n: s.n, p50Us: s.p50Ns / 1e3, p99Us: s.p99Ns / 1e3 }; };
   return { ...opts, fsync: us(lat.fsync), create: us(lat.create), locks: { wait: per(wait), hold: per(hold) } };
 }
+
+/** Creators alone, C threads creating N files each, in one directory or one each (dirs 'one' | 'each'): their creates'
+ * latencies, microseconds (tests/kernel/seed000-measure.mjs's dirs option, in the kernel). */
+export function measureModelCreates({ creators = 2, iterations = 2000, dirs = 'one', device = 'loop', seed = 1 } = {}) {
+  const l = ['mkfs size=1G', `set device=${device}`, 'set tree_locks=path', `set seed=${seed}`, 'mkdir /d'];
+  for (let c = 0; c < creators; c++) if (dirs === 'each') l.push(`mkdir /d/C${c}`);
+  l.push('commit');
+  for (let c = 0; c < creators; c++) {
+    l.push(`thread C${c}`);
+    for (let k = 0; k < iterations; k++) l.push(`create /d${dirs === 'each' ? `/C${c}` : ''}/c${c}_${k}`);
+    l.push('end');
+  }
+  const m = JSON.parse(execFileSync(CLI, ['run', '-', '--metrics', '-', '--max-ops', '10000000'], { input: l.join('\n') + '\n', encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const ns = m.timed.ops.namespace;
+  return { n: ns.n, p50Us: ns.p50Ns / 1e3, p99Us: ns.p99Ns / 1e3 };
+}

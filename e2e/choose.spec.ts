@@ -2,8 +2,8 @@
 // each turn of the contended section; the address holds the picks, and
 // opening it again gives the same picks, the same threads at the moment, and
 // the same lock waits; a sleep's turn holds the others back; a pick timed
-// while A holds the fs leaf for read and waits for memory queues B's create
-// behind it; undo, start over, let the policy finish, stop; bad picks in the
+// while A holds the fs leaf for read and waits for memory queues C's create
+// behind it, and B's behind C on their directory's lock; undo, start over, let the policy finish, stop; bad picks in the
 // address are left out; with log_copy=direct a picked interleaving deadlocks
 // and its cycle is drawn. Screenshots at desktop and phone width; axe.
 import { expect, test, type Page } from '@playwright/test';
@@ -47,13 +47,13 @@ async function said(page: Page) {
   };
 }
 
-/** Next wait until B queues for a tree lock; the lock view's words then. */
+/** Next wait until B queues for a lock (its directory's); the lock view's words then. */
 async function toBLockWait(page: Page) {
   const sentence = page.getByTestId('sentence');
   for (let i = 0; i < 150; i++) {
     await page.getByRole('button', { name: 'Next wait' }).click();
     await expect(sentence).toContainText(/event \d+ of \d+/);
-    if (/: B waits for a lock on the fs tree/.test((await sentence.textContent())!)) {
+    if (/: B waits for (a lock on the fs tree|the lock of inode \d+)/.test((await sentence.textContent())!)) {
       return { sentence: await sentence.textContent(), locks: await locks(page).getByTestId('lock-said').textContent() };
     }
   }
@@ -108,7 +108,7 @@ test.describe('at desktop width', () => {
     await expect(page.getByLabel('Scenario script')).not.toHaveValue(/schedule/);
   });
 
-  test('B queues for the leaf A holds for read while A waits for memory; the link gives the same picks and the same waits', async ({ page }) => {
+  test("B queues for the directory's lock C holds while C queues for the leaf A holds for read, A waiting for memory; the link gives the same picks and the same waits", async ({ page }) => {
     await open(page, `step=${CONTENDED}&sched=2:`);
     await settled(page, 0);
     await pick(page, TIMED);
@@ -123,9 +123,11 @@ test.describe('at desktop width', () => {
     await expect(row(page, 'C')).toContainText(`waiting to write-lock leaf ${leaf} of the fs tree, held by A`);
     const before = await said(page);
     const wait = await toBLockWait(page);
-    expect(wait.locks).toContain(`leaf ${leaf} of the fs tree: read-held by A; waiting: `);
-    // B's create: to look its name up (read) behind C's insert, or to insert (write)
-    expect(wait.locks).toMatch(/waiting: [^.]*B \((read|write)\)/);
+    // B's create waits for its directory's lock (the VFS's, held through a create), which C holds while it queues
+    // at the leaf A holds
+    expect(wait.sentence).toMatch(/: B waits for the lock of inode \d+/);
+    expect(wait.locks).toContain(`leaf ${leaf} of the fs tree: read-held by A; waiting: C (write)`);
+    expect(wait.locks).toMatch(/the inode lock of inode \d+: held by C; waiting: [^.]*B/);
     expect(await laneWaits(page, 'A', 'memory allocation', true), 'A waits for memory meanwhile').toBe(1);
     await unstick(page);
     await expect(panel(page)).toHaveScreenshot('choose-panel.png', { maxDiffPixelRatio: 0.02 });
@@ -145,6 +147,7 @@ test.describe('at desktop width', () => {
     await expect(page).toHaveURL(/script=.*prealloc.*&sched=2:C,D,A,A,A,A,C,C,B$/);
     await expect(row(page, 'B')).toContainText('now: inside create /d/b1');
     await expect(row(page, 'B')).not.toContainText('waiting to write-lock');
+    await expect(row(page, 'C')).not.toContainText('held by A');
   });
 
   test('let the policy finish, then stop choosing; bad picks in the address are left out', async ({ page }) => {
@@ -189,7 +192,7 @@ function directScript(mode: string): string {
   l.push('end');
   return l.join('\n') + '\n';
 }
-const DEADLOCK_ORDER = 'A B B C B A A C B C C B A C A A B A B A C B A C B B C B B C A A C A C B A B C A B A C B C B B C'.split(' ');
+const DEADLOCK_ORDER = 'A B A C A A B C A C B B B B A C B A B B B B A C B A C C C B B B A A B B B C C C C C A A C C B B'.split(' ');
 
 test.describe('a deadlock, at desktop width', () => {
   test.use({ viewport: { width: 1400, height: 950 } });
@@ -199,8 +202,8 @@ test.describe('a deadlock, at desktop width', () => {
     const failed = panel(page).getByTestId('choose-failed');
     await expect(failed).toContainText('With these picks the run stops in a deadlock: ');
     await expect(failed).toContainText(/EDEADLK: deadlock: A \(task \d+\) waits for the delayed node mutex of inode \d+, held by delayed-meta/);
-    // (at turn 34 of the 48 picked: one of A's fsyncs and the worker close the cycle)
-    await expect(panel(page)).toContainText('The run stopped before turn 34');
+    // (at turn 39 of the 48 picked: one of A's fsyncs and the worker close the cycle)
+    await expect(panel(page)).toContainText('The run stopped before turn 39');
     // the player has no run to show: the scenario says why
     await expect(page.getByRole('region', { name: 'Scenario' }).getByRole('alert')).toContainText('EDEADLK');
     const cycle = failed.getByTestId('deadlock-cycle');
@@ -226,7 +229,7 @@ test.describe('a deadlock, at desktop width', () => {
     await expect(page.getByTestId('sentence')).not.toBeEmpty();
     await expect(panel(page).getByTestId('choose-failed')).toHaveCount(0);
     // the picks the deadlocked run reached are kept, and the clone's run goes on past them
-    await expect(panel(page)).toContainText('Turn 35 of 48: which thread starts its next command?');
+    await expect(panel(page)).toContainText('Turn 40 of 48: which thread starts its next command?');
   });
 });
 

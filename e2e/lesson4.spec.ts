@@ -24,7 +24,7 @@ const timeline = (page: Page) => page.getByRole('region', { name: 'Timeline: tas
 /** What the lock view draws, exactly: each block's place, state and words; and what it says. */
 async function drawn(page: Page) {
   await page.waitForTimeout(60);
-  const blocks = await locks(page).locator('g.lock-block').evaluateAll((els) =>
+  const blocks = await locks(page).locator('g.lock-block, g.lock-mutex').evaluateAll((els) =>
     els.map((e) => `${e.getAttribute('class')}|${e.getAttribute('transform')}|${e.getAttribute('data-state')}|${e.textContent}`));
   return { blocks, said: await locks(page).getByTestId('lock-said').textContent(), sentence: await page.getByTestId('sentence').textContent() };
 }
@@ -96,17 +96,19 @@ test.describe('at desktop width', () => {
     await expect(sentence).toContainText(/Line 11, thread A, event \d+ of \d+: A runs on a CPU/);
     await expect(said).toContainText(/leaf \d+ of the fs tree: write-held by A\.the delayed node mutex of inode (\d+): held by A\.$/);
     const mutexes = locks(page).locator('figure[data-tree="delayed nodes"]');
-    await expect(mutexes.locator('figcaption')).toHaveText('delayed node mutexes');
-    await expect(mutexes.locator('g.lock-mutex')).toHaveCount(1);
+    await expect(mutexes.locator('figcaption')).toHaveText('inode locks and delayed node mutexes');
+    // (beside it, free by now: the inode locks of its directory and its file, which A's create and write took)
+    await expect(mutexes.locator('g.lock-mutex[data-kind="delayed node"]')).toHaveCount(1);
+    await expect(mutexes.locator('g.lock-mutex[data-kind="inode lock"][data-state="free"]')).toHaveCount(2);
     const ino = /inode (\d+): held by A/.exec((await said.textContent())!)![1];
-    await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-state="held"]`)).toHaveText(`inode ${ino}held: A`);
-    await expect(locks(page).getByRole('img', { name: `Delayed node mutexes: the delayed node mutex of inode ${ino}: held by A` })).toBeVisible();
+    await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-kind="delayed node"][data-state="held"]`)).toHaveText(`delayed, inode ${ino}held: A`);
+    await expect(locks(page).getByRole('img', { name: new RegExp(`^Inode mutexes: .*the delayed node mutex of inode ${ino}: held by A`) })).toBeVisible();
     await expect(locks(page).locator('g.lock-block[data-level="-1"]')).toHaveCount(0);
     await unstick(page);
     await expect(mutexes).toHaveScreenshot('lesson4-delayed-mutex.png', { maxDiffPixelRatio: 0.02 });
     // flushed: the mutex let go, then the leaf read-locked (its node above it first) to copy the inode's items into the log
     for (let i = 0; i < 20 && !/^leaf \d+ of the fs tree: read-held by A\.$/.test((await said.textContent())!); i++) await step();
-    await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-state="free"]`)).toHaveText(`inode ${ino}free`);
+    await expect(mutexes.locator(`g.lock-mutex[data-inode="${ino}"][data-kind="delayed node"][data-state="free"]`)).toHaveText(`delayed, inode ${ino}free`);
     await expect(said).toContainText(/^leaf \d+ of the fs tree: read-held by A\.$/);
   });
 

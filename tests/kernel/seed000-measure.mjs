@@ -78,10 +78,13 @@ const LOG_OWNER = '18446744073709551610'; // (u64)-6, BTRFS_TREE_LOG_OBJECTID
 const WORKLOAD = `
 import os, sys, time, json
 d, out, F, C, N = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+each = len(sys.argv) > 6 and sys.argv[6] == 'each'  # a directory each process, made before they start
+base = d
 buf = os.urandom(4096)
 r, w = os.pipe()
 pids = []
 def fsyncer(j):
+    d = os.path.join(base, 'F%d' % j) if each else base
     lat = []
     for i in range(N):
         fd = os.open(os.path.join(d, 'f%d_%d' % (j, i)), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
@@ -91,6 +94,7 @@ def fsyncer(j):
         os.close(fd)
     return lat
 def creator(j):
+    d = os.path.join(base, 'C%d' % j) if each else base
     lat = []
     for i in range(N):
         t0 = time.monotonic_ns()
@@ -100,6 +104,8 @@ def creator(j):
     return lat
 for kind, n, fn in (('fsync', F, fsyncer), ('create', C, creator)):
     for j in range(n):
+        if each:
+            os.mkdir(os.path.join(base, ('F' if kind == 'fsync' else 'C') + str(j)))
         pid = os.fork()
         if pid == 0:
             os.close(w)
@@ -217,7 +223,7 @@ export function analyseTrace(text, fsid) {
 }
 
 /** Tree-lock wait and hold times in the kernel for `fsyncers` fsyncing and `creators` creating processes, `iterations` ops each, in one directory. */
-export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 500 } = {}) {
+export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 500, dirs = 'one' } = {}) {
   tracefs();
   const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed000-'));
   const img = join(dir, 'fs.img');
@@ -248,7 +254,7 @@ export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 50
     for (const e of EVENTS) writeFileSync(join(inst, 'events', 'btrfs', e, 'enable'), '1');
     writeFileSync(join(inst, 'tracing_on'), '1');
     const seconds = Number(
-      execFileSync('python3', ['-c', WORKLOAD, d, out, String(fsyncers), String(creators), String(iterations)], { encoding: 'utf8' }).trim(),
+      execFileSync('python3', ['-c', WORKLOAD, d, out, String(fsyncers), String(creators), String(iterations), dirs], { encoding: 'utf8' }).trim(),
     );
     writeFileSync(join(inst, 'tracing_on'), '0');
     let overrun = 0, dropped = 0;

@@ -43,6 +43,8 @@ enum btrfs_cost_id {
 	COST_COW,               /* a tree block COWed or split: the new block allocated and filled, under the locks (tree_locks=path) */
 	COST_WRITEBACK_LOCK,    /* a tree block's write lock taken to write it out (tree_locks=path) */
 	COST_LOG_EXTENT,        /* logging: per file extent item logged past the first (log_one_extent: the range dropped, the item, its checksums) */
+	COST_LEAF_SHIFT_KIB,    /* a leaf insert or deletion: per KiB of items moved aside, under the leaf's write lock (tree_locks=path) */
+	COST_LEAF_CLONE,        /* logging: an fs leaf copied whole before its items go into the log, under its read lock (tree_locks=path) */
 	COST_COUNT
 };
 

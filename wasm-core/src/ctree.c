@@ -802,9 +802,12 @@ int btrfs_prev_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 /* ---------------------------------------------------------------------- */
 /* Insert                                                                 */
 
-/* Makes room for an item of size bytes at the path's slot; the leaf has room. */
-static void leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path, const struct btrfs_key *key, u32 size)
+/* Makes room for an item of size bytes at the path's slot; the leaf has
+ * room. Returns the bytes it moved aside (item headers after the slot and
+ * their data). */
+static u32 leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path, const struct btrfs_key *key, u32 size)
 {
+	u32 moved = 0;
 	struct extent_buffer *leaf = path->nodes[0];
 	int slot = path->slots[0];
 	u32 nr = btrfs_nritems(leaf);
@@ -819,6 +822,7 @@ static void leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path,
 			btrfs_set_item_offset(it, btrfs_item_offset(it) - size);
 		}
 		memmove(btrfs_item_nr(leaf, slot + 1), btrfs_item_nr(leaf, slot), (nr - (u32)slot) * BTRFS_ITEM_SIZE);
+		moved = (old_end - data_end) + (nr - (u32)slot) * BTRFS_ITEM_SIZE;
 		data_end = old_end;
 	}
 	u8 *it = btrfs_item_nr(leaf, slot);
@@ -830,6 +834,7 @@ static void leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path,
 	leaf->dirty = 1;
 	if (slot == 0)
 		fixup_low_keys(path, key, 1);
+	return moved;
 }
 
 int btrfs_insert_empty_item(struct btrfs_fs_info *fs, struct btrfs_root *root, struct btrfs_path *path,
@@ -846,7 +851,7 @@ int btrfs_insert_empty_item(struct btrfs_fs_info *fs, struct btrfs_root *root, s
 		return blab_fail(&fs->err, BLAB_EEXIST, "item (%llu %u %llu) exists in tree %lld",
 				 (unsigned long long)key->objectid, key->type, (unsigned long long)key->offset,
 				 (long long)root->objectid);
-	leaf_insert_empty(fs, path, key, size);
+	fs_note_moved(fs, root->objectid, key, leaf_insert_empty(fs, path, key, size));
 	fs_trace(fs, (struct trace_event){.kind = TRACE_ITEM_INSERT, .tree = root->objectid, .bytenr = path->nodes[0]->start,
 					  .slot = path->slots[0], .key = *key, .a = size});
 	return 0;
@@ -1076,6 +1081,8 @@ int btrfs_del_items(struct btrfs_fs_info *fs, struct btrfs_root *root, struct bt
 		dsize += btrfs_item_size_nr(leaf, i);
 	u32 data_end = btrfs_item_offset_nr(leaf, (int)n - 1);
 	u8 *base = leaf->data + BTRFS_HEADER_SIZE;
+	struct btrfs_key first;
+	btrfs_item_key(leaf, slot, &first);
 	if ((u32)(slot + nr) < n) {
 		u32 last_off = btrfs_item_offset_nr(leaf, slot + nr - 1);
 		/* data of items after the range sits at [data_end, last_off): move it up by dsize */
@@ -1085,6 +1092,7 @@ int btrfs_del_items(struct btrfs_fs_info *fs, struct btrfs_root *root, struct bt
 			btrfs_set_item_offset(it, btrfs_item_offset(it) + dsize);
 		}
 		memmove(btrfs_item_nr(leaf, slot), btrfs_item_nr(leaf, slot + nr), (n - (u32)(slot + nr)) * BTRFS_ITEM_SIZE);
+		fs_note_moved(fs, root->objectid, &first, (last_off - data_end) + (n - (u32)(slot + nr)) * BTRFS_ITEM_SIZE);
 	}
 	n -= (u32)nr;
 	memset(btrfs_item_nr(leaf, (int)n), 0, (size_t)nr * BTRFS_ITEM_SIZE);

@@ -76,6 +76,7 @@ struct btrfs_root {
 #define BLAB_MAX_ROOTS 4096
 #define EB_HASH_SIZE 4096
 #define BTRFS_BLOCK_REC_MAX 64
+#define BTRFS_MOVE_REC_MAX 32
 
 /* A reloc tree a kernel balance left on disk: a TREE_RELOC root item whose
  * key offset names the subvolume it copies. The kernel merges it into that
@@ -144,6 +145,16 @@ struct btrfs_fs_info {
 		int level, kind;    /* enum trace_kind: TRACE_COW, TRACE_SPLIT or TRACE_BLOCK_WRITE */
 	} blkrec[BTRFS_BLOCK_REC_MAX];
 	int nblkrec, blkrec_on;
+	/* While blkrec_on too: what each leaf insert or deletion moved aside
+	 * (the item headers after its slot and their data), by tree and key, in
+	 * order: a timed run holds the leaf's write lock for it (costs.c
+	 * leaf_shift_kib). */
+	struct btrfs_move_rec {
+		u64 tree, objectid;
+		u32 bytes;
+		u8 type;
+	} moverec[BTRFS_MOVE_REC_MAX];
+	int nmoverec;
 	/* space-info.c's reservations (plain data, copied by a clone) */
 	struct btrfs_space_state {
 		u64 may_use[3];     /* by enum btrfs_space_kind */
@@ -169,6 +180,14 @@ void btrfs_fs_free(struct btrfs_fs_info *fs);
 struct btrfs_fs_info *btrfs_fs_alloc(void);
 /* Adds a root object (not yet in any tree). Returns NULL on ENOMEM/too many. */
 struct btrfs_root *btrfs_add_root(struct btrfs_fs_info *fs, u64 objectid);
+
+/* Notes bytes moved aside by a leaf insert or deletion of key in tree
+ * (while blkrec_on). */
+static inline void fs_note_moved(struct btrfs_fs_info *fs, u64 tree, const struct btrfs_key *key, u32 bytes)
+{
+	if (fs->blkrec_on && bytes && fs->nmoverec < BTRFS_MOVE_REC_MAX)
+		fs->moverec[fs->nmoverec++] = (struct btrfs_move_rec){tree, key->objectid, bytes, key->type};
+}
 
 static inline void fs_trace(struct btrfs_fs_info *fs, struct trace_event e)
 {

@@ -282,7 +282,7 @@ void btrfs_path_unlock(struct btrfs_locks *locks, struct sched_task *t, struct b
 
 void btrfs_lock_replay_record(struct btrfs_locks *l)
 {
-	l->fs->nblkrec = 0;
+	l->fs->nblkrec = l->fs->nmoverec = 0;
 	l->fs->blkrec_on = l->granularity == TREE_LOCKS_PATH;
 }
 
@@ -293,7 +293,7 @@ void btrfs_lock_replay_take(struct btrfs_locks *l, struct btrfs_lock_replay *rp)
 	rp->n = fs->nblkrec;
 	rp->i = rp->phase = rp->sub = 0;
 	rp->old = rp->cur = NULL;
-	fs->nblkrec = 0;
+	fs->nblkrec = fs->nmoverec = 0;
 	fs->blkrec_on = 0;
 }
 

@@ -620,6 +620,7 @@ static int fio_next(struct scenario_run *r, struct sec_thread *t, struct timed_o
 		put_le64(t->buf + p, off + p);
 	op->kind = TOP_WRITE;
 	op->ino = t->ino;
+	op->ilock[op->nilock++] = t->ino; /* btrfs_file_write_iter's btrfs_inode_lock */
 	op->off = off;
 	op->len = t->bs;
 	op->data = t->buf;
@@ -698,6 +699,7 @@ static int thread_command(struct scenario_run *r, struct sec_thread *t, struct t
 			return ret;
 		scenario_data_fill(seed, a, t->buf, b);
 		op->kind = TOP_WRITE;
+		op->ilock[op->nilock++] = op->ino; /* btrfs_file_write_iter's btrfs_inode_lock */
 		op->off = a;
 		op->len = b;
 		op->data = t->buf;
@@ -743,6 +745,31 @@ static int thread_command(struct scenario_run *r, struct sec_thread *t, struct t
 			if (btrfs_lookup_path(fs, fs->fs_root, l->argv[1], &op->target))
 				op->target = 0;
 			fs->err.code = 0;
+		}
+		/* the inode locks (i_rwsem) it takes first: the VFS locks the directory
+		 * of the name it makes or removes (lock_rename: both directories of a
+		 * rename, by inode number here), then the inode it removes, renames or
+		 * links; a setxattr or truncate locks only its inode */
+		if (l->argc >= 2) {
+			int own = !strcmp(c, "setxattr") || !strcmp(c, "truncate");
+			u64 dir2 = 0;
+			if ((!strcmp(c, "rename") || !strcmp(c, "link")) && l->argc >= 3) {
+				const char *name;
+				u16 len;
+				if (btrfs_resolve_parent(fs, fs->fs_root, l->argv[2], &dir2, &name, &len))
+					dir2 = 0;
+				fs->err.code = 0;
+			}
+			if (!strcmp(c, "link") && dir2)
+				op->ilock[op->nilock++] = dir2;
+			else if (!own && op->dir) {
+				u64 d1 = op->dir, d2 = dir2 && dir2 != op->dir ? dir2 : 0;
+				op->ilock[op->nilock++] = d2 && d2 < d1 ? d2 : d1;
+				if (d2)
+					op->ilock[op->nilock++] = d2 < d1 ? d1 : d2;
+			}
+			if (op->target && (own || (strcmp(c, "create") && strcmp(c, "mkdir") && strcmp(c, "symlink"))))
+				op->ilock[op->nilock++] = op->target;
 		}
 		if ((!strcmp(c, "truncate") || !strcmp(c, "unlink")) && l->argc >= 2) {
 			/* its ordered extents complete first */

@@ -23,6 +23,7 @@ const char *const sched_wait_names[WAIT_CAUSE_COUNT] = {
 	[WAIT_LOG_MUTEX] = "log mutex",
 	[WAIT_ALLOC] = "memory allocation",
 	[WAIT_DELAYED_NODE] = "delayed node mutex",
+	[WAIT_INODE_LOCK] = "inode lock",
 };
 const char *const sched_work_names[WORK_COUNT] = {
 	[WORK_SYSCALL] = "syscall",
@@ -426,8 +427,9 @@ static void report_deadlock(struct sched *s, struct sched_task *t, struct sched_
 		emit(s, (struct trace_event){.kind = TRACE_DEADLOCK_EDGE, .tree = l->tree, .bytenr = l->bytenr, .level = l->level,
 					     .slot = w->id, .a = (u64)w->wants_mode, .b = (u64)path[i]->id});
 		if (off < sizeof(msg)) {
-			int r = l->level < 0 ? snprintf(msg + off, sizeof(msg) - off, "%s%s (task %d) waits for the delayed node mutex of inode %llu, held by %s",
-							i ? "; " : "", w->name, w->id, (unsigned long long)l->bytenr, path[i]->name)
+			int r = l->level < 0 ? snprintf(msg + off, sizeof(msg) - off, "%s%s (task %d) waits for the %s of inode %llu, held by %s",
+							i ? "; " : "", w->name, w->id, l->level == SCHED_LOCK_INODE ? "inode lock" : "delayed node mutex",
+							(unsigned long long)l->bytenr, path[i]->name)
 					     : snprintf(msg + off, sizeof(msg) - off, "%s%s (task %d) waits to %s-lock block %llu (level %d) of tree %lld, held by %s",
 							i ? "; " : "", w->name, w->id, lock_mode_name(w->wants_mode), (unsigned long long)l->bytenr, l->level,
 							(long long)l->tree, path[i]->name);
@@ -466,9 +468,9 @@ int sched_lock(struct sched *s, struct sched_task *t, struct sched_lock *lk, int
 	u64 holder = lk->writer ? (u64)(lk->writer - 1) : (u64)-1;
 	emit(s, (struct trace_event){.kind = TRACE_LOCK_WAIT, .tree = lk->tree, .bytenr = lk->bytenr, .level = lk->level,
 				     .slot = t->id, .a = (u64)mode, .b = holder});
-	/* level -1: not a tree block but an inode's delayed node mutex (bytenr: the inode) */
+	/* level < 0: not a tree block but an inode's delayed node mutex or its lock (bytenr: the inode) */
 	if (lk->level < 0)
-		block(s, t, WAIT_DELAYED_NODE, lk->bytenr);
+		block(s, t, lk->level == SCHED_LOCK_INODE ? WAIT_INODE_LOCK : WAIT_DELAYED_NODE, lk->bytenr);
 	else
 		block(s, t, WAIT_LOCK, lk->tree);
 	/* the wait closes a cycle: the run stops, the trace ending with its edges */

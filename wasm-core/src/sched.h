@@ -37,6 +37,7 @@ enum sched_wait_cause {
 	WAIT_LOG_MUTEX,        /* the root's log_mutex, held by a task syncing the log (object: log transid) */
 	WAIT_ALLOC,            /* a memory allocation in direct reclaim (object: bytes) */
 	WAIT_DELAYED_NODE,     /* an inode's delayed node mutex (object: inode number) */
+	WAIT_INODE_LOCK,       /* an inode's lock, inode->i_rwsem, the VFS's or btrfs's (object: inode number) */
 	WAIT_CAUSE_COUNT
 };
 
@@ -139,6 +140,12 @@ struct sched_lock_waiter {
 
 /* A read/write lock with a FIFO of waiters (the kernel's extent buffer
  * locks; a writer waiting blocks readers that come after it). */
+/* A sched_lock's level below 0: not a tree block's lock, bytenr the inode. */
+enum {
+	SCHED_LOCK_DELAYED_NODE = -1, /* its delayed node's mutex (delayed_node->mutex) */
+	SCHED_LOCK_INODE = -2,        /* its lock, inode->i_rwsem (taken exclusive) */
+};
+
 struct sched_lock {
 	u64 tree, bytenr;
 	int level;

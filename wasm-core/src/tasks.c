@@ -157,6 +157,7 @@ struct timed {
 	int log_mutex; /* the task (id + 1) holding the root's log_mutex in btrfs_sync_log */
 	u64 log_cowed;  /* the log transaction whose first logger has COWed the log tree's path */
 	struct u64map dnodes; /* inode -> struct delayed_node * */
+	struct u64map ilocks; /* inode -> struct sched_lock *: its lock (i_rwsem) */
 	u64 delayed_items, dseq;
 	int delayed_busy;
 	struct sched_wq delayed_wq;
@@ -280,6 +281,8 @@ struct thread_ctx {
 	struct search_m sm; /* tree_locks=path: the search under way */
 	int nsearch;        /* and how many of this step's searches are done */
 	struct btrfs_lock_replay rp; /* the blocks its change COWed or split, locked in turn (tree_locks=path) */
+	u64 moved[2];       /* bytes its change moved aside in the inode's leaf and in the name's (meta_moved) */
+	int nilocked;       /* of op.ilock, the inode locks it holds (or waits for, the last) */
 	struct sched_wq own;
 	struct btrfs_ordered_extent **oes;
 	size_t noes;
@@ -306,6 +309,20 @@ static struct delayed_node *dnode_get(struct timed *tm, u64 ino)
 			return NULL;
 		(*p)->ino = ino;
 		(*p)->mutex = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = -1};
+	}
+	return *p;
+}
+
+/* An inode's lock (inode->i_rwsem), made when first wanted; NULL on ENOMEM. */
+static struct sched_lock *ilock_get(struct timed *tm, u64 ino)
+{
+	struct sched_lock **p = u64map_put(&tm->ilocks, ino);
+	if (!p)
+		return NULL;
+	if (!*p) {
+		if (!(*p = calloc(1, sizeof(**p))))
+			return NULL;
+		**p = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = SCHED_LOCK_INODE};
 	}
 	return *p;
 }
@@ -964,11 +981,30 @@ static int meta_apply(struct timed *tm, struct thread_ctx *c)
 	return ret;
 }
 
+/* What a namespace command's change moved aside in fs tree leaves
+ * (fs->moverec): into moved[1] the name's DIR_ITEM (its directory's leaf,
+ * the second write-locked search), into moved[0] the rest (the inode's
+ * leaf). DIR_INDEX items are left out: the kernel inserts them later, from
+ * the directory's delayed node. */
+static void meta_moved(struct timed *tm, struct thread_ctx *c, u64 dir)
+{
+	const struct btrfs_fs_info *fs = tm->fs;
+	c->moved[0] = c->moved[1] = 0;
+	for (int i = 0; i < fs->nmoverec; i++) {
+		const struct btrfs_move_rec *m = &fs->moverec[i];
+		if (m->tree != BTRFS_FS_TREE_OBJECTID || m->type == BTRFS_DIR_INDEX_KEY)
+			continue;
+		c->moved[c->op.writes > 1 && m->objectid == dir && m->type == BTRFS_DIR_ITEM_KEY] += m->bytes;
+	}
+}
+
 /* A namespace command with tree_locks=path: the fs tree searches the
  * kernel makes for it (op.reads read-locked, looking the name up in its
- * directory; then the time outside them; then op.writes write-locked: the
- * inode's item first, where the change is made, then the name), each
- * holding its leaf for the search rows' time. 1 when done. */
+ * directory; then op.writes write-locked: the inode's item first, where
+ * the change is made, then the name), each holding its leaf for the search
+ * rows' time and what its inserts and deletions moved aside in the leaf
+ * (leaf_shift_kib); then the rest of the command's time, outside them. 1
+ * when done. */
 static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_ctx *c)
 {
 	int r;
@@ -979,7 +1015,34 @@ static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_c
 			return r;
 		c->nsearch++;
 	}
-	if (c->nsearch == c->op.reads) {
+	while (c->nsearch < c->op.reads + c->op.writes) {
+		int w = c->nsearch - c->op.reads;
+		struct btrfs_root *root = tm->fs->fs_root;
+		u64 ino = c->op.target ? c->op.target : c->op.ino ? c->op.ino : root->highest_objectid + 1;
+		struct btrfs_key key = w == 0 ? (struct btrfs_key){ino, BTRFS_INODE_ITEM_KEY, 0} : name;
+		/* the blocks the change COWed or split, their locks taken while its leaf is held */
+		if (c->sm.pc == 1 && c->rp.i < c->rp.n && (r = btrfs_lock_replay(&tm->locks, t, &c->rp, BTRFS_FS_TREE_OBJECTID, &c->sm.pl)) <= 0)
+			return r;
+		if (c->sm.pc == 0) {
+			if ((r = btrfs_path_lock(&tm->locks, t, &c->sm.pl, BTRFS_FS_TREE_OBJECTID, key.objectid, key.type, key.offset,
+						 BTRFS_LOCK_WRITE)) <= 0)
+				return r;
+			/* the change, once the inode's leaf is held */
+			if (w == 0 && c->op.meta) {
+				btrfs_lock_replay_record(&tm->locks);
+				int ret = meta_apply(tm, c);
+				meta_moved(tm, c, dir);
+				btrfs_lock_replay_take(&tm->locks, &c->rp);
+				if (ret)
+					return ret;
+			}
+		}
+		if ((r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_WRITE,
+				     COST(tm, COST_LEAF_WRITE, 1) + COST(tm, COST_LEAF_SHIFT_KIB, c->moved[w > 0]) / 1024, WORK_META)) <= 0)
+			return r;
+		c->nsearch++;
+	}
+	if (c->nsearch == c->op.reads + c->op.writes) {
 		c->nsearch++;
 		u64 rest = unlocked_part(COST(tm, COST_META_OP, 1),
 					 COST(tm, COST_LEAF_READ, c->op.reads) + COST(tm, COST_LEAF_WRITE, c->op.writes));
@@ -987,29 +1050,6 @@ static int meta_searches(struct timed *tm, struct sched_task *t, struct thread_c
 			sched_cpu(tm->s, t, rest, WORK_META);
 			return 0;
 		}
-	}
-	while (c->nsearch <= c->op.reads + c->op.writes) {
-		int w = c->nsearch - c->op.reads - 1;
-		struct btrfs_root *root = tm->fs->fs_root;
-		u64 ino = c->op.target ? c->op.target : c->op.ino ? c->op.ino : root->highest_objectid + 1;
-		struct btrfs_key key = w == 0 ? (struct btrfs_key){ino, BTRFS_INODE_ITEM_KEY, 0} : name;
-		/* the blocks the change COWed or split, their locks taken while its leaf is held */
-		if (c->sm.pc == 1 && c->rp.i < c->rp.n && (r = btrfs_lock_replay(&tm->locks, t, &c->rp, BTRFS_FS_TREE_OBJECTID, &c->sm.pl)) <= 0)
-			return r;
-		r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_WRITE, COST(tm, COST_LEAF_WRITE, 1), WORK_META);
-		if (r < 0)
-			return r;
-		/* the change, once the inode's leaf is held */
-		if (w == 0 && c->op.meta && (c->sm.pc == 1 || r == 1)) {
-			btrfs_lock_replay_record(&tm->locks);
-			int ret = meta_apply(tm, c);
-			btrfs_lock_replay_take(&tm->locks, &c->rp);
-			if (ret)
-				return ret;
-		}
-		if (!r)
-			return 0;
-		c->nsearch++;
 	}
 	c->nsearch = 0;
 	return 1;
@@ -1121,6 +1161,7 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return 0;
 			}
 			memset(&c->op, 0, sizeof(c->op));
+			c->moved[0] = c->moved[1] = 0;
 			if ((ret = tm->next(tm->ctx, c->index, &c->op)))
 				return ret;
 			if (c->op.kind == TOP_END) {
@@ -1144,6 +1185,16 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			sched_cpu(s, t, c->op.kind == TOP_SLEEP ? 0 : COST(tm, COST_SYSCALL, 1), WORK_SYSCALL);
 			return 0;
 		case T_BEGIN:
+			/* the inode locks the VFS (a namespace command) or btrfs (a write)
+			 * takes first, held to the command's end */
+			while (c->nilocked < c->op.nilock) {
+				struct sched_lock *lk = ilock_get(tm, c->op.ilock[c->nilocked]);
+				if (!lk)
+					return fail(tm, BLAB_ENOMEM, "out of memory");
+				c->nilocked++;
+				if (!sched_lock(s, t, lk, BTRFS_LOCK_WRITE))
+					return 0;
+			}
 			switch (c->op.kind) {
 			case TOP_WRITE:
 				c->pc = T_WRITE_RESERVE;
@@ -1381,7 +1432,11 @@ static int thread_step(struct sched *s, struct sched_task *t)
 						eb_alloc(tm, t);
 						return 0;
 					}
-					u64 leaf = COST(tm, COST_LEAF_READ, 1) + (c->nsearch == 0 ? COST(tm, COST_LOG_FS_LEAF, c->ls.fs_leaves_read) : 0);
+					/* a leaf cloned by each search, from the first (any more than
+					 * searches, by the first) */
+					u64 cloned = c->ls.fs_leaves_cloned, more = cloned > reads ? cloned - reads : 0;
+					u64 leaf = COST(tm, COST_LEAF_READ, 1) + COST(tm, COST_LEAF_CLONE, (u64)c->nsearch < cloned) +
+						   (c->nsearch == 0 ? COST(tm, COST_LOG_FS_LEAF, c->ls.fs_leaves_read) + COST(tm, COST_LEAF_CLONE, more) : 0);
 					if ((r = search_step(tm, t, &c->sm, BTRFS_FS_TREE_OBJECTID, key, BTRFS_LOCK_READ, leaf, WORK_LOG)) <= 0)
 						return r;
 					c->nsearch++;
@@ -1606,6 +1661,8 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			c->pc = T_END;
 			continue;
 		case T_END: {
+			for (; c->nilocked > 0; c->nilocked--)
+				sched_unlock(s, t, ilock_get(tm, c->op.ilock[c->nilocked - 1]), BTRFS_LOCK_WRITE);
 			u64 d = sched_now(s) - c->op_start;
 			timed_latency_add(&tm->st->lat[c->op.kind], d);
 			c->busy = 0;
@@ -2183,6 +2240,12 @@ static void timed_free(struct timed *tm, struct thread_ctx *threads, struct work
 		free(*(struct delayed_node **)v);
 	}
 	u64map_free(&tm->dnodes);
+	i = 0;
+	while (u64map_next(&tm->ilocks, &i, &k, &v)) {
+		sched_lock_free(*(struct sched_lock **)v);
+		free(*(struct sched_lock **)v);
+	}
+	u64map_free(&tm->ilocks);
 	free(tm->tq[0]);
 	free(tm->tq[1]);
 	if (tm->fs->delayed_ctx == tm) {
@@ -2245,6 +2308,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		tm.locks.work = WORK_SEARCH;
 	}
 	u64map_init(&tm.dnodes, sizeof(struct delayed_node *));
+	u64map_init(&tm.ilocks, sizeof(struct sched_lock *));
 	tm.threads = threads;
 	if (!tm.s || !tm.dev || !threads || !workers) {
 		timed_free(&tm, threads, workers, nworkers);

@@ -69,6 +69,11 @@ struct timed_op {
 	 * name's hash (DIR_ITEM key offset), and the inode it names (0: new) */
 	int reads, writes;
 	u64 dir, hash, target;
+	/* the inodes whose lock (inode->i_rwsem) it takes before anything else,
+	 * in this order, and holds to its end: a namespace command its
+	 * directory (or directories) and the inode it changes, a write its file */
+	u64 ilock[4];
+	int nilock;
 };
 
 /* The next command of thread `thread` into *op: 0, or an error (the run stops). */

@@ -66,7 +66,7 @@ describe("choose mode on lesson 4's scenario", () => {
     expect(d.started).toBe(1);
   });
 
-  test('then B: its create queues for the leaf A holds for read while A waits for memory (clone), not with prealloc', () => {
+  test("then B: its create queues for the directory's lock, held by C, whose create queues for the leaf A holds for read while A waits for memory (clone); not with prealloc", () => {
     const picks = [...TIMED, 'B'];
     const queued = (script: string) => {
       const { text } = chosen(script, picks);
@@ -78,17 +78,31 @@ describe("choose mode on lesson 4's scenario", () => {
       const create = tl.ops.find((o) => o.task === task('B') && o.text === 'create /d/b1')!;
       const memory = tl.waits.filter((w) => w.task === task('A') && w.cause === 'memory allocation');
       const locks = tl.locks!;
+      const lockAt = (e: (typeof locks)[number], seq: number) => locksAt(locks, seq).get(blockKey(e.tree, e.bytenr, e.level))!;
+      // a wait for a block A holds for read while it waits for memory
+      const onStalledLeaf = (e: (typeof locks)[number]) =>
+        lockAt(e, e.seq).readers.some((r) => name.get(r) === 'A' && memory.some((w) => w.start.seq < e.seq && (!w.end || w.end.seq > e.seq)));
+      // the wait a task is in at seq (its last one before, not yet ended by taking that lock)
+      const waitingAt = (t: number, seq: number) => {
+        const w = locks.filter((x) => x.kind === 'wait' && x.task === t && x.seq < seq).at(-1);
+        return w && !locks.some((x) => x.kind === 'acquire' && x.task === t && x.seq > w.seq && x.seq < seq && blockKey(x.tree, x.bytenr, x.level) === blockKey(w.tree, w.bytenr, w.level)) ? w : undefined;
+      };
       return locks.filter((e) => e.kind === 'wait' && e.task === task('B') && e.seq > create.start.seq && (!create.end || e.seq < create.end.seq))
-        .filter((e) => {
-          const b = locksAt(locks, e.seq).get(blockKey(e.tree, e.bytenr))!;
-          return b.readers.some((r) => name.get(r) === 'A' && memory.some((w) => w.start.seq < e.seq && (!w.end || w.end.seq > e.seq)));
+        .flatMap((e) => {
+          if (onStalledLeaf(e)) return [{ lock: e, via: null as string | null, leaf: e }];
+          const holder = lockAt(e, e.seq).writer;
+          const w = holder === null ? undefined : waitingAt(holder, e.seq);
+          return w && onStalledLeaf(w) ? [{ lock: e, via: name.get(holder!) ?? null, leaf: w }] : [];
         });
     };
     const clone = queued(lesson.scenario);
     expect(clone.length).toBe(1);
-    // to insert (write), or to look its name up (read) behind a writer queued first
-    expect(clone[0]).toMatchObject({ tree: '5', level: 0 });
-    expect(['read', 'write']).toContain(clone[0].mode);
+    // B waits for the inode lock of the directory (the VFS holds it through a create), which C holds while its own
+    // create queues to insert (write), or to look its name up (read), at the leaf A holds
+    expect(clone[0].lock).toMatchObject({ level: -2, tree: '5' });
+    expect(clone[0].via).toBe('C');
+    expect(clone[0].leaf).toMatchObject({ tree: '5', level: 0 });
+    expect(['read', 'write']).toContain(clone[0].leaf.mode);
     expect(queued(withLogCopy(lesson.scenario, 'prealloc').text)).toEqual([]);
   });
 });
@@ -127,7 +141,7 @@ function directScript(mode: string): string {
   l.push('end');
   return l.join('\n') + '\n';
 }
-const DEADLOCK_ORDER = 'A B B C B A A C B C C B A C A A B A B A C B A C B B C B B C A A C A C B A B C A B A C B C B B C'.split(' ');
+const DEADLOCK_ORDER = 'A B A C A A B C A C B B B B A C B A B B B B A C B A C C C B B B A A B B B C C C C C A A C C B B'.split(' ');
 
 describe('log_copy=direct: a picked interleaving deadlocks', () => {
   test("the run stops with EDEADLK, and the cycle: A waits for an inode's delayed node mutex the worker holds, the worker for the fs leaf A holds", () => {
@@ -166,15 +180,19 @@ describe('the delayed-meta worker in a timeline (the same scenario, log_copy=clo
     expect(tl.cpu.some((c) => c.task === worker)).toBe(true);
     const mutexes = tl.locks!.filter(isMutex);
     expect(mutexes.some((e) => e.task === worker && e.kind === 'acquire')).toBe(true);
+    expect(mutexes.some((e) => e.level === -2 && e.kind === 'acquire')).toBe(true);
     for (const e of mutexes) {
       const f = lockFrame(tl.locks!, e.seq);
       expect(f.trees.flatMap((t) => t.levels).every((l) => l >= 0), 'no tree block at level -1').toBe(true);
-      const m = f.mutexes.find((n) => n.bytenr === e.bytenr)!;
-      expect([m.level, m.parent, m.current]).toEqual([-1, null, true]);
-      expect(blockSentence(m, String)).toMatch(new RegExp(`^the delayed node mutex of inode ${e.bytenr}: (free|held by \\d+)`));
+      // (an inode's delayed node mutex, level -1, or its inode lock, level -2: the threads' creates take their directory's)
+      const m = f.mutexes.find((n) => n.key === blockKey(e.tree, e.bytenr, e.level))!;
+      expect([m.level, m.parent, m.current]).toEqual([e.level, null, true]);
+      const what = e.level === -1 ? 'the delayed node mutex' : 'the inode lock';
+      expect(blockSentence(m, String)).toMatch(new RegExp(`^${what} of inode ${e.bytenr}: (free|held by \\d+)`));
     }
     // the worker, holding an inode's mutex, write-locks that inode's leaf (__btrfs_commit_inode_delayed_items)
     const taken = mutexes.find((e) => e.task === worker && e.kind === 'acquire')!;
+    expect(taken.level).toBe(-1);
     const next = tl.locks!.find((e) => e.seq > taken.seq && e.task === worker && !isMutex(e) && e.kind !== 'release')!;
     expect([next.tree, next.level, next.mode]).toEqual(['5', 0, 'write']);
     expect(locksAt(tl.locks!, next.seq).get(blockKey('5', taken.bytenr, -1))!.writer).toBe(worker);

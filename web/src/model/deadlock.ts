@@ -64,7 +64,7 @@ export function deadlockCycle(events: TraceEvent[]): DeadlockCycle | null {
 
 /** What an edge waits for, in words: "a write lock on leaf 5255168 of the fs tree", "the delayed node mutex of inode 259". */
 export function edgeWhat(e: Pick<DeadlockEdge, 'tree' | 'bytenr' | 'level' | 'mode'>): string {
-  if (e.level < 0) return `the delayed node mutex of inode ${e.bytenr}`;
+  if (e.level < 0) return e.level === -2 ? `the inode lock of inode ${e.bytenr}` : `the delayed node mutex of inode ${e.bytenr}`;
   if (e.bytenr === '0') return `a ${e.mode} lock on the ${treeName(BigInt(e.tree))} (one lock for the whole tree)`;
   return `a ${e.mode} lock on ${e.level === 0 ? 'leaf' : `node (level ${e.level})`} ${e.bytenr} of the ${treeName(BigInt(e.tree))}`;
 }

@@ -21,7 +21,7 @@ export interface LockEvent {
   /** The tree's objectid and the block's bytenr, as decimal strings (u64). bytenr "0": a whole tree's one lock (tree_locks=tree). */
   tree: string;
   bytenr: string;
-  /** The block's level; -1: not a tree block but an inode's delayed node mutex, bytenr the inode (see isMutex). */
+  /** The block's level; -1 or -2: not a tree block but an inode's delayed node mutex or its lock, bytenr the inode (see isMutex). */
   level: number;
   task: number;
   mode: LockMode;
@@ -30,14 +30,19 @@ export interface LockEvent {
 }
 
 /**
- * Whether a lock is an inode's delayed node mutex rather than a tree block's
- * lock: the core gives it level -1 and the inode as its bytenr (tasks.c's
- * struct delayed_node). A mutex has one holder at a time (taken as "write").
+ * Whether a lock is an inode's mutex rather than a tree block's lock: the
+ * core gives its delayed node's mutex level -1 (tasks.c's struct
+ * delayed_node) and its inode lock, i_rwsem, level -2 (sched.h's
+ * SCHED_LOCK_INODE), the inode as bytenr. A mutex has one holder at a time
+ * (taken as "write").
  */
 export const isMutex = (l: { level: number }) => l.level < 0;
+/** Whether a mutex is an inode's lock (i_rwsem, which the VFS takes for a namespace command, btrfs for a write). */
+export const isInodeLock = (l: { level: number }) => l.level === -2;
 
-/** A lock's key among the step's locks: a tree block's, or an inode's delayed node mutex (apart: an inode number is no bytenr). */
-export const blockKey = (tree: string, bytenr: string, level = 0) => (level < 0 ? `${tree}:inode ${bytenr}` : `${tree}:${bytenr}`);
+/** A lock's key among the step's locks: a tree block's, or an inode's mutex (apart: an inode number is no bytenr). */
+export const blockKey = (tree: string, bytenr: string, level = 0) =>
+  level === -2 ? `${tree}:ilock ${bytenr}` : level < 0 ? `${tree}:inode ${bytenr}` : `${tree}:${bytenr}`;
 const keyOf = (l: { tree: string; bytenr: string; level: number }) => blockKey(l.tree, l.bytenr, l.level);
 
 /** The step's lock events, in order. */
@@ -96,7 +101,7 @@ export interface LockFrame {
   /** The event cut at (null: the step's end). */
   cut: number | null;
   trees: LockTree[];
-  /** The delayed node mutexes the step takes, by inode (bytenr: the inode; no parent). */
+  /** The inode mutexes the step takes (inode locks and delayed node mutexes, bytenr: the inode; no parent). */
   mutexes: LockNode[];
   /** Blocks locked or waited for at the cut, in tree and level order, then the mutexes held or waited for. */
   busy: LockNode[];

@@ -77,7 +77,8 @@ export function lockContention(timelines: Timeline[]): LockContention {
     }
     for (const w of tl.waits) {
       const d = (w.end?.at ?? tl.t1) - w.start.at;
-      if (w.cause === 'tree lock' && creating.has(w.task)) creatorLockWaitNs += d;
+      // a tree block's lock, or its directory's (the VFS holds it through a create: behind a creator who waits for a leaf)
+      if ((w.cause === 'tree lock' || w.cause === 'inode lock') && creating.has(w.task)) creatorLockWaitNs += d;
       if (w.cause === 'memory allocation') memoryWaitNs += d;
     }
   }

@@ -1,5 +1,5 @@
 // Names a learner reads: trees by objectid, blocks by level.
-import { isMutex } from './locks';
+import { isInodeLock, isMutex } from './locks';
 import { KEY_TYPE_NAMES, OBJECTID_NAMES, type Key } from './trace-schema.gen';
 
 const TREE_NAMES: Record<string, string> = {
@@ -18,13 +18,14 @@ export function blockWhat(level: number): string {
 
 /**
  * What a lock is, in words: "leaf 5255168 of the fs tree", "the fs tree" (bytenr
- * 0: the timed model's one lock for a whole tree), or "the delayed node mutex
+ * 0: the timed model's one lock for a whole tree), "the delayed node mutex
  * of inode 259" (level -1: an inode's delayed node mutex, model/locks.ts's
- * isMutex, bytenr the inode).
+ * isMutex, bytenr the inode) or "the inode lock of inode 257" (level -2: its
+ * i_rwsem).
  */
 export function lockWhat(l: { tree: bigint | string; bytenr: bigint | string; level: number }): string {
   const bytenr = String(l.bytenr), tree = treeName(BigInt(l.tree));
-  if (isMutex(l)) return `the delayed node mutex of inode ${bytenr}`;
+  if (isMutex(l)) return isInodeLock(l) ? `the inode lock of inode ${bytenr}` : `the delayed node mutex of inode ${bytenr}`;
   return bytenr === '0' ? `the ${tree}` : `${blockWhat(l.level)} ${bytenr} of the ${tree}`;
 }
 

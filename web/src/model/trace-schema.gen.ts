@@ -11,7 +11,7 @@ export const TRACE_ENUMS = {
   replay_pass: ['pin', 'inodes', 'dir index', 'all', 'fixup'],
   replay_action: ['pin block', 'pin data', 'inode new', 'inode overwrite', 'inode keep', 'xattr delete', 'dir delete', 'truncate', 'unlink conflict', 'link present', 'link later', 'link no inode', 'link add', 'unlink old ref', 'xattr set', 'extent present', 'hole', 'extent', 'csum', 'counts', 'evict'],
   lock_mode: ['read', 'write'],
-  wait_cause: ['cpu', 'tree lock', 'writeback', 'ordered extent', 'transaction commit', 'log sync', 'log writers', 'bio', 'dirty throttle', 'sleep', 'idle', 'schedule', 'transaction writers', 'ticket', 'log mutex', 'memory allocation', 'delayed node mutex'],
+  wait_cause: ['cpu', 'tree lock', 'writeback', 'ordered extent', 'transaction commit', 'log sync', 'log writers', 'bio', 'dirty throttle', 'sleep', 'idle', 'schedule', 'transaction writers', 'ticket', 'log mutex', 'memory allocation', 'delayed node mutex', 'inode lock'],
   work: ['syscall', 'page copy', 'writeback', 'log inode', 'log csum lookup', 'log sync', 'finish: fs tree', 'finish: csum tree', 'finish: rest', 'namespace op', 'commit', 'endio', 'tree search'],
   bio_op: ['data', 'log', 'metadata', 'flush', 'superblock'],
   task_kind: ['thread', 'flusher', 'endio-write', 'transaction', 'delayed-meta', 'reclaim'],

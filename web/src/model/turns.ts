@@ -131,7 +131,7 @@ export function turnsAt(events: TraceEvent[], sec: ThreadSection, at: number): T
       else if (b.readers.includes(task)) holds.push({ ...lock, mode: 'read' });
     }
     let wait = t.wait;
-    if ((wait?.cause === 'tree lock' || wait?.cause === 'delayed node mutex') && t.wants) {
+    if ((wait?.cause === 'tree lock' || wait?.cause === 'delayed node mutex' || wait?.cause === 'inode lock') && t.wants) {
       const b = locks.get(blockKey(t.wants.tree, t.wants.bytenr, t.wants.level));
       wait = { ...wait, lock: { ...t.wants, holders: b ? [...b.readers, ...(b.writer !== null ? [b.writer] : [])].map(name) : [] } };
     }

@@ -70,7 +70,7 @@ export function cycleLayout(c: Cycle, name: (task: number) => string = String): 
 
 /** The lock of an arrow in two short lines: "write lock" / "leaf 5255168, fs tree". */
 function shortWhat(e: DeadlockEdge): [string, string] {
-  if (e.level < 0) return ['mutex', `delayed node of inode ${e.bytenr}`];
+  if (e.level < 0) return ['mutex', e.level === -2 ? `lock of inode ${e.bytenr}` : `delayed node of inode ${e.bytenr}`];
   const block = e.bytenr === '0' ? 'whole tree' : `${e.level === 0 ? 'leaf' : `node L${e.level}`} ${e.bytenr}`;
   return [`${e.mode} lock`, `${block}, ${treeName(BigInt(e.tree))}`];
 }

@@ -8,7 +8,7 @@
 // the step's lock events up to the moment (model/locks.ts), so stepping back
 // is exact.
 import { useMemo } from 'react';
-import { isMutex, lockFrame, stateOf, type LockNode, type LockTree } from '../model/locks';
+import { isInodeLock, isMutex, lockFrame, stateOf, type LockNode, type LockTree } from '../model/locks';
 import { lockWhat, treeName } from '../model/names';
 import type { PlayerContext } from './registry';
 import { useStepTimeline } from './useStepTimeline';
@@ -34,22 +34,22 @@ export function blockSentence(n: LockNode, name: NameOf): string {
   return `${what}: ${heldBy(n, name)}${n.waiters.length ? `; waiting: ${waiting(n, name)}` : ''}`;
 }
 
-/** The step's delayed node mutexes, a box an inode: who holds it, who waits. */
+/** The step's inode mutexes (inode locks, delayed node mutexes), a box each: who holds it, who waits. */
 function MutexLocks({ mutexes, name }: { mutexes: LockNode[]; name: NameOf }) {
   const width = PAD * 2 + mutexes.length * W + (mutexes.length - 1) * GAP_X, height = PAD * 2 + H;
-  const label = `Delayed node mutexes: ${mutexes.map((n) => blockSentence(n, name)).join('; ')}`;
+  const label = `Inode mutexes: ${mutexes.map((n) => blockSentence(n, name)).join('; ')}`;
   return (
     <figure className="lock-tree lock-mutexes" data-tree="delayed nodes">
-      <figcaption>delayed node mutexes</figcaption>
-      <div className="lock-tree-box" role="region" aria-label="Delayed node mutexes (scrolls sideways)" tabIndex={0}>
+      <figcaption>inode locks and delayed node mutexes</figcaption>
+      <div className="lock-tree-box" role="region" aria-label="Inode mutexes (scrolls sideways)" tabIndex={0}>
         <svg width={width} height={height} role="img" aria-label={label}>
           {mutexes.map((n, i) => {
             const held = n.writer !== null;
             return (
               <g key={n.key} className={`lock-mutex state-${held ? 'write' : 'free'}${n.waiters.length ? ' contended' : ''}${n.current ? ' current' : ''}`}
-                transform={`translate(${PAD + i * (W + GAP_X)},${PAD})`} data-inode={n.bytenr} data-state={held ? 'held' : 'free'} data-waiters={n.waiters.length}>
+                transform={`translate(${PAD + i * (W + GAP_X)},${PAD})`} data-inode={n.bytenr} data-kind={isInodeLock(n) ? 'inode lock' : 'delayed node'} data-state={held ? 'held' : 'free'} data-waiters={n.waiters.length}>
                 <rect width={W} height={H} rx={4} />
-                <text x={6} y={14} className="lock-what">{`inode ${n.bytenr}`}</text>
+                <text x={6} y={14} className="lock-what">{isInodeLock(n) ? `lock, inode ${n.bytenr}` : `delayed, inode ${n.bytenr}`}</text>
                 <text x={6} y={30} className="lock-held">{held ? `held: ${name(n.writer!)}` : 'free'}</text>
                 {n.waiters.length > 0 && <text x={6} y={46} className="lock-waiters">{`waits: ${n.waiters.map((w) => name(w.task)).join(' ')}`}</text>}
               </g>
@@ -117,7 +117,7 @@ export function LockPanel({ player }: { player: PlayerContext }) {
           <p className="hint">
             {momentSeq === null || tl?.index !== index ? `At the step's end${frame.busy.length ? '' : ': every lock is let go'}.` : 'At the event on show.'} Each block this step locks, by level, the root on top; a line joins a
             parent to the child a task locked while still holding it (lock coupling).
-            {frame.mutexes.length > 0 && ' Apart: the delayed node mutex of each inode whose delayed items the step flushes (or which it evicts), one holder at a time.'}
+            {frame.mutexes.length > 0 && ' Apart, one holder at a time each: the lock of each directory a namespace command changes and of each file written (inode->i_rwsem), and the delayed node mutex of each inode whose delayed items the step flushes (or which it evicts).'}
           </p>
           <div className="lock-trees">
             {frame.trees.map((t) => <TreeLocks key={t.tree} t={t} name={name} />)}
@@ -131,7 +131,7 @@ export function LockPanel({ player }: { player: PlayerContext }) {
             <span><i className="l-read" />R: read-held (shared)</span>
             <span><i className="l-write" />W: write-held (exclusive)</span>
             <span><i className="l-wait" />tasks queued: (r) read, (w) write</span>
-            {frame.mutexes.length > 0 && <span><i className="l-write" />held: a delayed node mutex's one holder</span>}
+            {frame.mutexes.length > 0 && <span><i className="l-write" />held: an inode mutex's one holder</span>}
           </p>
         </>
       )}

@@ -65,7 +65,7 @@ export function LogCopyCompare({ core, script, seed }: { core: CoreClient; scrip
                 {row("creators' create, p99", (m) => f(m).create.p99, 'create-p99')}
                 {row(`fsyncers' fsync, p50 (${f('clone').fsync.n} fsyncs)`, (m) => f(m).fsync.p50, 'fsync-p50')}
                 {row("fsyncers' fsync, p99", (m) => f(m).fsync.p99, 'fsync-p99')}
-                {row('creators waiting for tree locks, in all', (m) => f(m).creatorLockWaitNs, 'creator-lock-wait')}
+                {row('creators waiting for locks (tree blocks, their directory), in all', (m) => f(m).creatorLockWaitNs, 'creator-lock-wait')}
                 {row('any task waiting for memory (direct reclaim), in all', (m) => f(m).memoryWaitNs, 'memory-wait')}
                 {row('simulated time', (m) => runs[m].virtualNs, 'virtual-time')}
               </tbody>

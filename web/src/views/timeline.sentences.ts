@@ -32,6 +32,7 @@ export function waitWhat(cause: string, object: bigint): string {
     case 'ticket': return 'space (a reservation ticket)';
     case 'memory allocation': return `memory: an extent buffer of ${size(object)}, allocated in direct reclaim`;
     case 'delayed node mutex': return `the delayed node mutex of inode ${object} (its delayed items being flushed, or the inode evicted)`;
+    case 'inode lock': return `the lock of inode ${object} (a namespace command in that directory, or a write to that file, under way)`;
     default: return cause;
   }
 }
