@@ -432,8 +432,14 @@ static int push_leaf(struct btrfs_fs_info *fs, struct btrfs_root *root, struct b
 	} else if (dir < 0) {
 		path->slots[0] = slot - k;
 	}
+	/* what it moves or copies: the items that go, and the items beside them
+	 * that shift (the neighbour's, pushed right; the leaf's rest, pushed left) */
+	u32 went = 0;
+	for (int j = 0; j < k; j++)
+		went += BTRFS_ITEM_SIZE + btrfs_item_size_nr(sib, dir > 0 ? j : ns + j);
+	u32 shifted = dir > 0 ? leaf_data_size(fs) - sib_free : leaf_data_size(fs) - leaf_free - went;
 	fs_trace(fs, (struct trace_event){.kind = TRACE_PUSH, .tree = root->objectid, .bytenr = sib->start, .a = leaf->start,
-					  .level = 0, .slot = k});
+					  .level = 0, .slot = k, .b = went + shifted});
 	return 0;
 }
 
@@ -573,7 +579,7 @@ static int push_node(struct btrfs_fs_info *fs, struct btrfs_root *root, struct b
 		path->slots[level + 1] = sslot;
 	}
 	fs_trace(fs, (struct trace_event){.kind = TRACE_PUSH, .tree = root->objectid, .bytenr = sib->start, .a = node->start,
-					  .level = level, .slot = k});
+					  .level = level, .slot = k, .b = (u32)(k + ns) * BTRFS_KEY_PTR_SIZE});
 	return 0;
 }
 

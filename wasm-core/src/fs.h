@@ -141,8 +141,9 @@ struct btrfs_fs_info {
 	 * (fs_trace keeps them): a timed run's tree locks follow them
 	 * (locking.c: a COW locks the new copy before letting the old go). */
 	struct btrfs_block_rec {
-		u64 tree, from, to; /* a write: from == to */
-		int level, kind;    /* enum trace_kind: TRACE_COW, TRACE_SPLIT or TRACE_BLOCK_WRITE */
+		u64 tree, from, to; /* a write: from == to; a push: from the block, to its neighbour */
+		int level, kind;    /* enum trace_kind: TRACE_COW, TRACE_SPLIT, TRACE_PUSH or TRACE_BLOCK_WRITE */
+		u32 bytes;          /* a push: the bytes it moved or copied (fs_trace's event.b) */
 	} blkrec[BTRFS_BLOCK_REC_MAX];
 	int nblkrec, blkrec_on;
 	/* While blkrec_on too: what each leaf insert or deletion moved aside
@@ -193,9 +194,10 @@ static inline void fs_trace(struct btrfs_fs_info *fs, struct trace_event e)
 {
 	e.t = fs->clock_ns;
 	if (fs->blkrec_on && fs->nblkrec < BTRFS_BLOCK_REC_MAX &&
-	    (e.kind == TRACE_COW || e.kind == TRACE_SPLIT || e.kind == TRACE_BLOCK_WRITE))
-		fs->blkrec[fs->nblkrec++] = (struct btrfs_block_rec){e.tree, e.bytenr, e.kind == TRACE_BLOCK_WRITE ? e.bytenr : e.a,
-								     e.level, e.kind};
+	    (e.kind == TRACE_COW || e.kind == TRACE_SPLIT || e.kind == TRACE_PUSH || e.kind == TRACE_BLOCK_WRITE))
+		fs->blkrec[fs->nblkrec++] = (struct btrfs_block_rec){e.tree, e.kind == TRACE_PUSH ? e.a : e.bytenr,
+								     e.kind == TRACE_BLOCK_WRITE ? e.bytenr : e.kind == TRACE_PUSH ? e.bytenr : e.a,
+								     e.level, e.kind, (u32)e.b};
 	trace_emit(&fs->trace, &e);
 }
 #endif

@@ -292,9 +292,16 @@ void btrfs_lock_replay_take(struct btrfs_locks *l, struct btrfs_lock_replay *rp)
 	memcpy(rp->rec, fs->blkrec, sizeof(rp->rec[0]) * (size_t)fs->nblkrec);
 	rp->n = fs->nblkrec;
 	rp->i = rp->phase = rp->sub = 0;
-	rp->old = rp->cur = NULL;
+	rp->old = rp->cur = rp->up = NULL;
 	fs->nblkrec = fs->nmoverec = 0;
 	fs->blkrec_on = 0;
+}
+
+/* The CPU time of one record: a COW's or a split's, a write-out's, or a
+ * push's bytes moved. */
+static u64 record_ns(const struct btrfs_locks *l, const struct btrfs_block_rec *rc)
+{
+	return rc->kind == TRACE_BLOCK_WRITE ? l->writeback_ns : rc->kind == TRACE_PUSH ? l->shift_kib_ns * rc->bytes / 1024 : l->cow_ns;
 }
 
 u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_replay *rp, u64 tree)
@@ -304,7 +311,7 @@ u64 btrfs_lock_replay_ns(const struct btrfs_locks *l, const struct btrfs_lock_re
 		return 0;
 	for (int i = 0; i < rp->n; i++)
 		if (rp->rec[i].tree == tree)
-			ns += rp->rec[i].kind == TRACE_BLOCK_WRITE ? l->writeback_ns : l->cow_ns;
+			ns += record_ns(l, &rp->rec[i]);
 	return ns;
 }
 
@@ -345,6 +352,32 @@ static int held_level(const struct btrfs_path_lock *pl, u64 bytenr)
 	return -1;
 }
 
+/* Whether the record after rp->i of tree COWs or splits a child of the
+ * block rp->i COWed (one level below: the path goes on down). */
+static int child_next(const struct btrfs_lock_replay *rp, u64 tree)
+{
+	const struct btrfs_block_rec *rc = &rp->rec[rp->i];
+	for (int j = rp->i + 1; j < rp->n; j++)
+		if (rp->rec[j].tree == tree)
+			return (rp->rec[j].kind == TRACE_COW || rp->rec[j].kind == TRACE_SPLIT) && rp->rec[j].level == rc->level - 1;
+	return 0;
+}
+
+/* The end of record rp->i: its block let go, or its copy kept while the
+ * next record works on its child; the copy kept for this one let go. */
+static void record_done(struct btrfs_locks *l, struct sched_task *t, struct btrfs_lock_replay *rp, u64 tree)
+{
+	struct sched_lock *keep = NULL;
+	if (rp->cur && rp->rec[rp->i].kind == TRACE_COW && child_next(rp, tree))
+		keep = rp->cur;
+	else if (rp->cur)
+		sched_unlock(l->s, t, rp->cur, BTRFS_LOCK_WRITE);
+	rp->cur = NULL;
+	if (rp->up)
+		sched_unlock(l->s, t, rp->up, BTRFS_LOCK_WRITE);
+	rp->up = keep;
+}
+
 int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_lock_replay *rp, u64 tree, struct btrfs_path_lock *pl)
 {
 	if (l->granularity != TREE_LOCKS_PATH)
@@ -371,16 +404,14 @@ int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_
 					rp->cur = lk;
 			}
 			rp->phase = 1;
-			if (rc->kind == TRACE_BLOCK_WRITE || rc->kind == TRACE_SPLIT) {
-				u64 ns = rc->kind == TRACE_BLOCK_WRITE ? l->writeback_ns : l->cow_ns;
+			if (rc->kind != TRACE_COW) {
+				u64 ns = record_ns(l, rc);
 				rp->phase = 4;
 				if (ns) {
 					sched_cpu(l->s, t, ns, l->work);
 					return 0;
 				}
-				if (rp->cur)
-					sched_unlock(l->s, t, rp->cur, BTRFS_LOCK_WRITE);
-				rp->cur = NULL;
+				record_done(l, t, rp, tree);
 				break;
 			}
 			if (l->cow_ns / 2) {
@@ -409,6 +440,7 @@ int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_
 				sched_unlock(l->s, t, pl->held[hl], BTRFS_LOCK_WRITE);
 				pl->held[hl] = rp->cur;
 				rp->cur = NULL;
+				record_done(l, t, rp, tree);
 				break;
 			}
 			if (rp->old)
@@ -416,11 +448,12 @@ int btrfs_lock_replay(struct btrfs_locks *l, struct sched_task *t, struct btrfs_
 			rp->old = NULL;
 			/* fallthrough */
 		default:
-			if (rp->cur)
-				sched_unlock(l->s, t, rp->cur, BTRFS_LOCK_WRITE);
-			rp->cur = NULL;
+			record_done(l, t, rp, tree);
 			break;
 		}
 	}
+	if (rp->up)
+		sched_unlock(l->s, t, rp->up, BTRFS_LOCK_WRITE);
+	rp->up = NULL;
 	return 1;
 }

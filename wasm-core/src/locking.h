@@ -31,6 +31,7 @@ struct btrfs_locks {
 	u64 probe_ns;                          /* a write search's read lock of the root, held to read its level */
 	u64 cow_ns;                            /* a block COWed or split, under the locks (btrfs_lock_replay) */
 	u64 writeback_ns;                      /* a block write-locked to be written out (btrfs_lock_replay) */
+	u64 shift_kib_ns;                      /* a KiB a push moves, its neighbour write-locked (btrfs_lock_replay) */
 	int work;                              /* the sched work kind they are charged as */
 };
 
@@ -90,6 +91,9 @@ struct btrfs_lock_replay {
 	struct btrfs_block_rec rec[BTRFS_BLOCK_REC_MAX];
 	int n, i, phase, sub;
 	struct sched_lock *old, *cur;
+	/* a COWed block's copy, held while the next record COWs or splits its
+	 * child (btrfs_search_slot COWs top-down, holding the path) */
+	struct sched_lock *up;
 };
 /* Starts recording the blocks a change COWs, splits or writes (with
  * TREE_LOCKS_PATH: nothing else replays them). */

@@ -2305,6 +2305,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		tm.locks.probe_ns = COST(&tm, COST_LOCK_PROBE, 1);
 		tm.locks.cow_ns = COST(&tm, COST_COW, 1);
 		tm.locks.writeback_ns = COST(&tm, COST_WRITEBACK_LOCK, 1);
+		tm.locks.shift_kib_ns = COST(&tm, COST_LEAF_SHIFT_KIB, 1);
 		tm.locks.work = WORK_SEARCH;
 	}
 	u64map_init(&tm.dnodes, sizeof(struct delayed_node *));
