@@ -115,6 +115,11 @@ const struct btrfs_cost btrfs_costs[COST_COUNT] = {
 			     "when another task held it last, 0.2-0.3 us when it searches it again itself (2 fsyncers, 2 "
 			     "creators; 1.1 such holds an fsync; docs/seed000-locks.md): the whole leaf copied into the clone or "
 			     "the preallocated buffer (copy_extent_buffer_full), its lines in the other CPU's cache; 2.5 us"},
+	[COST_RECLAIM_WAKE] = {"reclaim_wake", "reclaim worker wake", 80000, "ticket",
+			       "measured here (loop profile, 25%): a create's ticket (btrfs_trigger_flush) to the async reclaim "
+			       "worker's wakeup, p50 20.5 us (p10 1.8, p90 22.6; 297 tickets, 2 fsyncers and 2 creators, "
+			       "sched_wakeup beside btrfs_trigger_flush), the wakeup row's latency after it; the ticket granted "
+			       "and its task running 60 us (p50) after the trigger; 20 us"},
 };
 
 const struct btrfs_device_profile btrfs_device_profiles[] = {

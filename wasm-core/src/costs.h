@@ -45,6 +45,7 @@ enum btrfs_cost_id {
 	COST_LOG_EXTENT,        /* logging: per file extent item logged past the first (log_one_extent: the range dropped, the item, its checksums) */
 	COST_LEAF_SHIFT_KIB,    /* a leaf insert or deletion: per KiB of items moved aside, under the leaf's write lock (tree_locks=path) */
 	COST_LEAF_CLONE,        /* logging: an fs leaf copied whole before its items go into the log, under its read lock (tree_locks=path) */
+	COST_RECLAIM_WAKE,      /* the async reclaim worker woken for a new ticket: how much later than a wakeup it runs */
 	COST_COUNT
 };
 

@@ -916,7 +916,8 @@ static int space_reserve_step(struct timed *tm, struct sched_task *t, struct thr
 	if (!tm->reclaim_busy[kind]) {
 		tm->reclaim_busy[kind] = 1;
 		fs_trace(tm->fs, (struct trace_event){.kind = TRACE_TRIGGER_FLUSH, .slot = t->id, .level = kind, .a = bytes});
-		sched_wake_all(tm->s, &tm->reclaim_wq[kind]);
+		/* queue_work on an unbound workqueue: its worker runs later than a woken task (reclaim_wake) */
+		sched_wake_all_later(tm->s, &tm->reclaim_wq[kind], COST(tm, COST_RECLAIM_WAKE, 1));
 	}
 	sched_wait(tm->s, t, &c->own, WAIT_TICKET, bytes);
 	return 0;
