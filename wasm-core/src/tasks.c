@@ -299,32 +299,40 @@ static int fail(struct timed *tm, int code, const char *msg)
 
 /* ---- delayed nodes ---- */
 
-static struct delayed_node *dnode_get(struct timed *tm, u64 ino)
+/* The object of ino in map m (a pointer to `size` bytes, made zeroed when
+ * first wanted, *made then 1); NULL on ENOMEM. */
+static void *inode_obj(struct u64map *m, u64 ino, size_t size, int *made)
 {
-	struct delayed_node **p = u64map_put(&tm->dnodes, ino);
+	void **p = u64map_put(m, ino);
+	*made = 0;
 	if (!p)
 		return NULL;
 	if (!*p) {
-		if (!(*p = calloc(1, sizeof(**p))))
+		if (!(*p = calloc(1, size)))
 			return NULL;
-		(*p)->ino = ino;
-		(*p)->mutex = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = -1};
+		*made = 1;
 	}
 	return *p;
+}
+
+static struct delayed_node *dnode_get(struct timed *tm, u64 ino)
+{
+	int made;
+	struct delayed_node *n = inode_obj(&tm->dnodes, ino, sizeof(*n), &made);
+	if (n && made)
+		*n = (struct delayed_node){.ino = ino,
+					   .mutex = {.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = SCHED_LOCK_DELAYED_NODE}};
+	return n;
 }
 
 /* An inode's lock (inode->i_rwsem), made when first wanted; NULL on ENOMEM. */
 static struct sched_lock *ilock_get(struct timed *tm, u64 ino)
 {
-	struct sched_lock **p = u64map_put(&tm->ilocks, ino);
-	if (!p)
-		return NULL;
-	if (!*p) {
-		if (!(*p = calloc(1, sizeof(**p))))
-			return NULL;
-		**p = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = SCHED_LOCK_INODE};
-	}
-	return *p;
+	int made;
+	struct sched_lock *lk = inode_obj(&tm->ilocks, ino, sizeof(*lk), &made);
+	if (lk && made)
+		*lk = (struct sched_lock){.tree = BTRFS_FS_TREE_OBJECTID, .bytenr = ino, .level = SCHED_LOCK_INODE};
+	return lk;
 }
 
 static u64 dnode_items(const struct delayed_node *n) { return (u64)n->inode_dirty + n->index_items; }
