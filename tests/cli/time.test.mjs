@@ -336,6 +336,11 @@ test("an inode's lock: namespace commands in one directory take turns on it, in 
   const got = ren.ev.filter((e) => e.kind === 'lock_acquire' && e.level === -2 && e.task === r).map((e) => BigInt(e.bytenr));
   assert.equal(got.length, 3, JSON.stringify(got.map(String)));
   assert.ok(got[0] < got[1] && got[2] > got[1], `locked in order ${got.join(', ')}: /d, /e, then the file`);
+  // a command that names its own directory takes that lock once, and fails for what it is
+  const self = cli('run', script('ilock-self.txt', 'mkfs size=256M\nset tree_locks=path\nmkdir /d\ncommit\nthread A\nlink /d /d/x\nend\n'));
+  assert.equal(self.code, 1);
+  assert.match(self.err, /:6: link: EISDIR/);
+  assert.doesNotMatch(self.err, /EDEADLK/);
   // each taken is let go by the command's end
   for (const x of [one, two, ren]) {
     const held = new Map();

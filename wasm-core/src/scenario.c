@@ -677,6 +677,16 @@ static int section_next(void *ctx, int ti, struct timed_op *op)
 }
 
 /* The command in t->l as thread t's next op. */
+/* Adds ino to the inode locks op takes, unless it is there already. */
+static void ilock_add(struct timed_op *op, u64 ino)
+{
+	for (int i = 0; i < op->nilock; i++)
+		if (op->ilock[i] == ino)
+			return;
+	if (op->nilock < (int)(sizeof(op->ilock) / sizeof(op->ilock[0])))
+		op->ilock[op->nilock++] = ino;
+}
+
 static int thread_command(struct scenario_run *r, struct sec_thread *t, struct timed_op *op)
 {
 	struct btrfs_fs_info *fs = r->fs;
@@ -761,15 +771,16 @@ static int thread_command(struct scenario_run *r, struct sec_thread *t, struct t
 				fs->err.code = 0;
 			}
 			if (!strcmp(c, "link") && dir2)
-				op->ilock[op->nilock++] = dir2;
+				ilock_add(op, dir2);
 			else if (!own && op->dir) {
 				u64 d1 = op->dir, d2 = dir2 && dir2 != op->dir ? dir2 : 0;
-				op->ilock[op->nilock++] = d2 && d2 < d1 ? d2 : d1;
+				ilock_add(op, d2 && d2 < d1 ? d2 : d1);
 				if (d2)
-					op->ilock[op->nilock++] = d2 < d1 ? d1 : d2;
+					ilock_add(op, d2 < d1 ? d1 : d2);
 			}
+			/* (a command naming its own directory, which fails when it runs, takes its lock once) */
 			if (op->target && (own || (strcmp(c, "create") && strcmp(c, "mkdir") && strcmp(c, "symlink"))))
-				op->ilock[op->nilock++] = op->target;
+				ilock_add(op, op->target);
 		}
 		if ((!strcmp(c, "truncate") || !strcmp(c, "unlink")) && l->argc >= 2) {
 			/* its ordered extents complete first */
