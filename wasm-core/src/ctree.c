@@ -808,14 +808,22 @@ int btrfs_prev_item(struct btrfs_fs_info *fs, struct btrfs_path *path)
 /* ---------------------------------------------------------------------- */
 /* Insert                                                                 */
 
+u32 btrfs_leaf_insert_moves(const struct extent_buffer *leaf, int slot)
+{
+	u32 nr = btrfs_nritems(leaf);
+	if ((u32)slot >= nr)
+		return 0;
+	u32 data_after = btrfs_item_offset_nr(leaf, slot) + btrfs_item_size_nr(leaf, slot) - btrfs_item_offset_nr(leaf, (int)nr - 1);
+	return (nr - (u32)slot) * BTRFS_ITEM_SIZE + data_after;
+}
+
 /* Makes room for an item of size bytes at the path's slot; the leaf has
- * room. Returns the bytes it moved aside (item headers after the slot and
- * their data). */
+ * room. Returns the bytes it moved aside (btrfs_leaf_insert_moves). */
 static u32 leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path, const struct btrfs_key *key, u32 size)
 {
-	u32 moved = 0;
 	struct extent_buffer *leaf = path->nodes[0];
 	int slot = path->slots[0];
+	u32 moved = btrfs_leaf_insert_moves(leaf, slot);
 	u32 nr = btrfs_nritems(leaf);
 	assert(btrfs_leaf_free_space(fs, leaf) >= size + BTRFS_ITEM_SIZE);
 	u32 data_end = nr ? btrfs_item_offset_nr(leaf, (int)nr - 1) : leaf_data_size(fs);
@@ -828,7 +836,6 @@ static u32 leaf_insert_empty(struct btrfs_fs_info *fs, struct btrfs_path *path, 
 			btrfs_set_item_offset(it, btrfs_item_offset(it) - size);
 		}
 		memmove(btrfs_item_nr(leaf, slot + 1), btrfs_item_nr(leaf, slot), (nr - (u32)slot) * BTRFS_ITEM_SIZE);
-		moved = (old_end - data_end) + (nr - (u32)slot) * BTRFS_ITEM_SIZE;
 		data_end = old_end;
 	}
 	u8 *it = btrfs_item_nr(leaf, slot);

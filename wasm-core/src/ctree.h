@@ -49,6 +49,9 @@ static inline int btrfs_level(const struct extent_buffer *eb) { return btrfs_hea
 
 /* Bytes free between the item headers and the item data of a leaf. */
 u32 btrfs_leaf_free_space(const struct btrfs_fs_info *fs, const struct extent_buffer *leaf);
+/* The bytes an insert at slot of leaf moves aside: the item headers from
+ * slot on and their data. */
+u32 btrfs_leaf_insert_moves(const struct extent_buffer *leaf, int slot);
 /* Binary search of one block: 0 with *slot at key, or 1 with *slot where
  * key would be inserted. */
 int btrfs_bin_search(const struct extent_buffer *eb, const struct btrfs_key *key, int *slot);

@@ -363,15 +363,8 @@ static int log_insert(struct log_ctx *c, const struct btrfs_key *k, const u8 *da
 			return ret;
 	}
 	struct extent_buffer *leaf = path.nodes[0];
-	if (c->st) {
-		/* the bytes an insert at this slot moves: item headers after it and their data */
-		u32 n = btrfs_nritems(leaf), slot = (u32)path.slots[0];
-		if (slot < n) {
-			u32 data_after = btrfs_item_offset_nr(leaf, (int)slot) + btrfs_item_size_nr(leaf, (int)slot) -
-					 btrfs_item_offset_nr(leaf, (int)n - 1);
-			c->st->shifted += (u64)(n - slot) * BTRFS_ITEM_SIZE + data_after;
-		}
-	}
+	if (c->st)
+		c->st->shifted += btrfs_leaf_insert_moves(leaf, path.slots[0]);
 	if ((ret = btrfs_insert_empty_item(fs, c->log, &path, k, size)))
 		return ret;
 	memcpy(btrfs_item_ptr(path.nodes[0], path.slots[0]), data, size);
