@@ -652,6 +652,18 @@ test('bonnie: bonnie++ -b file phases (create, write, fsync; unlink, fsync the d
   }
   // bonnie's 60 files twice, each written once (8 KiB) and fsynced, plus the fsyncer's loops
   assert.ok(m.timed.ops.fsync.n >= 4 * 60, `fsyncs: ${m.timed.ops.fsync.n}`);
+  // the fs leaves logging copied from: a create fsyncs its file and its directory, a delete the directory; those
+  // logged are counted by phase (the fsyncer's own, meanwhile, too), each copying from at least its inode's leaf;
+  // the kernel clones every one of them before seed 000's change (log_copy=clone stalls in their allocations)
+  const ll = m.timed.logLeaves;
+  assert.ok(ll.fsyncs > 0 && ll.fsyncs <= m.timed.fsyncs && ll.cloned <= ll.read && ll.cloned >= ll.fsyncs, JSON.stringify(ll));
+  let phaseFsyncs = 0;
+  for (const [k, v] of Object.entries(m.timed.bonnie)) {
+    assert.ok(v.fsyncs >= (k.endsWith('Create') ? 2 : 1) * 60 * 0.9, `${k}: ${v.fsyncs} fsyncs logged`);
+    assert.ok(v.leavesCloned >= v.fsyncs && v.leavesCloned <= v.leavesRead, `${k}: ${JSON.stringify(v)}`);
+    phaseFsyncs += v.fsyncs;
+  }
+  assert.ok(phaseFsyncs <= ll.fsyncs, `${phaseFsyncs} of ${ll.fsyncs}`);
   assert.ok(m.timed.waitedNs['memory allocation'] > 0, 'clones stall in direct reclaim');
   assert.equal(cli('check', img).code, 0);
   for (let d = 0; d < 3; d++) assert.equal(cli('ls', img, `/bonnie/d${d}`).out.trim(), '', `d${d} is empty`);

@@ -965,6 +965,7 @@ static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_t
 				break;
 			t->bn_i = 0;
 			if (++t->bn_phase == TIMED_BONNIE_PHASES) {
+				r->tst->bonnie_phase_now = 0;
 				sec->bonnie_done = 1;
 				op->kind = TOP_END;
 				return 0;
@@ -972,6 +973,7 @@ static int bonnie_next(struct scenario_run *r, struct section *sec, struct sec_t
 			if (t->bn_phase == BONNIE_RAND_DELETE)
 				bonnie_shuffle(t, r->tcfg.seed * 31 + (u64)t->bn_phase);
 		}
+		r->tst->bonnie_phase_now = t->bn_phase + 1; /* the fsyncs to come count toward this phase */
 		int rnd = t->bn_phase >= BONNIE_RAND_CREATE, create = t->bn_phase == BONNIE_SEQ_CREATE || t->bn_phase == BONNIE_RAND_CREATE;
 		u64 f = t->bn_phase == BONNIE_RAND_DELETE ? t->bn_order[t->bn_i] : t->bn_i, d = f * t->bn_dirs / t->bn_n;
 		char path[64], dir[24], name[24];
@@ -2210,10 +2212,10 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		}
 		sb_printf(&out, "},\"items_total\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"leaves\":%" PRIu64 ",\"nodes\":%" PRIu64
 				",\"level\":%" PRIu64 ",\"blocks_written\":%" PRIu64 ",\"fs_leaves_read\":%" PRIu64
-				",\"inodes_logged\":%" PRIu64 ",\"ranges\":%" PRIu64 ",\"bytes_shifted\":%" PRIu64
+				",\"fs_leaves_cloned\":%" PRIu64 ",\"inodes_logged\":%" PRIu64 ",\"ranges\":%" PRIu64 ",\"bytes_shifted\":%" PRIu64
 				",\"log_searches\":%" PRIu64 ",\"cost_us\":%.1f}",
 			  st->items_total, st->bytes, st->leaves, st->nodes, st->level, st->blocks_written, st->fs_leaves_read,
-			  st->inodes_logged, st->ranges, st->shifted, st->log_searches, st->cost);
+			  st->fs_leaves_cloned, st->inodes_logged, st->ranges, st->shifted, st->log_searches, st->cost);
 	}
 	sb_printf(&out, "]");
 	const struct btrfs_ordered_stats *os = btrfs_ordered_stats(fs);

@@ -1400,6 +1400,18 @@ static int thread_step(struct sched *s, struct sched_task *t)
 				return ret;
 			c->fallback = c->ls.fallback;
 			tm->st->fsyncs++;
+			if (!c->fallback) {
+				struct timed_state *ts = tm->st;
+				ts->log_fsyncs++;
+				ts->log_leaves_read += c->ls.fs_leaves_read;
+				ts->log_leaves_cloned += c->ls.fs_leaves_cloned;
+				if (ts->bonnie_phase_now > 0 && ts->bonnie_phase_now <= TIMED_BONNIE_PHASES) {
+					int p = ts->bonnie_phase_now - 1;
+					ts->bonnie_fsyncs[p]++;
+					ts->bonnie_leaves_read[p] += c->ls.fs_leaves_read;
+					ts->bonnie_leaves_cloned[p] += c->ls.fs_leaves_cloned;
+				}
+			}
 			if (c->ls.ordered_logged)
 				tm->st->fsyncs_logged++;
 			c->pc = T_F_DELAYED;
@@ -2469,6 +2481,8 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 		first = 0;
 	}
 	sb_printf(b, "},\"deviceBusyNs\":%llu", (unsigned long long)st->device_busy_ns);
+	sb_printf(b, ",\"logLeaves\":{\"fsyncs\":%llu,\"read\":%llu,\"cloned\":%llu}", (unsigned long long)st->log_fsyncs,
+		  (unsigned long long)st->log_leaves_read, (unsigned long long)st->log_leaves_cloned);
 	sb_printf(b, ",\"dirty\":{\"limitBytes\":%llu,\"backgroundBytes\":%llu,\"peakBytes\":%llu}",
 		  (unsigned long long)cfg->dirty_bytes, (unsigned long long)cfg->dirty_background_bytes,
 		  (unsigned long long)st->dirty_peak);
@@ -2477,10 +2491,13 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 		const struct timed_latency *l = &st->bonnie[k];
 		if (!l->n)
 			continue;
-		sb_printf(b, "%s\"%s\":{\"n\":%llu,\"meanNs\":%llu,\"p50Ns\":%llu,\"p99Ns\":%llu,\"maxNs\":%llu}", sep,
-			  timed_bonnie_names[k], (unsigned long long)l->n, (unsigned long long)(l->sum_ns / l->n),
+		sb_printf(b,
+			  "%s\"%s\":{\"n\":%llu,\"meanNs\":%llu,\"p50Ns\":%llu,\"p99Ns\":%llu,\"maxNs\":%llu,\"fsyncs\":%llu,"
+			  "\"leavesRead\":%llu,\"leavesCloned\":%llu}",
+			  sep, timed_bonnie_names[k], (unsigned long long)l->n, (unsigned long long)(l->sum_ns / l->n),
 			  (unsigned long long)timed_percentile(l, 50), (unsigned long long)timed_percentile(l, 99),
-			  (unsigned long long)l->max_ns);
+			  (unsigned long long)l->max_ns, (unsigned long long)st->bonnie_fsyncs[k],
+			  (unsigned long long)st->bonnie_leaves_read[k], (unsigned long long)st->bonnie_leaves_cloned[k]);
 		sep = ",";
 	}
 	if (sep[0] == ',' && sep[1] == 0)

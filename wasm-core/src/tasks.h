@@ -131,6 +131,14 @@ struct timed_state {
 	 * a create is create + write + fsync, a delete is unlink + fsync of the
 	 * directory), as bonnie++ reports each phase's latency */
 	struct timed_latency bonnie[TIMED_BONNIE_PHASES];
+	/* the fs leaves logging read-locked to copy from, and of those the ones
+	 * the kernel clones before copying (log_copy=clone allocates an extent
+	 * buffer for each; counted in every mode), over the fsyncs that logged;
+	 * during each bonnie phase too (bonnie_phase_now: the phase + 1, 0 when
+	 * no bonnie section runs) */
+	u64 log_fsyncs, log_leaves_read, log_leaves_cloned;
+	u64 bonnie_fsyncs[TIMED_BONNIE_PHASES], bonnie_leaves_read[TIMED_BONNIE_PHASES], bonnie_leaves_cloned[TIMED_BONNIE_PHASES];
+	int bonnie_phase_now;
 	/* space reservation: tickets, the reclaim workers' flush states (runs by
 	 * state, the order of their first runs), shrink_delalloc's budgets
 	 * (pages, or inodes) and what it wrote */
