@@ -25,7 +25,7 @@
 //
 // Run: node tests/kernel/seed000-dirlog-measure.mjs [N]   (root; N = 1000)
 // Seen on this machine (kernel 6.18, N = 1000): the kernel read-locks 4.0
-// leaves a fsync in index order and 4.75-5.2 in random order (eight runs);
+// leaves a fsync in index order and 4.64-5.21 in random order (nine runs);
 // the model copies from 2.6 and 4.6 (and reads 2.7 and 5.1). Without the
 // try-locks the kernel's counts look smaller (stop 29's 4.3 and 4.9, the root included).
 // tests/kernel/seed000.test.mjs checks these bounds. Clean-room: from the
