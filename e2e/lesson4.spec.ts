@@ -179,6 +179,12 @@ test.describe('at desktop width', () => {
     await expect(table.getByTestId('creator-lock-wait').locator('td').nth(2)).toHaveText(/ µs$/);
     await expect(table.getByTestId('creator-lock-wait').locator('td').nth(3)).toHaveText(/× less$/);
     await expect(table.getByTestId('create-p99').locator('td').nth(3)).toHaveText(/× less$/);
+    // the leaves full fsyncs copy from: as many in both modes, each a clone allocated under its read lock before
+    const leaves = table.getByTestId('leaves-per-fsync').locator('td');
+    await expect(leaves).toHaveCount(4);
+    await expect(leaves.nth(0)).toHaveText(/\(\d+ fsyncs logged\)$/);
+    await expect(leaves.nth(1)).toHaveText(/^\d+\.\d: each cloned, an extent buffer allocated under its read lock$/);
+    await expect(leaves.nth(3)).toHaveText(/^[1-9]\d* allocations under a lock before, none after$/);
     const seed = cmp.getByRole('table', { name: "The seed's bonnie++ latencies" });
     await expect(seed.locator('tbody tr')).toHaveCount(6);
     await expect(seed.locator('tbody tr').first()).toContainText('Sequential Create: Create');

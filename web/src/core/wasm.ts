@@ -173,6 +173,9 @@ export interface TimedMetrics {
   /** The dirty limits (set memory=, dirty=, dirty_background=) and the most data dirty or under writeback where a writer throttles. */
   dirty?: { limitBytes: number; backgroundBytes: number; peakBytes: number };
   locks: Record<string, { contended: number; waitNs: number }>;
+  /** Over the fsyncs that logged: the fs leaves logging read-locked to copy from, and of those the ones the kernel clones
+   * before copying (before seed 000's change; counted in every log_copy mode). */
+  logLeaves?: { fsyncs: number; read: number; cloned: number };
   /** Untars (seed 002): files and directories made, bytes written, time writing and in the final syncfs, summed. */
   untar?: { files: number; dirs: number; bytes: number; writeNs: number; syncNs: number };
   reclaim?: ReclaimMetrics;
