@@ -46,19 +46,33 @@ const pct = (after, before) => (100 * (after - before)) / before;
 describe('seed 001: directory logging, the kernel and btrfslab', { skip }, () => {
   for (const [N, D] of [[1000, 100], [10000, 1000], [100000, 1000]]) {
     test(`N=${N}, D=${D}: index-only logs what the kernel logs; legacy costs what the seed measured`, async () => {
-      const k = await kernelSeed001(N, D, { dir, runs: 1 });
+      const k = await kernelSeed001(N, D, { dir });
       const io = ours(N, D, 'index-only');
       const lg = ours(N, D, 'legacy');
+      // The kernel's log leaves move from run to run: the directory's index items reach the log from fs leaves where
+      // the delayed-items worker flushed them before the fsync, and from the delayed node where it had not (since
+      // v6.1), packed differently. At N=1000 this kernel gave 18, 19 and 20 leaves over runs. So a count off by more
+      // than the tolerance is held against up to two more captures, and must match one of them.
+      const near = (ourLeaves, kl) => Math.abs(ourLeaves - kl) / kl <= 0.02 || Math.abs(ourLeaves - kl) <= 1;
+      const more = [];
+      const leavesSeen = async (phase) => {
+        const seen = [k[phase].leaves];
+        for (let i = 0; !seen.some((kl) => near(io[phase].leaves, kl)) && i < 2; i++) {
+          more[i] ??= await kernelSeed001(N, D, { dir });
+          seen.push(more[i][phase].leaves);
+        }
+        return seen;
+      };
       for (const phase of ['create', 'delete']) {
         const kp = k[phase];
         assert.ok(kp.hasLog && kp.commits === 0, `N=${N} ${phase}: the kernel committed instead of logging`);
         assert.deepEqual(io[phase].items, kp.items, `N=${N} ${phase}: items per key type differ from the kernel's`);
-        const dl = Math.abs(io[phase].leaves - kp.leaves) / kp.leaves;
-        assert.ok(dl <= 0.02 || Math.abs(io[phase].leaves - kp.leaves) <= 1,
-          `N=${N} ${phase}: ${io[phase].leaves} log leaves, the kernel ${kp.leaves}`);
+        const seen = await leavesSeen(phase);
+        assert.ok(seen.some((kl) => near(io[phase].leaves, kl)),
+          `N=${N} ${phase}: ${io[phase].leaves} log leaves, the kernel ${seen.join(', ')} over ${seen.length} runs`);
         assert.ok(lg[phase].bytes > io[phase].bytes, `N=${N} ${phase}: legacy logs no more than index-only`);
         const change = pct(io[phase].cost_us, lg[phase].cost_us);
-        process.stdout.write(`# N=${N} ${phase}: kernel ${kp.leaves} leaves ${kp.ms} ms; ours ${io[phase].leaves} leaves; ` +
+        process.stdout.write(`# N=${N} ${phase}: kernel ${seen.join('/')} leaves ${kp.ms} ms; ours ${io[phase].leaves} leaves; ` +
           `legacy ${lg[phase].leaves} leaves, ${lg[phase].bytes} B vs ${io[phase].bytes} B; modelled cost ${lg[phase].cost_us} -> ` +
           `${io[phase].cost_us} us (${change.toFixed(1)}%, seed ${SEED_TABLE[N][phase]}%)\n`);
         if (N >= 10000) {
