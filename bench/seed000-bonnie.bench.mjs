@@ -34,21 +34,21 @@ export function bonnieScript(mode, seed, { files = 2000, dirs = 2, size = '16K',
     `set seed=${seed}`, `bonnie files=${files} dirs=${dirs} size=${size}`].join('\n') + '\n';
 }
 
+/** Each phase's largest latency, averaged over the seeds (mean), seed by seed (runs), and the fs leaves the phase's
+ * logged fsyncs copied from (leaves: fsyncs, cloned), summed. */
 export function modelBonnie(mode, seeds = SEEDS, opts = {}) {
-  const sum = {}, runs = {}, leaves = {};
+  const mean = {}, runs = {}, leaves = {};
   for (let seed = 1; seed <= seeds; seed++) {
     const m = JSON.parse(execFileSync(CLI, ['run', '-', '--metrics', '-'], { input: bonnieScript(mode, seed, opts), encoding: 'utf8', maxBuffer: 1 << 26 }));
     for (const [k, v] of Object.entries(m.timed.bonnie)) {
-      sum[k] = (sum[k] ?? 0) + Number(v.maxNs) / seeds;
+      mean[k] = (mean[k] ?? 0) + Number(v.maxNs) / seeds;
       (runs[k] ??= []).push(Number(v.maxNs));
       leaves[k] ??= { fsyncs: 0, cloned: 0 };
       leaves[k].fsyncs += v.fsyncs;
       leaves[k].cloned += v.leavesCloned;
     }
   }
-  Object.defineProperty(sum, 'runs', { value: runs });
-  Object.defineProperty(sum, 'leaves', { value: leaves });
-  return sum;
+  return { mean, runs, leaves };
 }
 
 export async function run() {
@@ -59,8 +59,8 @@ export async function run() {
   console.log(' phase               model clone  model prealloc  model change   seed before  seed after  seed change  points apart');
   const rows = [], spread = [];
   for (const [k, s] of Object.entries(SEED)) {
-    const mc = (after[k] / before[k] - 1) * 100, sc = (s.after / s.before - 1) * 100;
-    console.log(` ${s.label.padEnd(18)} ${(before[k] / 1e6).toFixed(1).padStart(11)} ${(after[k] / 1e6).toFixed(1).padStart(15)} ${`${mc.toFixed(1)}%`.padStart(13)} ${String(s.before).padStart(13)} ${String(s.after).padStart(11)} ${`${sc.toFixed(1)}%`.padStart(12)} ${Math.abs(mc - sc).toFixed(1).padStart(13)}`);
+    const mc = (after.mean[k] / before.mean[k] - 1) * 100, sc = (s.after / s.before - 1) * 100;
+    console.log(` ${s.label.padEnd(18)} ${(before.mean[k] / 1e6).toFixed(1).padStart(11)} ${(after.mean[k] / 1e6).toFixed(1).padStart(15)} ${`${mc.toFixed(1)}%`.padStart(13)} ${String(s.before).padStart(13)} ${String(s.after).padStart(11)} ${`${sc.toFixed(1)}%`.padStart(12)} ${Math.abs(mc - sc).toFixed(1).padStart(13)}`);
     rows.push({ metric: `${s.label}: latency change`, unit: '%', ours: mc, peer: sc, peerName: 'seed 000 (bonnie++, 8 GiB VM)' });
     // the seed's figures are one bonnie++ run each: the change one seed's pair of runs shows, seed by seed
     const one = before.runs[k].map((b, i) => (after.runs[k][i] / b - 1) * 100).sort((a, b) => a - b);

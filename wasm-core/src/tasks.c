@@ -1155,6 +1155,14 @@ static int start_writeback(struct timed *tm, struct thread_ctx *c, u64 ino)
 	return ret;
 }
 
+/* One logged fsync's fs leaves, added to a count (timed.logLeaves, a bonnie phase's). */
+static void log_leaves_add(struct timed_log_leaves *l, const struct btrfs_log_stats *ls)
+{
+	l->fsyncs++;
+	l->read += ls->fs_leaves_read;
+	l->cloned += ls->fs_leaves_cloned;
+}
+
 static int thread_step(struct sched *s, struct sched_task *t)
 {
 	struct thread_ctx *c = t->ctx;
@@ -1402,15 +1410,9 @@ static int thread_step(struct sched *s, struct sched_task *t)
 			tm->st->fsyncs++;
 			if (!c->fallback) {
 				struct timed_state *ts = tm->st;
-				ts->log_fsyncs++;
-				ts->log_leaves_read += c->ls.fs_leaves_read;
-				ts->log_leaves_cloned += c->ls.fs_leaves_cloned;
-				if (ts->bonnie_phase_now > 0 && ts->bonnie_phase_now <= TIMED_BONNIE_PHASES) {
-					int p = ts->bonnie_phase_now - 1;
-					ts->bonnie_fsyncs[p]++;
-					ts->bonnie_leaves_read[p] += c->ls.fs_leaves_read;
-					ts->bonnie_leaves_cloned[p] += c->ls.fs_leaves_cloned;
-				}
+				log_leaves_add(&ts->log_leaves, &c->ls);
+				if (ts->bonnie_phase_now > 0 && ts->bonnie_phase_now <= TIMED_BONNIE_PHASES)
+					log_leaves_add(&ts->bonnie_leaves[ts->bonnie_phase_now - 1], &c->ls);
 			}
 			if (c->ls.ordered_logged)
 				tm->st->fsyncs_logged++;
@@ -2481,8 +2483,8 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 		first = 0;
 	}
 	sb_printf(b, "},\"deviceBusyNs\":%llu", (unsigned long long)st->device_busy_ns);
-	sb_printf(b, ",\"logLeaves\":{\"fsyncs\":%llu,\"read\":%llu,\"cloned\":%llu}", (unsigned long long)st->log_fsyncs,
-		  (unsigned long long)st->log_leaves_read, (unsigned long long)st->log_leaves_cloned);
+	sb_printf(b, ",\"logLeaves\":{\"fsyncs\":%llu,\"read\":%llu,\"cloned\":%llu}", (unsigned long long)st->log_leaves.fsyncs,
+		  (unsigned long long)st->log_leaves.read, (unsigned long long)st->log_leaves.cloned);
 	sb_printf(b, ",\"dirty\":{\"limitBytes\":%llu,\"backgroundBytes\":%llu,\"peakBytes\":%llu}",
 		  (unsigned long long)cfg->dirty_bytes, (unsigned long long)cfg->dirty_background_bytes,
 		  (unsigned long long)st->dirty_peak);
@@ -2496,8 +2498,8 @@ void timed_metrics_json(struct strbuf *b, const struct timed_config *cfg, const 
 			  "\"leavesRead\":%llu,\"leavesCloned\":%llu}",
 			  sep, timed_bonnie_names[k], (unsigned long long)l->n, (unsigned long long)(l->sum_ns / l->n),
 			  (unsigned long long)timed_percentile(l, 50), (unsigned long long)timed_percentile(l, 99),
-			  (unsigned long long)l->max_ns, (unsigned long long)st->bonnie_fsyncs[k],
-			  (unsigned long long)st->bonnie_leaves_read[k], (unsigned long long)st->bonnie_leaves_cloned[k]);
+			  (unsigned long long)l->max_ns, (unsigned long long)st->bonnie_leaves[k].fsyncs,
+			  (unsigned long long)st->bonnie_leaves[k].read, (unsigned long long)st->bonnie_leaves[k].cloned);
 		sep = ",";
 	}
 	if (sep[0] == ',' && sep[1] == 0)

@@ -136,8 +136,9 @@ struct timed_state {
 	 * buffer for each; counted in every mode), over the fsyncs that logged;
 	 * during each bonnie phase too (bonnie_phase_now: the phase + 1, 0 when
 	 * no bonnie section runs) */
-	u64 log_fsyncs, log_leaves_read, log_leaves_cloned;
-	u64 bonnie_fsyncs[TIMED_BONNIE_PHASES], bonnie_leaves_read[TIMED_BONNIE_PHASES], bonnie_leaves_cloned[TIMED_BONNIE_PHASES];
+	struct timed_log_leaves {
+		u64 fsyncs, read, cloned;
+	} log_leaves, bonnie_leaves[TIMED_BONNIE_PHASES];
 	int bonnie_phase_now;
 	/* space reservation: tickets, the reclaim workers' flush states (runs by
 	 * state, the order of their first runs), shrink_delalloc's budgets
