@@ -32,6 +32,12 @@ export function lockScript({ fsyncers = 2, creators = 2, iterations = 500, devic
   return l.join('\n') + '\n';
 }
 
+/** The loop profile's slow flushes (btrfslab costs): how many in a million, and how long one takes. */
+function loopFlushTail() {
+  const p = JSON.parse(execFileSync(CLI, ['costs', '--json'], { encoding: 'utf8' })).devices.find((d) => d.name === 'loop');
+  return { flushTail: p.flushTailPpm, flushTailMs: p.flushTailNs / 1e6 };
+}
+
 const treeOf = (t) => (t === '5' ? 'fs' : t === LOG_TREE ? 'log' : 'other');
 
 /** The model's figures for the workload (its trace read here). */
@@ -44,9 +50,17 @@ export function measureModelLocks(opts = {}) {
   const wait = { read: { fs: [], log: [], other: [] }, write: { fs: [], log: [], other: [] } };
   const hold = { read: { fs: [], log: [], other: [] }, write: { fs: [], log: [], other: [] } };
   const held = new Map();
+  // an fsyncer woken at the end of the other's log commit: the wake to its next CPU span (the kernel's sched_waking to
+  // sched_switch, tests/kernel/seed000-measure.mjs's analyseWakes)
+  const woken = new Map(), wake = [];
   for (const line of out.split('\n')) {
     if (!line.startsWith('{')) continue;
     const e = JSON.parse(line);
+    if (e.kind === 'task_wake' && e.cause === 'log sync' && names.get(e.task) === 'F') woken.set(e.task, Number(e.atNs));
+    else if (e.kind === 'task_cpu' && woken.has(e.task)) {
+      wake.push(Number(e.atNs) - woken.get(e.task));
+      woken.delete(e.task);
+    }
     switch (e.kind) {
       case 'task_new': if (e.taskKind === 'thread') names.set(e.task, e.index < (opts.fsyncers ?? 2) ? 'F' : 'C'); break;
       case 'task_op': opStart.set(e.task, e); break;
@@ -77,8 +91,17 @@ export function measureModelLocks(opts = {}) {
     }
   }
   const per = (o) => Object.fromEntries(Object.entries(o).map(([m, t]) => [m, Object.fromEntries(Object.entries(t).map(([k, v]) => [k, statsNs(v)]))]));
-  const us = (xs) => { const s = statsNs(xs); return { n: s.n, p50Us: s.p50Ns / 1e3, p99Us: s.p99Ns / 1e3 }; };
-  return { ...opts, fsync: us(lat.fsync), create: us(lat.create), locks: { wait: per(wait), hold: per(hold) } };
+  const us = (xs) => {
+    const s = statsNs(xs), sorted = Float64Array.from(xs).sort();
+    return { n: s.n, p50Us: s.p50Ns / 1e3, p90Us: sorted.length ? sorted[Math.floor(0.9 * sorted.length)] / 1e3 : null, p99Us: s.p99Ns / 1e3 };
+  };
+  const ws = Float64Array.from(wake).sort();
+  const qus = (f) => (ws.length ? ws[Math.min(ws.length - 1, Math.floor(f * ws.length))] / 1e3 : null);
+  return {
+    ...opts, fsync: us(lat.fsync), create: us(lat.create), locks: { wait: per(wait), hold: per(hold) },
+    fsyncWake: { n: ws.length, p10Us: qus(0.1), p50Us: qus(0.5), p90Us: qus(0.9) },
+    ...loopFlushTail(),
+  };
 }
 
 /** Creators alone, C threads creating N files each, in one directory or one each (dirs 'one' | 'each'): their creates'

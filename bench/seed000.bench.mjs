@@ -10,7 +10,7 @@
 // creators alone (one; two in one directory, whose inode lock a create
 // holds; two in a directory each): their creates' p50 and p99.
 // BTRFSLAB_SEED000_ITER (default 500) sizes it.
-import { measureKernelLocks } from '../tests/kernel/seed000-measure.mjs';
+import { measureKernelLocks, measureKernelWakes } from '../tests/kernel/seed000-measure.mjs';
 import { measureModelCreates, measureModelLocks } from './seed000-model.mjs';
 
 export const name = 'seed 000: tree locks under fsyncers and creators in one directory — the model vs the kernel on a loop device';
@@ -55,6 +55,19 @@ export async function run() {
     rows.push({ metric: `${op} p50`, unit: 'us', ours: m[op].p50Us, peer: k[op].p50Us, peerName: 'kernel, loop device, this machine' });
     rows.push({ metric: `${op} p99`, unit: 'us', ours: m[op].p99Us, peer: k[op].p99Us, peerName: 'kernel, loop device, this machine' });
   }
+  console.log(` fsync p90 (not counted below)    ${m.fsync.p90Us.toFixed(1).padStart(9)}  ${k.fsync.p90Us.toFixed(1).padStart(10)}`);
+  // the two fsyncers take turns: each waits for the other's log commit, then commits its own. How soon the waiter runs
+  // once woken decides whether the other, already back with its next file, joins its log transaction (a joint commit,
+  // and the batching sleep of one or two jiffies). The kernel traced for the scheduler alone (no lock events).
+  const kw = measureKernelWakes(params);
+  console.log(`
+an fsyncer woken at the end of the other's log commit runs after (us, p10/p50/p90): model ${[m.fsyncWake.p10Us, m.fsyncWake.p50Us, m.fsyncWake.p90Us].map((v) => v.toFixed(0)).join('/')} (n ${m.fsyncWake.n}), kernel ${[kw.byFsyncer.p10Us, kw.byFsyncer.p50Us, kw.byFsyncer.p90Us].map((v) => v.toFixed(0)).join('/')} (n ${kw.byFsyncer.n}, ${kw.byFsyncer.onWakersCpu} on the waker's CPU; other wakes of an fsyncer: p50 ${kw.byOther.p50Us.toFixed(0)}); the loop profile's log_wake`);
+  console.log(` (the kernel's run traced for the scheduler: fsync p50/p90/p99 ${kw.fsync.p50Us}/${kw.fsync.p90Us}/${kw.fsync.p99Us} us)`);
+  // the fsyncs' tail: a slow flush of the loop device now and then (its backing file's fsync on ext4) holds up a commit
+  // and the other fsyncer's wait for it; the loop profile's flush_tail
+  const fl = kw.flushes;
+  console.log(`the loop device's flushes in that run: ${fl.n}, p50 ${fl.p50Us} us, p99 ${fl.p99Us}, max ${fl.maxUs}; ${fl.slow} over 4x the median${fl.slow ? ` (mean ${fl.slowMeanUs.toFixed(0)} us)` : ''}: the loop profile's flush_tail, ${m.flushTail} in a million taking ${m.flushTailMs} ms`);
+  rows.push({ metric: 'fsyncer woken by the other\'s log commit: runs after, p50', unit: 'us (scheduler)', ours: m.fsyncWake.p50Us, peer: kw.byFsyncer.p50Us, peerName: 'kernel, loop device, this machine' });
   console.log(' (waits include the acquisition itself: the kernel\'s diff_ns, ~0.08 us uncontended with tracing; the model\'s cost.lock_acquire)');
   const within = rows.filter((r) => r.unit === 'us' && r.peer > 0 && r.ours / r.peer <= 2 && r.peer / r.ours <= 2);
   console.log(` ${within.length} of ${rows.filter((r) => r.unit === 'us').length} percentiles within 2x of the kernel's (issue 16's target); docs/seed000-locks.md says what the model lacks`);

@@ -192,7 +192,7 @@ function directScript(mode: string): string {
   l.push('end');
   return l.join('\n') + '\n';
 }
-const DEADLOCK_ORDER = 'A B A C A A B C A C B B B B A C B A B B B B A C B A C C C B B B A A B B B C C C C C A A C C B B'.split(' ');
+const DEADLOCK_ORDER = 'B C A C A A B C B C C C A A C A A A B A B B C A C C B B A B A A A B A A B B B'.split(' ');
 
 test.describe('a deadlock, at desktop width', () => {
   test.use({ viewport: { width: 1400, height: 950 } });

@@ -140,7 +140,7 @@ export function statsNs(xs) {
 function statsUs(nsList) {
   const s = Float64Array.from(nsList).sort();
   const us = (v) => (v === null ? null : Math.round(v / 100) / 10);
-  return { n: s.length, p50Us: us(quantile(s, 0.5)), p99Us: us(quantile(s, 0.99)) };
+  return { n: s.length, p50Us: us(quantile(s, 0.5)), p90Us: us(quantile(s, 0.9)), p99Us: us(quantile(s, 0.99)) };
 }
 
 // "  python3-1234    [001] .....  123.456789: btrfs_tree_lock: <fsid>: block=... "
@@ -222,8 +222,10 @@ export function analyseTrace(text, fsid) {
   };
 }
 
-/** Tree-lock wait and hold times in the kernel for `fsyncers` fsyncing and `creators` creating processes, `iterations` ops each, in one directory. */
-export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 500, dirs = 'one' } = {}) {
+/** The workload on a fresh btrfs on a loop device of our own, traced in a tracefs instance of our own with `events`
+ * ([group, name] pairs) and `clock` ('tsc': x86-tsc where the kernel has it, else mono): the trace's text, our fsid,
+ * the fsyncers' and the creators' op latencies (ns), the wall seconds and the ring buffer's losses. */
+function tracedWorkload({ fsyncers, creators, iterations, dirs, events, clock }) {
   tracefs();
   const dir = mkdtempSync(join(tmpdir(), 'btrfslab-seed000-'));
   const img = join(dir, 'fs.img');
@@ -240,6 +242,7 @@ export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 50
     const fsid = execFileSync('blkid', ['-s', 'UUID', '-o', 'value', img], { encoding: 'utf8' }).trim();
     loop = execFileSync('losetup', ['--find', '--show', img], { encoding: 'utf8' }).trim();
     if (!/^\/dev\/loop\d+$/.test(loop)) throw new Error(`losetup gave ${JSON.stringify(loop)}`);
+    const devno = readFileSync(`/sys/block/${loop.slice(5)}/dev`, 'utf8').trim().replace(':', ','); // "7,1", as block events print it
     execFileSync('mount', ['-t', 'btrfs', loop, mnt]);
     mounted = true;
     const d = join(mnt, 'd');
@@ -250,8 +253,8 @@ export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 50
     writeFileSync(join(inst, 'buffer_size_kb'), '65536');
     // x86-tsc: line timestamps to the cycle (hold times below a microsecond); else mono, the events' own clock
     const clocks = readFileSync(join(inst, 'trace_clock'), 'utf8');
-    writeFileSync(join(inst, 'trace_clock'), /\bx86-tsc\b/.test(clocks) ? 'x86-tsc' : 'mono');
-    for (const e of EVENTS) writeFileSync(join(inst, 'events', 'btrfs', e, 'enable'), '1');
+    writeFileSync(join(inst, 'trace_clock'), clock === 'tsc' && /\bx86-tsc\b/.test(clocks) ? 'x86-tsc' : 'mono');
+    for (const [g, e] of events) writeFileSync(join(inst, 'events', g, e, 'enable'), '1');
     writeFileSync(join(inst, 'tracing_on'), '1');
     const seconds = Number(
       execFileSync('python3', ['-c', WORKLOAD, d, out, String(fsyncers), String(creators), String(iterations), dirs], { encoding: 'utf8' }).trim(),
@@ -264,34 +267,110 @@ export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 50
       dropped += Number(s.match(/^dropped events: (\d+)/m)?.[1] ?? 0);
     }
     const lat = (kind, n) => Array.from({ length: n }, (_, j) => JSON.parse(readFileSync(join(out, `${kind}${j}.json`), 'utf8'))).flat();
-    const a = analyseTrace(readFileSync(join(inst, 'trace'), 'utf8'), fsid);
-    return {
-      fsyncers, creators, iterations, seconds,
-      fsync: statsUs(lat('fsync', fsyncers)),
-      create: statsUs(lat('create', creators)),
-      locks: a.locks,
-      syncFile: a.syncFile,
-      overrun,
-      dropped,
-      tryReadLocks: a.tryReadLocks,
-      unmatchedLocks: a.unmatchedLocks,
-      unmatchedUnlocks: a.unmatchedUnlocks,
-      staleOwner: a.staleOwner,
-      lockEventLagUs: a.lockEventLagUs,
-      clock: a.clock,
-      ticksPerNs: a.ticksPerNs,
-      traceLines: a.traceLines,
-    };
+    return { text: readFileSync(join(inst, 'trace'), 'utf8'), fsid, devno, fsync: lat('fsync', fsyncers), create: lat('create', creators), seconds, overrun, dropped };
   } finally {
     if (existsSync(inst)) {
       spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'tracing_on')}`]);
-      for (const e of EVENTS) spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'events', 'btrfs', e, 'enable')}`]);
+      for (const [g, e] of events) spawnSync('sh', ['-c', `echo 0 > ${join(inst, 'events', g, e, 'enable')}`]);
       spawnSync('rmdir', [inst]);
     }
     if (mounted) spawnSync('umount', [mnt]);
     if (loop) spawnSync('losetup', ['-d', loop]);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Tree-lock wait and hold times in the kernel for `fsyncers` fsyncing and `creators` creating processes, `iterations` ops each, in one directory. */
+export function measureKernelLocks({ fsyncers = 2, creators = 2, iterations = 500, dirs = 'one' } = {}) {
+  const w = tracedWorkload({ fsyncers, creators, iterations, dirs, events: EVENTS.map((e) => ['btrfs', e]), clock: 'tsc' });
+  const a = analyseTrace(w.text, w.fsid);
+  return {
+    fsyncers, creators, iterations, seconds: w.seconds,
+    fsync: statsUs(w.fsync),
+    create: statsUs(w.create),
+    locks: a.locks,
+    syncFile: a.syncFile,
+    overrun: w.overrun,
+    dropped: w.dropped,
+    tryReadLocks: a.tryReadLocks,
+    unmatchedLocks: a.unmatchedLocks,
+    unmatchedUnlocks: a.unmatchedUnlocks,
+    staleOwner: a.staleOwner,
+    lockEventLagUs: a.lockEventLagUs,
+    clock: a.clock,
+    ticksPerNs: a.ticksPerNs,
+    traceLines: a.traceLines,
+  };
+}
+
+// "  python3-1234    [001] d..2.  123.456789: sched_waking: comm=python3 pid=1235 prio=120 target_cpu=001"
+const SCHED_LINE = /-(\d+)\s+\[(\d+)\]\s.*?\s(\d+)\.(\d{6}): (sched_waking|sched_switch|btrfs_sync_file|block_rq_issue|block_rq_complete): (.*)$/;
+
+/** How long a woken fsyncer waits for a CPU (sched_waking to the sched_switch that runs it, microseconds): woken by
+ * the other fsyncer (the end of the log commit it waited for: wait_log_commit) and by anything else (the end of its
+ * own bios, kworkers, softirqs). The fsyncers are the pids of our filesystem's btrfs_sync_file events; the sched
+ * events carry no fsid, so only theirs are read. Also: how many of the first kind were put on the waker's CPU. */
+export function analyseWakes(text, fsid, devno = null) {
+  const recs = [];
+  const fsyncers = new Set();
+  const flushStart = [], flush = [];
+  for (const line of text.split('\n')) {
+    const m = line.match(SCHED_LINE);
+    if (!m) continue;
+    const [, pid, cpu, sec, usec, ev, rest] = m;
+    if (ev === 'btrfs_sync_file') {
+      if (line.includes(fsid)) fsyncers.add(pid);
+      continue;
+    }
+    const us = Number(sec) * 1e6 + Number(usec);
+    if (ev === 'block_rq_issue' || ev === 'block_rq_complete') {
+      // our loop device's cache flushes (rwbs FF: a flush request with no data): issued, completed in order
+      if (devno && rest.startsWith(`${devno} FF `)) {
+        if (ev === 'block_rq_issue') flushStart.push(us);
+        else if (flushStart.length) flush.push(us - flushStart.shift());
+      }
+      continue;
+    }
+    recs.push({ pid, cpu, us, ev, rest });
+  }
+  const pending = new Map();
+  const byFsyncer = [], byOther = [];
+  let onWakersCpu = 0;
+  for (const r of recs) {
+    if (r.ev === 'sched_waking') {
+      const target = r.rest.match(/\bpid=(\d+)/)?.[1];
+      if (!fsyncers.has(target) || pending.has(target)) continue;
+      const fromFsyncer = fsyncers.has(r.pid) && r.pid !== target;
+      if (fromFsyncer && Number(r.rest.match(/target_cpu=(\d+)/)?.[1]) === Number(r.cpu)) onWakersCpu++;
+      pending.set(target, { us: r.us, fromFsyncer });
+    } else {
+      const next = r.rest.match(/next_pid=(\d+)/)?.[1];
+      const p = pending.get(next);
+      if (!p) continue;
+      pending.delete(next);
+      (p.fromFsyncer ? byFsyncer : byOther).push(r.us - p.us);
+    }
+  }
+  const q = (xs) => {
+    const s = Float64Array.from(xs).sort();
+    return { n: s.length, p10Us: quantile(s, 0.1), p50Us: quantile(s, 0.5), p90Us: quantile(s, 0.9) };
+  };
+  // flushes: their spread, and the slow ones (over 4x the median: the loop device's backing file on ext4 now and then)
+  const fs = Float64Array.from(flush).sort();
+  const p50 = quantile(fs, 0.5), slow = [...fs].filter((v) => v > 4 * p50);
+  const flushes = { n: fs.length, p50Us: p50, p99Us: quantile(fs, 0.99), maxUs: fs.length ? fs[fs.length - 1] : null,
+    slow: slow.length, slowMeanUs: slow.length ? slow.reduce((a, b) => a + b, 0) / slow.length : null };
+  return { fsyncers: fsyncers.size, byFsyncer: { ...q(byFsyncer), onWakersCpu }, byOther: q(byOther), flushes };
+}
+
+/** The same workload traced for the scheduler alone (sched_waking, sched_switch, and btrfs_sync_file to know the
+ * fsyncers): analyseWakes's figures, and the fsync latencies of that run. */
+export function measureKernelWakes({ fsyncers = 2, creators = 2, iterations = 500, dirs = 'one' } = {}) {
+  const w = tracedWorkload({
+    fsyncers, creators, iterations, dirs, clock: 'mono',
+    events: [['btrfs', 'btrfs_sync_file'], ['sched', 'sched_waking'], ['sched', 'sched_switch'], ['block', 'block_rq_issue'], ['block', 'block_rq_complete']],
+  });
+  return { fsyncers, creators, iterations, seconds: w.seconds, overrun: w.overrun, dropped: w.dropped, fsync: statsUs(w.fsync), ...analyseWakes(w.text, w.fsid, w.devno) };
 }
 
 function table(r) {

@@ -57,7 +57,9 @@ static int start(struct bio_dev *d, struct bio b)
 	/* the device's own variation, from the run's seeded stream */
 	u64 jit = p->jitter_pct ? sched_random(d->s) % (2 * (u64)p->jitter_pct + 1) : 0; /* 0 .. 2*pct */
 	if (b.op == BIO_FLUSH) {
-		done = (d->writes_done > now ? d->writes_done : now) + p->flush_ns * (100 - p->jitter_pct + jit) / 100;
+		/* now and then a slow one (flush_tail_ppm in a million), drawn only where the profile has them */
+		u64 ns = p->flush_tail_ppm && sched_random(d->s) % 1000000 < p->flush_tail_ppm ? p->flush_tail_ns : p->flush_ns;
+		done = (d->writes_done > now ? d->writes_done : now) + ns * (100 - p->jitter_pct + jit) / 100;
 		if (p->flush_barrier)
 			d->barrier_until = done;
 	} else {

@@ -81,6 +81,8 @@ struct btrfs_device_profile {
 	u64 idle_wake_ns;      /* a request that finds the device idle waits this long to start (a loop device's worker woken) */
 	u64 log_wake_ns;       /* an fsync woken at the end of another's log commit waits this long more for a CPU: the
 				* scheduler puts it on the committer's CPU, which goes on running (0: none) */
+	u32 flush_tail_ppm;    /* this many flushes in a million are slow ones (0: none)... */
+	u64 flush_tail_ns;     /* ...taking this long instead of flush_ns (a loop device's backing file now and then) */
 	const char *source;
 };
 extern const struct btrfs_device_profile btrfs_device_profiles[];

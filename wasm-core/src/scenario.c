@@ -1310,6 +1310,13 @@ static int set_time(struct scenario_run *r, const char *w)
 			ret = parse_duration(r, v, &d->idle_wake_ns);
 		else if (FIELD("log_wake"))
 			ret = parse_duration(r, v, &d->log_wake_ns);
+		else if (FIELD("flush_tail"))
+			ret = parse_duration(r, v, &d->flush_tail_ns);
+		else if (FIELD("flush_tail_ppm")) {
+			if (!(ret = parse_num(r, "flush_tail_ppm", v, &n)) && n > 1000000)
+				ret = fail(r, BLAB_EPARSE, "device.flush_tail_ppm is a count in a million, 0 to 1000000");
+			d->flush_tail_ppm = (u32)n;
+		}
 		else if (FIELD("bandwidth")) {
 			if (!(ret = parse_num(r, "bandwidth", v, &n)) && !n)
 				ret = fail(r, BLAB_EPARSE, "bandwidth must be above 0");
@@ -1340,7 +1347,7 @@ static int set_time(struct scenario_run *r, const char *w)
 			d->ssd = *v == '1';
 			ret = 0;
 		} else
-			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier, cpu, idle_wake, log_wake",
+			return fail(r, BLAB_EPARSE, "'%.*s': device fields are flush, fua, latency, seek, jiffy, jitter, bandwidth, qd, ssd, barrier, cpu, idle_wake, log_wake, flush_tail, flush_tail_ppm",
 				    (int)fl, f);
 #undef FIELD
 		if (ret)

@@ -210,6 +210,9 @@ export interface DeviceProfile {
   idleWakeNs: number;
   /** An fsync woken at the end of another's log commit waits this long more for a CPU. */
   logWakeNs: number;
+  /** This many flushes in a million are slow ones, taking flushTailNs instead of flushNs (0: none). */
+  flushTailPpm: number;
+  flushTailNs: number;
   source: string;
 }
 

@@ -33,10 +33,10 @@ export function CostTable({ core }: { core: CoreClient }) {
           </div>
           <div className="table-scroll" role="region" aria-label="Devices (scrolls sideways)" tabIndex={0}>
             <table className="metrics costs" aria-label="Devices">
-              <thead><tr><th>device</th><th>CPUs</th><th>CPU time</th><th>queue</th><th>write latency</th><th>bandwidth</th><th>flush</th><th>FUA</th><th>idle wake</th><th>log waiter wake</th><th>source</th></tr></thead>
+              <thead><tr><th>device</th><th>CPUs</th><th>CPU time</th><th>queue</th><th>write latency</th><th>bandwidth</th><th>flush</th><th>slow flushes</th><th>FUA</th><th>idle wake</th><th>log waiter wake</th><th>source</th></tr></thead>
               <tbody>{t.devices.map((d) => (
                 <tr key={d.name}><td>{d.name}</td><td>{d.cpus}</td><td>{d.cpuPct}%</td><td>{d.queueDepth}</td><td>{formatNs(d.writeLatencyNs)}</td><td>{(d.bandwidth / 1e6).toFixed(0)} MB/s</td>
-                  <td>{formatNs(d.flushNs)}</td><td>{formatNs(d.fuaNs)}</td><td>{formatNs(d.idleWakeNs)}</td><td>{formatNs(d.logWakeNs)}</td>
+                  <td>{formatNs(d.flushNs)}</td><td>{d.flushTailPpm ? `${(d.flushTailPpm / 1e4).toFixed(2)}% take ${formatNs(d.flushTailNs)}` : '-'}</td><td>{formatNs(d.fuaNs)}</td><td>{formatNs(d.idleWakeNs)}</td><td>{formatNs(d.logWakeNs)}</td>
                   <td className="source">{d.source}</td></tr>
               ))}</tbody>
             </table>
