@@ -9,7 +9,9 @@
 // kernel's (its "found N extents" log lines; the sum of its
 // btrfs_qgroup_num_dirty_extents tracepoint), the change from full to
 // subtree beside the seed's (-37.7% at 16 snapshots, -55.2% at 64), and
-// the time of our balance beside the kernel's.
+// the time of our balance beside the kernel's; and 4.20's swap tracing
+// (subtree minus deferred, a relocated extent) beside what 5.1's commit
+// f616f5cd9da7 published for the seed's benchmark.
 //
 // Scale: the seed balanced 4 GiB of /usr and /lib (22,874 relocated
 // extents); here /usr/include, /usr/share/man, /usr/share/doc and
@@ -32,6 +34,11 @@ const CLI = process.env.BTRFSLAB_CLI || BUILT;
 export const name = 'seed 004: qgroup dirty extents of balance -m with snapshots: full (v4.19) / subtree (4.20) / deferred (5.1+), the model beside this kernel and the seed';
 
 const SEED = { 16: { full: 225251, subtree: 140431, relocated: 22856 }, 64: { full: 314380, subtree: 140826, relocated: 22467 } };
+// The same benchmark (16 snapshots, 3 files changed in each, 4K nodes, balance -m) in the commit message of 5.1's
+// "btrfs: qgroup: Use delayed subtree rescan for balance" (f616f5cd9da7): v4.20-rc1 (subtree) 163,457 dirty extents,
+// 22,615 relocated; with deferred tracing 121,606, 22,457 relocated. Their difference is what 4.20's swap tracing
+// itself recorded; the 121,606 the rest of that kernel's balance recorded, which this kernel does not (tens).
+const DEFERRED_PATCH = { subtree: 163457, deferred: 121606, relocatedSubtree: 22615, relocatedDeferred: 22457 };
 const SNAPSHOTS = (process.env.BTRFSLAB_SEED004_SNAPSHOTS ?? '16,64').split(',').map(Number);
 const POPULATE = (process.env.BTRFSLAB_SEED004_POPULATE ?? 'rootdir,copy').split(',');
 const DATASET = process.env.BTRFSLAB_SEED004_DATASET ? process.env.BTRFSLAB_SEED004_DATASET.split(',') : DEFAULT_DATASET;
@@ -86,6 +93,12 @@ export async function run() {
     rows.push({ metric: `${tag}${snapshots} snaps: dirty extents, deferred`, unit: 'extents', ours: ours.deferred.dirty, peer: kernelDirty, peerName: 'this kernel (5.1+ deferred)' });
     if (seed) {
       rows.push({ metric: `${tag}${snapshots} snaps: full->subtree dirty ratio`, unit: 'ratio', ours: ours.subtree.dirty / ours.full.dirty, peer: seed.subtree / seed.full, peerName: "the seed's table" });
+    }
+    if (snapshots === 16) {
+      // the swaps' own tracing in 4.20: subtree minus deferred, a relocated extent
+      const d = DEFERRED_PATCH, theirs = (d.subtree - d.deferred) / d.relocatedDeferred, mine = (ours.subtree.dirty - ours.deferred.dirty) / ours.deferred.found;
+      console.log(`#   4.20's swap tracing (subtree - deferred): ours ${ours.subtree.dirty - ours.deferred.dirty} (${mine.toFixed(3)} a relocated extent); 5.1's commit f616f5cd9da7 measured ${d.subtree - d.deferred} (${theirs.toFixed(3)}) on the seed's benchmark, beside ${d.deferred} dirty extents its kernel recorded with no swap traced (the kernel here: ${kernelDirty})`);
+      rows.push({ metric: `${tag}16 snaps: subtree - deferred dirty extents a relocated extent`, unit: 'ratio', ours: mine, peer: theirs, peerName: "5.1's f616f5cd9da7 (v4.20-rc1 vs deferred)" });
     }
     rows.push({ metric: `${tag}${snapshots} snaps: balance -m time, deferred`, unit: 's', ours: ours.deferred.ms / 1000, peer: k.balance.wallSeconds, peerName: 'this kernel on a loop device' });
   }
