@@ -32,12 +32,6 @@ export function lockScript({ fsyncers = 2, creators = 2, iterations = 500, devic
   return l.join('\n') + '\n';
 }
 
-/** The loop profile's slow flushes (btrfslab costs): how many in a million, and how long one takes. */
-function loopFlushTail() {
-  const p = JSON.parse(execFileSync(CLI, ['costs', '--json'], { encoding: 'utf8' })).devices.find((d) => d.name === 'loop');
-  return { flushTail: p.flushTailPpm, flushTailMs: p.flushTailNs / 1e6 };
-}
-
 const treeOf = (t) => (t === '5' ? 'fs' : t === LOG_TREE ? 'log' : 'other');
 
 /** The model's figures for the workload (its trace read here). */
@@ -92,16 +86,10 @@ export function measureModelLocks(opts = {}) {
   }
   const per = (o) => Object.fromEntries(Object.entries(o).map(([m, t]) => [m, Object.fromEntries(Object.entries(t).map(([k, v]) => [k, statsNs(v)]))]));
   const us = (xs) => {
-    const s = statsNs(xs), sorted = Float64Array.from(xs).sort();
-    return { n: s.n, p50Us: s.p50Ns / 1e3, p90Us: sorted.length ? sorted[Math.floor(0.9 * sorted.length)] / 1e3 : null, p99Us: s.p99Ns / 1e3 };
+    const s = statsNs(xs);
+    return { n: s.n, p10Us: s.p10Ns / 1e3, p50Us: s.p50Ns / 1e3, p90Us: s.p90Ns / 1e3, p99Us: s.p99Ns / 1e3 };
   };
-  const ws = Float64Array.from(wake).sort();
-  const qus = (f) => (ws.length ? ws[Math.min(ws.length - 1, Math.floor(f * ws.length))] / 1e3 : null);
-  return {
-    ...opts, fsync: us(lat.fsync), create: us(lat.create), locks: { wait: per(wait), hold: per(hold) },
-    fsyncWake: { n: ws.length, p10Us: qus(0.1), p50Us: qus(0.5), p90Us: qus(0.9) },
-    ...loopFlushTail(),
-  };
+  return { ...opts, fsync: us(lat.fsync), create: us(lat.create), locks: { wait: per(wait), hold: per(hold) }, fsyncWake: us(wake) };
 }
 
 /** Creators alone, C threads creating N files each, in one directory or one each (dirs 'one' | 'each'): their creates'

@@ -10,8 +10,11 @@
 // creators alone (one; two in one directory, whose inode lock a create
 // holds; two in a directory each): their creates' p50 and p99.
 // BTRFSLAB_SEED000_ITER (default 500) sizes it.
+import { execFileSync } from 'node:child_process';
 import { measureKernelLocks, measureKernelWakes } from '../tests/kernel/seed000-measure.mjs';
+import { CLI as BUILT } from './lib.mjs';
 import { measureModelCreates, measureModelLocks } from './seed000-model.mjs';
+const CLI = process.env.BTRFSLAB_CLI || BUILT;
 
 export const name = 'seed 000: tree locks under fsyncers and creators in one directory — the model vs the kernel on a loop device';
 
@@ -66,7 +69,8 @@ an fsyncer woken at the end of the other's log commit runs after (us, p10/p50/p9
   // the fsyncs' tail: a slow flush of the loop device now and then (its backing file's fsync on ext4) holds up a commit
   // and the other fsyncer's wait for it; the loop profile's flush_tail
   const fl = kw.flushes;
-  console.log(`the loop device's flushes in that run: ${fl.n}, p50 ${fl.p50Us} us, p99 ${fl.p99Us}, max ${fl.maxUs}; ${fl.slow} over 4x the median${fl.slow ? ` (mean ${fl.slowMeanUs.toFixed(0)} us)` : ''}: the loop profile's flush_tail, ${m.flushTail} in a million taking ${m.flushTailMs} ms`);
+  const loop = JSON.parse(execFileSync(CLI, ['costs', '--json'], { encoding: 'utf8' })).devices.find((d) => d.name === 'loop');
+  console.log(`the loop device's flushes in that run: ${fl.n}, p50 ${fl.p50Us} us, p99 ${fl.p99Us}, max ${fl.maxUs}; ${fl.slow} over 4x the median${fl.slow ? ` (mean ${fl.slowMeanUs.toFixed(0)} us)` : ''}: the loop profile's flush_tail, ${loop.flushTailPpm} in a million taking ${loop.flushTailNs / 1e6} ms`);
   rows.push({ metric: 'fsyncer woken by the other\'s log commit: runs after, p50', unit: 'us (scheduler)', ours: m.fsyncWake.p50Us, peer: kw.byFsyncer.p50Us, peerName: 'kernel, loop device, this machine' });
   console.log(' (waits include the acquisition itself: the kernel\'s diff_ns, ~0.08 us uncontended with tracing; the model\'s cost.lock_acquire)');
   const within = rows.filter((r) => r.unit === 'us' && r.peer > 0 && r.ours / r.peer <= 2 && r.peer / r.ours <= 2);

@@ -130,12 +130,13 @@ function tracefs() {
 }
 
 const quantile = (sorted, q) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : null);
-/** {n, p50Ns, p99Ns, maxNs, over10us, sumNs} of ns values (bench/seed000-model.mjs's too: one percentile rule). */
+/** {n, p10Ns, p50Ns, p90Ns, p99Ns, maxNs, over10us, sumNs} of ns values (bench/seed000-model.mjs's too: one
+ * percentile rule). */
 export function statsNs(xs) {
   const s = Float64Array.from(xs).sort();
   let sumNs = 0, over10us = 0;
   for (const v of s) { sumNs += v; if (v > 10000) over10us++; }
-  return { n: s.length, p50Ns: quantile(s, 0.5), p99Ns: quantile(s, 0.99), maxNs: s.length ? s[s.length - 1] : null, over10us, sumNs };
+  return { n: s.length, p10Ns: quantile(s, 0.1), p50Ns: quantile(s, 0.5), p90Ns: quantile(s, 0.9), p99Ns: quantile(s, 0.99), maxNs: s.length ? s[s.length - 1] : null, over10us, sumNs };
 }
 function statsUs(nsList) {
   const s = Float64Array.from(nsList).sort();
