@@ -199,6 +199,33 @@ test("the loop profile's wakeups: its worker woken for a request on an idle devi
   assert.ok(Number(noWake.find((b) => b.op === 'data').serviceNs) < 15_000);
 });
 
+test("the loop profile's slow flushes: flush_tail_ppm in a million take flush_tail; the other profiles have none", () => {
+  const flushes = (name, device, extra) => {
+    const lines = ['mkfs size=512M', `set device=${device}`, ...extra, 'thread A',
+      ...Array.from({ length: 400 }, (_, k) => [`create /f${k}`, `write /f${k} 0 4096 ${k + 1}`, `fsync /f${k}`]).flat(), 'end'];
+    const r = cli('run', script(`tail-${name}.txt`, lines.join('\n') + '\n'), '--trace', '-');
+    assert.equal(r.code, 0, r.err);
+    return r.out.split('\n').filter((l) => l.includes('"bio_done"') && l.includes('"op":"flush"')).map((l) => Number(JSON.parse(l).serviceNs));
+  };
+  // every flush slow: 5 ms, +-30% (the profile's jitter)
+  const all = flushes('all', 'loop', ['set device.flush_tail_ppm=1000000', 'set device.flush_tail=5ms']);
+  assert.ok(all.length >= 400 && all.every((ns) => ns >= 3_500_000 && ns <= 6_500_000), `${all.length} flushes, ${Math.min(...all)}..${Math.max(...all)} ns`);
+  // none: all within the flush row's jitter (300 us on the loop profile; a flush may also wait for writes before it)
+  const none = flushes('none', 'loop', ['set device.flush_tail_ppm=0']);
+  assert.ok(none.every((ns) => ns < 1_000_000), `slowest ${Math.max(...none)} ns`);
+  // one in ten: drawn from the run's seeded stream, about 40 of 400
+  const tenth = flushes('tenth', 'loop', ['set device.flush_tail_ppm=100000']);
+  const slow = tenth.filter((ns) => ns >= 1_190_000).length;
+  assert.ok(slow >= 20 && slow <= 70, `${slow} slow flushes of ${tenth.length}`);
+  // the loop profile's own (3,300 in a million taking 1.7 ms, measured here), none on the others
+  const devices = JSON.parse(cli('costs', '--json').out).devices;
+  assert.deepEqual(devices.map((d) => [d.name, d.flushTailPpm, d.flushTailNs]), [['nvme', 0, 0], ['ssd', 0, 0], ['hdd', 0, 0], ['loop', 3300, 1700000]]);
+  assert.ok(flushes('ssd', 'ssd', []).every((ns) => ns < 3_000_000));
+  const bad = cli('run', script('tail-bad.txt', 'mkfs\nset device=loop\nset device.flush_tail_ppm=2000000\n'));
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /:3: .*device\.flush_tail_ppm is a count in a million, 0 to 1000000/);
+});
+
 test('set tree_locks=path: each tree block its own lock, taken top-down as btrfs_search_slot does', () => {
   const events = (locks) => {
     const s = script(`locks-${locks}.txt`, `mkfs size=512M\nset tree_locks=${locks}\nfio jobs=4 size=2M bs=4K fsync=16 rw=randwrite\n`);
