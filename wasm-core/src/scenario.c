@@ -1316,8 +1316,7 @@ static int set_time(struct scenario_run *r, const char *w)
 			if (!(ret = parse_num(r, "flush_tail_ppm", v, &n)) && n > 1000000)
 				ret = fail(r, BLAB_EPARSE, "device.flush_tail_ppm is a count in a million, 0 to 1000000");
 			d->flush_tail_ppm = (u32)n;
-		}
-		else if (FIELD("bandwidth")) {
+		} else if (FIELD("bandwidth")) {
 			if (!(ret = parse_num(r, "bandwidth", v, &n)) && !n)
 				ret = fail(r, BLAB_EPARSE, "bandwidth must be above 0");
 			d->bandwidth = n;
