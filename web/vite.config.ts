@@ -21,5 +21,9 @@ export default defineConfig({
     root: webRoot,
     include: ['src/**/*.test.ts'],
     environment: 'node',
+    // Limits, not waits: a WASM run that takes 2 s alone takes 20 on a machine
+    // busy with other work, and a test must pass there too.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
   },
 });
