@@ -179,35 +179,60 @@ static void reply_error(struct server *s, int i, int status, const char *why)
 	reply(s, i, status, status == 429 ? "Retry-After: 5\r\n" : NULL, b, (size_t)n);
 }
 
-static void start_child(struct server *s, int i)
+/* In the child: the sparse body expanded into the job file; its error, if
+ * any, written to out. Does not return. */
+static void expand_in_child(struct server *s, int out)
+{
+	char why[300] = "";
+	int in = open(s->body_path, O_RDONLY | O_CLOEXEC);
+	int fd = open(s->job_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int r = in < 0 || fd < 0 ? (snprintf(why, sizeof(why), "the job file could not be made"), -1)
+				 : serve_sparse_expand(in, fd, s->max_image, why, sizeof(why));
+	if (!r && close(fd))
+		r = -1, snprintf(why, sizeof(why), "writing the job file failed");
+	if (r && write(out, why, strlen(why)) < 0)
+		_exit(2);
+	_exit(r ? 1 : 0);
+}
+
+/* In the child: `btrfslab kernel --json` of the job file, its answer to out. */
+static void kernel_in_child(struct server *s, int out)
+{
+	dup2(out, 1);
+	int nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 2);
+	}
+	execl("/proc/self/exe", "btrfslab", "kernel", "--json", s->job_path, (char *)NULL);
+	_exit(127);
+}
+
+/* Starts the job's next child for connection i, in its own process group,
+ * its stdout a pipe the event loop reads: the sparse body's expansion, or
+ * the kernel job. */
+static void start_child(struct server *s, int i, int expanding)
 {
 	int p[2];
-	if (pipe2(p, O_CLOEXEC)) {
-		reply_error(s, i, 500, "pipe failed");
-		return;
-	}
+	if (pipe2(p, O_CLOEXEC))
+		return reply_error(s, i, 500, "pipe failed");
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
-		reply_error(s, i, 500, "fork failed");
-		return;
+		return reply_error(s, i, 500, "fork failed");
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
-		dup2(p[1], 1);
-		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 2);
-		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
-		execl("/proc/self/exe", "btrfslab", "kernel", "--json", s->job_path, (char *)NULL);
-		_exit(127);
+		if (expanding)
+			expand_in_child(s, p[1]);
+		kernel_in_child(s, p[1]);
 	}
 	setpgid(pid, pid);
 	close(p[1]);
+	s->expanding = expanding;
 	s->child = pid;
 	s->child_out = p[0];
 	s->child_conn = i;
@@ -244,7 +269,7 @@ static void finish_child(struct server *s)
 			return reply_error(s, i, 400, why[0] ? why : "the sparse body could not be expanded");
 		}
 		double started = s->started;
-		start_child(s, i);
+		start_child(s, i, 0);
 		s->started = started; /* --timeout covers the expansion and the job together */
 		return;
 	}
@@ -269,43 +294,7 @@ static void body_done(struct server *s, int i)
 	struct conn *c = &s->c[i];
 	close(c->file);
 	c->file = -1;
-	if (!c->sparse)
-		return start_child(s, i);
-	int p[2];
-	if (pipe2(p, O_CLOEXEC))
-		return unlink(s->body_path), reply_error(s, i, 500, "pipe failed");
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		unlink(s->body_path);
-		return reply_error(s, i, 500, "fork failed");
-	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		char why[300] = "";
-		int in = open(s->body_path, O_RDONLY | O_CLOEXEC);
-		int out = open(s->job_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		int r = in < 0 || out < 0 ? (snprintf(why, sizeof(why), "the job file could not be made"), -1)
-					  : serve_sparse_expand(in, out, s->max_image, why, sizeof(why));
-		if (!r && close(out))
-			r = -1, snprintf(why, sizeof(why), "writing the job file failed");
-		if (r && write(p[1], why, strlen(why)) < 0)
-			_exit(2);
-		_exit(r ? 1 : 0);
-	}
-	setpgid(pid, pid);
-	close(p[1]);
-	s->expanding = 1;
-	s->child = pid;
-	s->child_out = p[0];
-	s->child_conn = i;
-	s->answer = NULL;
-	s->alen = 0;
-	s->started = wallclock_s();
-	s->killed = 0;
+	start_child(s, i, c->sparse);
 }
 
 /* A whole request head in connection i: checked and answered, or made the job. */
