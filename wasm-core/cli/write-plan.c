@@ -39,17 +39,24 @@ static int dev_extent_reach(void *ctx, const struct btrfs_key *k, const u8 *p, u
 	return 0;
 }
 
-int write_plan_reach(struct btrfs_fs_info *fs, u64 *reach, const char **by, struct blab_err *err)
+void write_plan_reach_maps(u64 total_bytes, u64 dev_total_bytes, const struct btrfs_chunk_map *chunks, size_t n, u64 *reach,
+			   const char **by)
 {
-	*reach = btrfs_super_total_bytes(fs->super);
+	*reach = total_bytes;
 	*by = "its superblock";
-	reach_to(reach, by, 0, btrfs_dev_total_bytes(fs->super + BTRFS_SUPER_DEV_ITEM_OFF), "its device item");
-	for (size_t i = 0; i < fs->nchunks; i++) {
-		const struct btrfs_chunk_map *m = &fs->chunks[i];
+	reach_to(reach, by, 0, dev_total_bytes, "its device item");
+	for (size_t i = 0; i < n; i++) {
+		const struct btrfs_chunk_map *m = &chunks[i];
 		int ns = m->num_stripes < 2 ? m->num_stripes : 2; /* the map holds two at most */
 		for (int s = 0; s < ns; s++)
 			reach_to(reach, by, m->stripes[s].physical, stripe_bytes(m), "its chunks");
 	}
+}
+
+int write_plan_reach(struct btrfs_fs_info *fs, u64 *reach, const char **by, struct blab_err *err)
+{
+	write_plan_reach_maps(btrfs_super_total_bytes(fs->super), btrfs_dev_total_bytes(fs->super + BTRFS_SUPER_DEV_ITEM_OFF), fs->chunks,
+			      fs->nchunks, reach, by);
 	if (!fs->dev_root)
 		return 0;
 	struct dev_extent_ctx c = {reach, by};

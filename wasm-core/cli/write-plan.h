@@ -25,6 +25,10 @@ struct write_plan {
  * the reach ("its superblock", "its chunks"...). 0, or an error (a walk of
  * the device tree failed) with err filled. */
 int write_plan_reach(struct btrfs_fs_info *fs, u64 *reach, const char **by, struct blab_err *err);
+/* write_plan_reach's part that needs no tree: the superblock's and device
+ * item's total_bytes and the chunk maps. */
+void write_plan_reach_maps(u64 total_bytes, u64 dev_total_bytes, const struct btrfs_chunk_map *chunks, size_t n, u64 *reach,
+			   const char **by);
 
 /* The plan: the data ranges data[0..ndata) (sorted and apart, as SEEK_DATA
  * gives them) clipped to [0, limit), the superblock copies inside limit cut
