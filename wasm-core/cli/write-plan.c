@@ -35,7 +35,7 @@ static int dev_extent_reach(void *ctx, const struct btrfs_key *k, const u8 *p, u
 {
 	struct dev_extent_ctx *c = ctx;
 	if (size >= BTRFS_DEV_EXTENT_SIZE)
-		reach_to(c->reach, c->by, k->offset, btrfs_dev_extent_length(p), "its dev extents");
+		reach_to(c->reach, c->by, k->offset, btrfs_dev_extent_length(p), "its dev extents reach");
 	return 0;
 }
 
@@ -43,13 +43,13 @@ void write_plan_reach_maps(u64 total_bytes, u64 dev_total_bytes, const struct bt
 			   const char **by)
 {
 	*reach = total_bytes;
-	*by = "its superblock";
-	reach_to(reach, by, 0, dev_total_bytes, "its device item");
+	*by = "its superblock says";
+	reach_to(reach, by, 0, dev_total_bytes, "its device item reaches");
 	for (size_t i = 0; i < n; i++) {
 		const struct btrfs_chunk_map *m = &chunks[i];
 		int ns = m->num_stripes < 2 ? m->num_stripes : 2; /* the map holds two at most */
 		for (int s = 0; s < ns; s++)
-			reach_to(reach, by, m->stripes[s].physical, stripe_bytes(m), "its chunks");
+			reach_to(reach, by, m->stripes[s].physical, stripe_bytes(m), "its chunks reach");
 	}
 }
 

@@ -22,7 +22,7 @@ struct write_plan {
  * superblock's total_bytes, its device item's total_bytes, the end of every
  * chunk stripe and of every dev extent. A crafted superblock may claim less
  * than its chunks use; the device must hold all of it. *by names what set
- * the reach ("its superblock", "its chunks"...). 0, or an error (a walk of
+ * the reach, with its verb ("its chunks reach"...). 0, or an error (a walk of
  * the device tree failed) with err filled. */
 int write_plan_reach(struct btrfs_fs_info *fs, u64 *reach, const char **by, struct blab_err *err);
 /* write_plan_reach's part that needs no tree: the superblock's and device

@@ -397,7 +397,7 @@ int cmd_write(int argc, char **argv, int variant)
 	btrfs_fs_free(fs);
 	char reach_note[200] = "";
 	if (fs_bytes > claimed)
-		snprintf(reach_note, sizeof(reach_note), " (%s reach byte %llu; its superblock says %llu)", reach_by, (unsigned long long)fs_bytes,
+		snprintf(reach_note, sizeof(reach_note), " (%s byte %llu; its superblock says %llu)", reach_by, (unsigned long long)fs_bytes,
 			 (unsigned long long)claimed);
 	int img = open(image, O_RDONLY | O_CLOEXEC);
 	struct stat ist;
