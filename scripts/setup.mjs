@@ -25,6 +25,13 @@ const DEBIAN = [
   ['btrfs-progs', '/usr/sbin/mkfs.btrfs'],
   ['xfsprogs', '/usr/sbin/xfs_io'],
   ['util-linux', '/usr/sbin/losetup'],
+  // write's signature probe links util-linux's libblkid (the native CLI only)
+  ['libblkid-dev', '/usr/include/blkid/blkid.h'],
+  // the write kernel test makes real signatures of these (md 1.1 and VDO it crafts)
+  ['exfatprogs', '/usr/sbin/mkfs.exfat'],
+  ['f2fs-tools', '/usr/sbin/mkfs.f2fs'],
+  ['squashfs-tools', '/usr/bin/mksquashfs'],
+  ['cryptsetup-bin', '/usr/sbin/cryptsetup'],
   ['time', '/usr/bin/time'],
   // coverage-guided fuzzing of the core (libFuzzer): the fuzz test layer and bench/fuzz
   ['clang-14', '/usr/bin/clang-14'],

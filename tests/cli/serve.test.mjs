@@ -1,8 +1,11 @@
 // `btrfslab serve`, the companion: 127.0.0.1 only; the token, the Origin and
 // the Host checked on every request; CORS preflights; bodies over the limit
 // refused from their Content-Length; one job at a time (a second POST while
-// one is being received gets 429); SIGTERM stops it. No kernel needed: the
-// job is held mid-body, never run.
+// one is being received gets 429); SIGTERM stops it. Deadlines: idle
+// sockets neither lock out a hello nor stay open past --header-timeout; a
+// stalled body frees the job slot at --body-timeout; a hello is answered
+// while a large sparse body is expanded. No kernel needed: the jobs run on
+// bodies that are not images, or are held mid-body.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
@@ -13,29 +16,32 @@ const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../../wasm-core/b
 const APP = 'http://127.0.0.1:4174';
 let server, port, token;
 
-before(async () => {
-  server = spawn(CLI, ['serve', '--port', '0', '--app', `${APP}/`, '--max-body', '1M', '--timeout', '30'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** A companion with these options: { proc, port, token } once it listens. */
+async function startServe(options) {
+  const proc = spawn(CLI, ['serve', '--port', '0', '--app', `${APP}/`, ...options], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  await new Promise((resolve, reject) => {
-    server.stdout.on('data', (d) => {
+  return new Promise((resolve, reject) => {
+    proc.stdout.on('data', (d) => {
       out += d;
       const m = out.match(/open: (\S+)#companion=http:\/\/127\.0\.0\.1:(\d+)&token=([0-9a-f]{64})\n/);
       if (m) {
         assert.equal(m[1], `${APP}/`);
-        port = Number(m[2]);
-        token = m[3];
-        resolve();
+        resolve({ proc, port: Number(m[2]), token: m[3] });
       }
     });
-    server.on('exit', (c) => reject(new Error(`serve exited ${c}: ${out}`)));
+    proc.on('exit', (c) => reject(new Error(`serve exited ${c}: ${out}`)));
   });
+}
+
+before(async () => {
+  ({ proc: server, port, token } = await startServe(['--max-body', '1M', '--timeout', '30']));
 });
 after(() => server?.kill('SIGKILL'));
 
 /** A raw request: its head lines and body; resolves to { status, headers, body }. */
-function raw(lines, body = '', { keepOpen = false, host = `127.0.0.1:${port}` } = {}) {
+function raw(lines, body = '', { keepOpen = false, to = port, host = `127.0.0.1:${to}` } = {}) {
   return new Promise((resolve, reject) => {
-    const sock = connect(port, '127.0.0.1');
+    const sock = connect(to, '127.0.0.1');
     let data = '';
     sock.on('data', (d) => { data += d; });
     sock.on('error', reject);
@@ -51,7 +57,14 @@ function raw(lines, body = '', { keepOpen = false, host = `127.0.0.1:${port}` } 
   });
 }
 const hello = (extra = [], opts) => raw(['GET /v1/hello HTTP/1.1', 'Host: HOST', ...extra], '', opts);
-const auth = () => `Authorization: Bearer ${token}`;
+const auth = (t = token) => `Authorization: Bearer ${t}`;
+/** Resolves when cond() holds, polled every 10 ms; rejects after ms (a guard against a hang, not a timing). */
+async function until(cond, what, ms = 30000) {
+  for (const t0 = Date.now(); !(await cond());) {
+    if (Date.now() - t0 > ms) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe('btrfslab serve', () => {
   test('the app\'s origin with the token: hello answers, with CORS headers for that origin', async () => {
@@ -168,5 +181,73 @@ describe('btrfslab serve', () => {
     const exited = new Promise((resolve) => server.on('exit', (code, sig) => resolve({ code, sig })));
     server.kill('SIGTERM');
     assert.deepEqual(await exited, { code: 0, sig: null });
+  });
+});
+
+describe('btrfslab serve: deadlines, and bodies expanded outside the event loop', () => {
+  let srv;
+  before(async () => { srv = await startServe(['--max-body', '256M', '--timeout', '60', '--header-timeout', '1', '--body-timeout', '3']); });
+  after(() => srv?.proc.kill('SIGKILL'));
+  const hi = () => hello([`Origin: ${APP}`, auth(srv.token)], { to: srv.port });
+  /** A socket that connects and sends what it is given: its data, and a promise of its close. */
+  function socket(send = '') {
+    const sock = connect(srv.port, '127.0.0.1');
+    const s = { sock, data: '', closed: false };
+    sock.on('data', (d) => { s.data += d; });
+    sock.on('error', () => {});
+    s.done = new Promise((resolve) => sock.on('close', () => { s.closed = true; resolve(); }));
+    s.connected = new Promise((resolve) => sock.on('connect', resolve));
+    if (send) sock.write(send);
+    return s;
+  }
+
+  test('20 idle sockets: a hello is still answered, and each idle one is closed by the header deadline', async () => {
+    const idle = Array.from({ length: 20 }, () => socket());
+    await Promise.all(idle.map((s) => s.connected));
+    // the server has taken them all in once the four past its 16 slots are answered (room made for them)
+    await until(() => idle.filter((s) => s.closed).length >= 4, 'the first idle sockets to be closed');
+    const r = await hi();
+    assert.equal(r.status, 200, `hello with 20 idle sockets: ${r.status} ${r.body}`);
+    await until(() => idle.every((s) => s.closed), 'every idle socket closed at the header deadline');
+    for (const s of idle) assert.match(s.data, /^(|HTTP\/1\.1 408 [^]*"error":"(closed to make room|the request head did not arrive within --header-timeout))/);
+    assert.ok(idle.some((s) => /--header-timeout/.test(s.data)), 'none reached its header deadline');
+  });
+
+  test('a POST that stalls after one byte of body: 408 at the body deadline, and the job slot is free again', async () => {
+    const t0 = Date.now();
+    const stalled = socket(['POST /v1/kernel HTTP/1.1', `Host: 127.0.0.1:${srv.port}`, `Origin: ${APP}`, auth(srv.token), 'Content-Length: 1000', '', 'x'].join('\r\n'));
+    await until(async () => JSON.parse((await hi()).body).job === 'receiving', 'the stalled POST to be the job');
+    const second = await raw(['POST /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(srv.token), 'Content-Length: 10'], 'y'.repeat(10), { to: srv.port });
+    assert.equal(second.status, 429, 'while the stalled body holds the slot');
+    await stalled.done;
+    assert.ok(Date.now() - t0 >= 2900, 'answered before its body deadline');
+    assert.match(stalled.data, /^HTTP\/1\.1 408 [^]*the body did not arrive within --body-timeout: the job is dropped/);
+    const after = JSON.parse((await hi()).body);
+    assert.equal(after.busy, false);
+    const next = await raw(['POST /v1/kernel HTTP/1.1', 'Host: HOST', `Origin: ${APP}`, auth(srv.token), 'Content-Type: application/x-btrfslab-sparse', 'Content-Length: 16'], Buffer.concat([Buffer.from('BLSPARS1'), Buffer.alloc(8)]), { to: srv.port });
+    assert.equal(next.status, 400, 'the next job is taken (and its empty image refused)');
+  });
+
+  test('a hello while a 6.8 MB sparse body of 400,000 records is expanded: answered meanwhile, the job after', async () => {
+    const n = 400_000; // records of one byte each, two bytes apart (6.8 MB)
+    const body = Buffer.alloc(16 + n * 17);
+    body.write('BLSPARS1');
+    body.writeBigUInt64LE(BigInt(n * 2), 8);
+    for (let i = 0, at = 16; i < n; i++, at += 17) {
+      body.writeUInt32LE(i * 2, at); // offset (its high half stays 0)
+      body[at + 8] = 1; // length 1
+      body[at + 16] = i & 0xff;
+    }
+    const post = socket(['POST /v1/kernel HTTP/1.1', `Host: 127.0.0.1:${srv.port}`, `Origin: ${APP}`, auth(srv.token), 'Content-Type: application/x-btrfslab-sparse', `Content-Length: ${body.length}`, '', ''].join('\r\n'));
+    post.sock.write(body);
+    const states = [];
+    await until(async () => {
+      const r = await hi();
+      states.push(`${JSON.parse(r.body).job}${post.closed ? ' (job answered)' : ''}`);
+      return post.closed || states.length > 5000;
+    }, 'the job to be answered', 120000);
+    const during = states.indexOf('expanding');
+    assert.ok(during >= 0, `no hello was answered during the expansion: ${[...new Set(states)].join(', ')}`);
+    assert.match(post.data, /^HTTP\/1\.1 (200|500) /, 'the job ran on the expanded image');
   });
 });

@@ -21,19 +21,28 @@
  *                      then, to the body's end: u64 offset, u64 length, the
  *                      bytes; offsets increasing, ranges apart, inside the size
  *
- *                    expanded into a sparse file, every record checked first
- *                    (400 naming the record, nothing run).
+ *                    expanded into a sparse file by a child process (the
+ *                    event loop goes on answering meanwhile), every record
+ *                    checked first (400 naming the record, nothing run).
  *
- * One job at a time: a POST while another is being received or run gets 429.
- * A body over --max-body gets 413 from its Content-Length, unread; none
- * gets 411; headers over 16 KiB get 431. No path, device or option comes from
- * a request: the only device touched is the loop device the `kernel` child
- * makes for itself, and it always removes it. */
+ * One job at a time: a POST while another is being received, expanded or
+ * run gets 429. A body over --max-body gets 413 from its Content-Length,
+ * unread; none gets 411; headers over 16 KiB get 431. Deadlines: a
+ * connection's head must arrive within --header-timeout seconds of its
+ * connect, a job's body within --body-timeout of its head (else 408, and
+ * the job's slot is free again); the expansion and the kernel job together
+ * within --timeout (else 504). A connection without a whole head holds no
+ * job; when every connection slot is taken, the oldest of those still
+ * waiting for a head is closed to make room, so idle sockets never lock
+ * anyone out. The head is parsed by serve-request.c (pure functions, fuzzed).
+ * No path, device or option comes from a request: the only device touched
+ * is the loop device the `kernel` child makes for itself, and it always
+ * removes it. */
 #define _GNU_SOURCE
 #include "serve.h"
+#include "serve-request.h"
 #include "../src/wallclock.h"
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -42,7 +51,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -51,8 +59,8 @@
 #include <unistd.h>
 
 #define MAX_CONN 16
-#define MAX_HEADER (16 * 1024)
-#define MAX_ORIGINS 8
+#define MAX_HEADER SERVE_MAX_HEADER
+#define MAX_ORIGINS SERVE_MAX_ORIGINS
 #define MAX_ANSWER (64u << 20)
 
 static volatile sig_atomic_t stop_signal;
@@ -67,6 +75,8 @@ struct conn {
 	int file;           /* the body's file */
 	int sparse;         /* the body is the sparse form, expanded before the job */
 	char origin[256];   /* the allowed origin it came from */
+	double since;       /* when it connected (the oldest waiting for a head makes room) */
+	double deadline;    /* its head, or its body, must have arrived by then */
 };
 
 struct server {
@@ -77,12 +87,14 @@ struct server {
 	int norigins;
 	unsigned long long max_body;
 	int timeout;
+	double header_timeout, body_timeout; /* seconds */
 	char dir[64];
 	char job_path[128];
 	char body_path[128]; /* a sparse body, before it is expanded into job_path */
 	unsigned long long max_image; /* a sparse body's image size at most */
 	struct conn c[MAX_CONN];
-	/* the running child */
+	/* the running child: the sparse body's expansion, then the kernel job */
+	int expanding;
 	pid_t child;
 	int child_out;
 	int child_conn; /* the connection waiting for it (an index into c) */
@@ -104,6 +116,7 @@ static const char *status_text(int s)
 	case 405: return "Method Not Allowed";
 	case 411: return "Length Required";
 	case 413: return "Payload Too Large";
+	case 408: return "Request Timeout";
 	case 421: return "Misdirected Request";
 	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
@@ -166,68 +179,60 @@ static void reply_error(struct server *s, int i, int status, const char *why)
 	reply(s, i, status, status == 429 ? "Retry-After: 5\r\n" : NULL, b, (size_t)n);
 }
 
-/* The value of header name in the request head (a NUL-ended copy in out), or NULL. */
-static const char *header(const char *head, const char *name, char *out, size_t n)
+/* In the child: the sparse body expanded into the job file; its error, if
+ * any, written to out. Does not return. */
+static void expand_in_child(struct server *s, int out)
 {
-	size_t nl = strlen(name);
-	for (const char *p = strstr(head, "\r\n"); p && p[2] && !(p[2] == '\r' && p[3] == '\n'); p = strstr(p + 2, "\r\n")) {
-		const char *l = p + 2;
-		if (!strncasecmp(l, name, nl) && l[nl] == ':') {
-			const char *v = l + nl + 1;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			const char *e = strstr(v, "\r\n");
-			size_t len = e ? (size_t)(e - v) : strlen(v);
-			while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
-				len--;
-			if (len >= n)
-				len = n - 1;
-			memcpy(out, v, len);
-			out[len] = 0;
-			return out;
-		}
+	char why[300] = "";
+	int in = open(s->body_path, O_RDONLY | O_CLOEXEC);
+	int fd = open(s->job_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int r = in < 0 || fd < 0 ? (snprintf(why, sizeof(why), "the job file could not be made"), -1)
+				 : serve_sparse_expand(in, fd, s->max_image, why, sizeof(why));
+	if (!r && close(fd))
+		r = -1, snprintf(why, sizeof(why), "writing the job file failed");
+	if (r && write(out, why, strlen(why)) < 0)
+		_exit(2);
+	_exit(r ? 1 : 0);
+}
+
+/* In the child: `btrfslab kernel --json` of the job file, its answer to out. */
+static void kernel_in_child(struct server *s, int out)
+{
+	dup2(out, 1);
+	int nul = open("/dev/null", O_RDWR);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 2);
 	}
-	return NULL;
+	execl("/proc/self/exe", "btrfslab", "kernel", "--json", s->job_path, (char *)NULL);
+	_exit(127);
 }
 
-static int same_token(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned diff = (unsigned)(la ^ lb);
-	for (size_t i = 0; i < lb; i++)
-		diff |= (unsigned)(unsigned char)(i < la ? a[i] : 0) ^ (unsigned char)b[i];
-	return diff == 0;
-}
-
-static void start_child(struct server *s, int i)
+/* Starts the job's next child for connection i, in its own process group,
+ * its stdout a pipe the event loop reads: the sparse body's expansion, or
+ * the kernel job. */
+static void start_child(struct server *s, int i, int expanding)
 {
 	int p[2];
-	if (pipe2(p, O_CLOEXEC)) {
-		reply_error(s, i, 500, "pipe failed");
-		return;
-	}
+	if (pipe2(p, O_CLOEXEC))
+		return reply_error(s, i, 500, "pipe failed");
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
-		reply_error(s, i, 500, "fork failed");
-		return;
+		return reply_error(s, i, 500, "fork failed");
 	}
 	if (pid == 0) {
 		setpgid(0, 0);
-		dup2(p[1], 1);
-		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 2);
-		}
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
-		execl("/proc/self/exe", "btrfslab", "kernel", "--json", s->job_path, (char *)NULL);
-		_exit(127);
+		if (expanding)
+			expand_in_child(s, p[1]);
+		kernel_in_child(s, p[1]);
 	}
 	setpgid(pid, pid);
 	close(p[1]);
+	s->expanding = expanding;
 	s->child = pid;
 	s->child_out = p[0];
 	s->child_conn = i;
@@ -244,6 +249,30 @@ static void finish_child(struct server *s)
 		;
 	close(s->child_out);
 	int i = s->child_conn;
+	if (s->expanding) {
+		/* the expansion's end: on to the kernel job, or its record's error */
+		s->expanding = 0;
+		s->child = 0;
+		s->child_out = -1;
+		unlink(s->body_path);
+		char why[300];
+		snprintf(why, sizeof(why), "%.*s", (int)s->alen, s->answer ? s->answer : "");
+		free(s->answer);
+		s->answer = NULL;
+		s->alen = 0;
+		if (s->killed) {
+			unlink(s->job_path);
+			return reply_error(s, i, 504, "expanding the sparse body ran out of time and was stopped");
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			unlink(s->job_path);
+			return reply_error(s, i, 400, why[0] ? why : "the sparse body could not be expanded");
+		}
+		double started = s->started;
+		start_child(s, i, 0);
+		s->started = started; /* --timeout covers the expansion and the job together */
+		return;
+	}
 	if (s->killed)
 		reply_error(s, i, 504, "the kernel job ran out of time and was stopped (its mount and loop device are removed)");
 	else if (s->alen && s->answer[0] == '{')
@@ -258,171 +287,59 @@ static void finish_child(struct server *s)
 	unlink(s->job_path);
 }
 
-static unsigned long long get_le64(const unsigned char *p)
-{
-	unsigned long long v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-/* The sparse body at body, expanded into a new file at out (sparse: only the
- * records' bytes written). 0, or -1 with why filled and out removed. Every
- * record is bounded by the body's own size, so the walk ends. */
-static int sparse_expand(const char *body, const char *out, unsigned long long max_image, char *why, size_t wn)
-{
-	int in = open(body, O_RDONLY | O_CLOEXEC), fd = -1;
-	unsigned char h[16];
-	struct stat st;
-	unsigned long long size, pos = 16, prev_end = 0, rec = 0;
-	static char buf[1 << 20];
-	if (in < 0 || fstat(in, &st)) {
-		snprintf(why, wn, "the sparse body could not be read back");
-		goto fail;
-	}
-	if (st.st_size < 16 || pread(in, h, 16, 0) != 16 || memcmp(h, "BLSPARS1", 8)) {
-		snprintf(why, wn, "not a sparse image: the body does not begin with BLSPARS1 and the image size");
-		goto fail;
-	}
-	size = get_le64(h + 8);
-	if (size == 0 || size > max_image) {
-		snprintf(why, wn, "the sparse image's size %llu is %s", size, size ? "over the companion's limit (64 GiB)" : "zero");
-		goto fail;
-	}
-	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)size)) {
-		snprintf(why, wn, "the job file could not be made");
-		goto fail;
-	}
-	while (pos < (unsigned long long)st.st_size) {
-		rec++;
-		if ((unsigned long long)st.st_size - pos < 16 || pread(in, h, 16, (off_t)pos) != 16) {
-			snprintf(why, wn, "sparse record %llu (body byte %llu): its offset and length are cut short", rec, pos);
-			goto fail;
-		}
-		unsigned long long off = get_le64(h), len = get_le64(h + 8);
-		pos += 16;
-		if (len == 0 || off < prev_end || off > size || len > size - off) {
-			snprintf(why, wn, "sparse record %llu (body byte %llu): offset %llu length %llu %s", rec, pos - 16, off, len,
-				 len == 0 ? "is empty" : off < prev_end ? "overlaps or comes before the record ahead of it" : "runs past the image's size");
-			goto fail;
-		}
-		if (len > (unsigned long long)st.st_size - pos) {
-			snprintf(why, wn, "sparse record %llu (body byte %llu): its %llu bytes are cut short by the body's end", rec, pos - 16, len);
-			goto fail;
-		}
-		for (unsigned long long done = 0; done < len;) {
-			size_t n = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
-			if (pread(in, buf, n, (off_t)(pos + done)) != (ssize_t)n || pwrite(fd, buf, n, (off_t)(off + done)) != (ssize_t)n) {
-				snprintf(why, wn, "writing the job file failed");
-				goto fail;
-			}
-			done += n;
-		}
-		pos += len;
-		prev_end = off + len;
-	}
-	close(in);
-	if (close(fd)) {
-		unlink(out);
-		snprintf(why, wn, "writing the job file failed");
-		return -1;
-	}
-	return 0;
-fail:
-	if (in >= 0)
-		close(in);
-	if (fd >= 0) {
-		close(fd);
-		unlink(out);
-	}
-	return -1;
-}
-
-/* The body of connection i is whole: expanded if sparse, then the job runs. */
+/* The body of connection i is whole: a sparse one is expanded by a child
+ * process (its error, if any, on its stdout), then the job runs. */
 static void body_done(struct server *s, int i)
 {
 	struct conn *c = &s->c[i];
 	close(c->file);
 	c->file = -1;
-	if (c->sparse) {
-		char why[300];
-		int r = sparse_expand(s->body_path, s->job_path, s->max_image, why, sizeof(why));
-		unlink(s->body_path);
-		if (r)
-			return reply_error(s, i, 400, why);
-	}
-	start_child(s, i);
+	start_child(s, i, c->sparse);
 }
 
 /* A whole request head in connection i: checked and answered, or made the job. */
-static void on_request(struct server *s, int i)
+static void on_request(struct server *s, int i, const struct serve_request *rq)
 {
 	struct conn *c = &s->c[i];
-	char method[16], path[256], v[512];
-	if (sscanf(c->head, "%15s %255s HTTP/1.%*c", method, path) != 2)
-		return reply_error(s, i, 400, "not an HTTP request");
-	char host1[64], host2[64];
-	snprintf(host1, sizeof(host1), "127.0.0.1:%d", s->port);
-	snprintf(host2, sizeof(host2), "localhost:%d", s->port);
-	if (!header(c->head, "Host", v, sizeof(v)) || (strcmp(v, host1) && strcmp(v, host2)))
-		return reply_error(s, i, 403, "wrong Host: the companion answers 127.0.0.1 only");
-	if (!header(c->head, "Origin", v, sizeof(v)))
-		return reply_error(s, i, 403, "no Origin: only the app's pages may ask");
-	int allowed = 0;
-	for (int k = 0; k < s->norigins && !allowed; k++)
-		allowed = !strcmp(v, s->origins[k]);
-	if (!allowed)
-		return reply_error(s, i, 403, "this Origin may not ask the companion");
-	snprintf(c->origin, sizeof(c->origin), "%s", v);
-	if (!strcmp(method, "OPTIONS"))
+	snprintf(c->origin, sizeof(c->origin), "%s", rq->origin);
+	switch (rq->route) {
+	case SERVE_ERROR:
+		return reply_error(s, i, rq->status, rq->why);
+	case SERVE_PREFLIGHT:
 		return reply(s, i, 204,
 			     "Access-Control-Allow-Methods: GET, POST\r\nAccess-Control-Allow-Headers: Authorization, Content-Type\r\n"
 			     "Access-Control-Max-Age: 600\r\nAccess-Control-Allow-Private-Network: true\r\n",
 			     "", 0);
-	char want[80];
-	snprintf(want, sizeof(want), "Bearer %s", s->token);
-	if (!header(c->head, "Authorization", v, sizeof(v)) || !same_token(v, want))
-		return reply_error(s, i, 401, "a wrong or missing token: open the URL the companion printed");
-	if (!strcmp(path, "/v1/hello")) {
-		if (strcmp(method, "GET"))
-			return reply_error(s, i, 405, "GET only");
+	case SERVE_HELLO: {
 		struct utsname u;
 		uname(&u);
+		int receiving = 0;
+		for (int k = 0; k < MAX_CONN; k++)
+			receiving |= s->c[k].job && s->c[k].file >= 0;
+		const char *job = s->expanding ? "expanding" : s->child ? "running" : receiving ? "receiving" : "none";
 		char b[400];
-		int n = snprintf(b, sizeof(b), "{\"version\":\"btrfslab serve 1\",\"kernel\":\"%s\",\"root\":%s,\"busy\":%s}", u.release,
-				 geteuid() == 0 ? "true" : "false", s->child || access(s->job_path, F_OK) == 0 || access(s->body_path, F_OK) == 0 ? "true" : "false");
+		int n = snprintf(b, sizeof(b), "{\"version\":\"btrfslab serve 1\",\"kernel\":\"%s\",\"root\":%s,\"busy\":%s,\"job\":\"%s\"}",
+				 u.release, geteuid() == 0 ? "true" : "false", strcmp(job, "none") ? "true" : "false", job);
 		return reply(s, i, 200, NULL, b, (size_t)n);
 	}
-	if (strcmp(path, "/v1/kernel"))
-		return reply_error(s, i, 404, "no such endpoint (GET /v1/hello, POST /v1/kernel)");
-	if (strcmp(method, "POST"))
-		return reply_error(s, i, 405, "POST only");
-	if (!header(c->head, "Content-Length", v, sizeof(v)))
-		return reply_error(s, i, 411, "Content-Length required");
-	char *end;
-	errno = 0;
-	unsigned long long len = strtoull(v, &end, 10);
-	if (errno || *end || !isdigit((unsigned char)v[0]))
-		return reply_error(s, i, 400, "a bad Content-Length");
-	if (len > s->max_body)
-		return reply_error(s, i, 413, "the image is larger than the companion accepts (--max-body)");
-	if (len == 0)
-		return reply_error(s, i, 400, "no image in the body");
+	case SERVE_KERNEL:
+		break;
+	}
 	for (int k = 0; k < MAX_CONN; k++)
 		if (s->c[k].job)
 			return reply_error(s, i, 429, "another job is running: one at a time");
 	if (s->child)
 		return reply_error(s, i, 429, "another job is running: one at a time");
-	c->sparse = header(c->head, "Content-Type", v, sizeof(v)) && !strcasecmp(v, "application/x-btrfslab-sparse");
+	c->sparse = rq->sparse;
 	c->file = open(c->sparse ? s->body_path : s->job_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (c->file < 0)
 		return reply_error(s, i, 500, "the job file could not be made");
 	c->job = 1;
-	c->body_left = len;
+	c->body_left = rq->length;
+	c->deadline = wallclock_s() + s->body_timeout;
 	/* what followed the head in the buffer is body */
-	char *b = strstr(c->head, "\r\n\r\n") + 4;
-	size_t have = c->hlen - (size_t)(b - c->head);
+	const char *b = c->head + rq->head_len;
+	size_t have = c->hlen - rq->head_len;
 	if (have > c->body_left)
 		have = (size_t)c->body_left;
 	if (have && write(c->file, b, have) != (ssize_t)have)
@@ -463,10 +380,33 @@ static void on_readable(struct server *s, int i)
 	}
 	c->hlen += (size_t)r;
 	c->head[c->hlen] = 0;
-	if (strstr(c->head, "\r\n\r\n"))
-		on_request(s, i);
-	else if (c->hlen >= MAX_HEADER)
-		reply_error(s, i, 431, "request headers over 16 KiB");
+	struct serve_request rq;
+	struct serve_policy pol = {s->port, s->token, (const char(*)[256])s->origins, s->norigins, s->max_body};
+	if (serve_parse_request(c->head, c->hlen, &pol, &rq))
+		on_request(s, i, &rq);
+}
+
+/* Connections past their deadline: a head that did not come (closed, with
+ * 408), a body that did not (408, the job dropped: its slot is free). */
+static void expire(struct server *s, double now)
+{
+	for (int i = 0; i < MAX_CONN; i++) {
+		struct conn *c = &s->c[i];
+		if (c->fd < 0 || (c->job && c->file < 0) || now < c->deadline)
+			continue;
+		if (c->job)
+			reply_error(s, i, 408, "the body did not arrive within --body-timeout: the job is dropped");
+		else
+			reply_error(s, i, 408, "the request head did not arrive within --header-timeout");
+	}
+}
+
+/* A seconds value of an option (decimals allowed), or -1. */
+static double seconds_arg(const char *v)
+{
+	char *end;
+	double t = strtod(v, &end);
+	return end == v || *end || !(t > 0) || t > 1e6 ? -1 : t;
 }
 
 int cmd_serve(int argc, char **argv, int variant)
@@ -477,6 +417,8 @@ int cmd_serve(int argc, char **argv, int variant)
 	s.port = 7318;
 	s.max_body = 2ULL << 30;
 	s.timeout = 120;
+	s.header_timeout = 10;
+	s.body_timeout = 120;
 	snprintf(s.app, sizeof(s.app), "http://127.0.0.1:5173");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -501,6 +443,11 @@ int cmd_serve(int argc, char **argv, int variant)
 			if (end == v || (*end && (shift == 0 || end[1])))
 				return fprintf(stderr, "btrfslab serve: --max-body: '%s' is not a size\n", v), 2;
 			s.max_body = m << shift;
+		} else if (!strcmp(a, "--header-timeout") || !strcmp(a, "--body-timeout")) {
+			double t = seconds_arg(v);
+			if (t < 0)
+				return fprintf(stderr, "btrfslab serve: %s: '%s' is not a number of seconds\n", a, v), 2;
+			*(a[2] == 'h' ? &s.header_timeout : &s.body_timeout) = t;
 		} else if (!strcmp(a, "--timeout")) {
 			long t = strtol(v, &end, 10);
 			if (*end || t <= 0)
@@ -540,7 +487,7 @@ int cmd_serve(int argc, char **argv, int variant)
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port)};
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 16)) {
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) || listen(lfd, 128)) {
 		fprintf(stderr, "btrfslab serve: 127.0.0.1:%d: %s\n", s.port, strerror(errno));
 		rmdir(s.dir);
 		return 1;
@@ -579,7 +526,13 @@ int cmd_serve(int argc, char **argv, int variant)
 				pf[n] = (struct pollfd){s.c[i].fd, POLLIN, 0};
 				map[n++] = i;
 			}
-		int r = poll(pf, (nfds_t)n, 500);
+		/* wake for the nearest deadline, or in half a second (the job's time limit) */
+		double now = wallclock_s(), wake = now + 0.5;
+		for (int i = 0; i < MAX_CONN; i++)
+			if (s.c[i].fd >= 0 && !(s.c[i].job && s.c[i].file < 0) && s.c[i].deadline < wake)
+				wake = s.c[i].deadline;
+		int r = poll(pf, (nfds_t)n, wake > now ? (int)((wake - now) * 1000) + 1 : 0);
+		expire(&s, wallclock_s());
 		if (s.child && !s.killed && wallclock_s() - s.started > s.timeout) {
 			kill(-s.child, SIGTERM); /* the kernel child cleans up its mount and loop device on SIGTERM */
 			s.killed = 1;
@@ -599,6 +552,13 @@ int cmd_serve(int argc, char **argv, int variant)
 				for (int i = 0; i < MAX_CONN && slot < 0; i++)
 					if (s.c[i].fd < 0)
 						slot = i;
+				if (slot < 0) { /* all taken: the oldest still waiting for its head makes room */
+					for (int i = 0; i < MAX_CONN; i++)
+						if (!s.c[i].job && (slot < 0 || s.c[i].since < s.c[slot].since))
+							slot = i;
+					if (slot >= 0)
+						reply_error(&s, slot, 408, "closed to make room: the request head did not come");
+				}
 				if (slot < 0) {
 					static const char busy[] = "HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 					send_all(cfd, busy, sizeof(busy) - 1);
@@ -608,6 +568,8 @@ int cmd_serve(int argc, char **argv, int variant)
 				memset(&s.c[slot], 0, sizeof(s.c[slot]));
 				s.c[slot].fd = cfd;
 				s.c[slot].file = -1;
+				s.c[slot].since = wallclock_s();
+				s.c[slot].deadline = s.c[slot].since + s.header_timeout;
 			} else if (map[k] == -2) {
 				char buf[1 << 16];
 				ssize_t got = read(s.child_out, buf, sizeof(buf));

@@ -3,11 +3,16 @@
  *
  * Nothing is written until every check passed: IMAGE opens as a btrfs
  * filesystem (the core's own open: superblock, chunk and root trees);
- * DEVICE is a block device (or an existing regular file), not mounted and
- * with no mounted partition, held by nothing (no holders, and opened
- * O_EXCL for the whole write), at least as large as the filesystem, with no
- * filesystem or partition-table signature (unless --force), and a loop
- * device unless --device-ok names it again.
+ * DEVICE is a block device (or an existing regular file), not IMAGE itself
+ * (compared by device and inode numbers, so a hard link or a loop device
+ * backed by IMAGE is caught too), not mounted and with no mounted
+ * partition, held by nothing (no holders, and opened O_EXCL for the whole
+ * write), with no other loop device over the same backing file in use, at
+ * least as large as the filesystem reaches (its chunks and dev extents, not
+ * only what its superblock claims), with no signature libblkid knows
+ * (filesystems, RAID and crypto headers, partition tables, probed as
+ * wipefs does; unless --force), and a loop device unless --device-ok names
+ * it again.
  *
  * Then, in an order that never leaves a half-written filesystem that looks
  * whole: every superblock location on the device (64 KiB, 64 MiB, 256 GiB)
@@ -20,7 +25,9 @@
  * was written is read back past the page cache and compared, 64 KiB at a
  * time; a mismatch names the first bad block.
  *
- * Test hooks (environment): BTRFSLAB_WRITE_FAIL_AFTER=BYTES fails the data
+ * Test hooks, compiled in only with -DBLAB_TEST_HOOKS (the Makefile's
+ * build/btrfslab-testhooks; the release binary ignores them), from the
+ * environment: BTRFSLAB_WRITE_FAIL_AFTER=BYTES fails the data
  * writes with EIO once that many bytes are written; BTRFSLAB_WRITE_CORRUPT_AT
  * =OFFSET flips a byte on the device after the writes, before the read-back
  * (a device that lies); BTRFSLAB_WRITE_PAUSE_AFTER=BYTES stops once that
@@ -29,16 +36,19 @@
  * time). */
 #define _GNU_SOURCE
 #include "write.h"
+#include "write-plan.h"
 #include "../src/wallclock.h"
 #include "../src/crc32c.h"
 #include "../src/array.h"
 #include "../src/disk-io.h"
 #include "../src/image.h"
 #include "../src/ondisk.h"
+#include <blkid/blkid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,53 +65,23 @@
 static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig) { stop_signal = sig; }
 
-struct range {
-	u64 start, end;
-};
-
-struct plan {
-	struct range *r; /* the image's data ranges, superblock copies cut out */
-	size_t n, cap;
-	u64 bytes;
-	u64 supers[BTRFS_SUPER_MIRROR_MAX]; /* superblock offsets the image holds (0: none) */
-	int nsupers;
-};
-
-static int add_range(struct plan *p, u64 s, u64 e)
+/* The data ranges of the image file below limit (SEEK_DATA), in *out. 0, or -1 out of memory. */
+static int data_ranges(int img, u64 limit, struct write_range **out, size_t *n)
 {
-	if (s >= e)
-		return 0;
-	if (array_room(&p->r, p->n, &p->cap, sizeof(*p->r), 64))
-		return -1;
-	p->r[p->n++] = (struct range){s, e};
-	p->bytes += e - s;
-	return 0;
-}
-
-/* The data ranges of the image file, the superblock copies cut out of them. */
-static int make_plan(int img, u64 size, struct plan *p)
-{
-	memset(p, 0, sizeof(*p));
-	for (int m = 0; m < BTRFS_SUPER_MIRROR_MAX; m++)
-		if (btrfs_sb_offset(m) + BTRFS_SUPER_INFO_SIZE <= size)
-			p->supers[p->nsupers++] = btrfs_sb_offset(m);
-	u64 pos = 0;
-	while (pos < size) {
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	for (u64 pos = 0; pos < limit;) {
 		off_t d = lseek(img, (off_t)pos, SEEK_DATA);
 		if (d < 0)
 			break;
 		off_t h = lseek(img, d, SEEK_HOLE);
-		u64 s = (u64)d, e = h < 0 || (u64)h > size ? size : (u64)h;
-		for (int m = 0; m < p->nsupers; m++) {
-			u64 so = p->supers[m], se = so + BTRFS_SUPER_INFO_SIZE;
-			if (so >= s && se <= e) {
-				if (add_range(p, s, so))
-					return -1;
-				s = se;
-			}
-		}
-		if (add_range(p, s, e))
-			return -1;
+		u64 e = h < 0 || (u64)h > limit ? limit : (u64)h;
+		if ((u64)d >= e)
+			break;
+		if (array_room(out, *n, &cap, sizeof(**out), 64))
+			return free(*out), *out = NULL, -1;
+		(*out)[(*n)++] = (struct write_range){(u64)d, e};
 		pos = e;
 	}
 	return 0;
@@ -179,70 +159,156 @@ static int held(dev_t rdev, char *what, size_t n)
 	return found;
 }
 
-/* Whether regular file path backs a loop device (it is in use then). */
-static int backs_loop(const char *path, char *what, size_t n)
+/* An attached loop device and the identity (device and inode numbers) of
+ * its backing file, as sysfs names it (backing_file, then stat) and as the
+ * driver says (LOOP_GET_STATUS64's lo_device and lo_inode): a path may be a
+ * hard link, renamed or deleted, the numbers are the file's. */
+struct loop_dev {
+	char name[32];
+	dev_t rdev;
+	int have_sys, have_ioctl;
+	dev_t sys_dev, ioc_dev;
+	ino_t sys_ino, ioc_ino;
+};
+
+static int loop_backed_by(const struct loop_dev *l, dev_t dev, ino_t ino)
 {
-	char real[4096];
-	if (!realpath(path, real))
-		return 0;
+	return (l->have_sys && l->sys_dev == dev && l->sys_ino == ino) || (l->have_ioctl && l->ioc_dev == dev && l->ioc_ino == ino);
+}
+
+static int loop_same_backing(const struct loop_dev *a, const struct loop_dev *b)
+{
+	return (b->have_sys && loop_backed_by(a, b->sys_dev, b->sys_ino)) || (b->have_ioctl && loop_backed_by(a, b->ioc_dev, b->ioc_ino));
+}
+
+/* Every attached loop device (a growing array in *out). */
+static size_t loop_devices(struct loop_dev **out)
+{
+	size_t n = 0, cap = 0;
+	*out = NULL;
 	DIR *d = opendir("/sys/block");
 	if (!d)
 		return 0;
 	struct dirent *e;
-	int found = 0;
-	while (!found && (e = readdir(d))) {
-		if (strncmp(e->d_name, "loop", 4))
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "loop", 4) || strlen(e->d_name) >= sizeof((*out)->name))
 			continue;
 		char p[300], b[4096];
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", e->d_name);
+		unsigned maj, min;
+		snprintf(p, sizeof(p), "/sys/block/%s/dev", e->d_name);
 		FILE *f = fopen(p, "r");
-		if (!f)
+		int ok = f && fscanf(f, "%u:%u", &maj, &min) == 2;
+		if (f)
+			fclose(f);
+		if (!ok)
 			continue;
-		if (fgets(b, sizeof(b), f)) {
-			b[strcspn(b, "\n")] = 0;
-			if (!strcmp(b, real)) {
-				snprintf(what, n, "it backs /dev/%s", e->d_name);
-				found = 1;
+		struct loop_dev l = {.rdev = makedev(maj, min)};
+		snprintf(l.name, sizeof(l.name), "%s", e->d_name);
+		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", e->d_name);
+		if ((f = fopen(p, "r"))) {
+			struct stat st;
+			if (fgets(b, sizeof(b), f)) {
+				b[strcspn(b, "\n")] = 0;
+				if (!stat(b, &st)) {
+					l.have_sys = 1;
+					l.sys_dev = st.st_dev;
+					l.sys_ino = st.st_ino;
+				}
 			}
+			fclose(f);
 		}
-		fclose(f);
+		snprintf(p, sizeof(p), "/dev/%s", e->d_name);
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		struct stat st;
+		struct loop_info64 li;
+		if (fd >= 0 && !fstat(fd, &st) && S_ISBLK(st.st_mode) && st.st_rdev == l.rdev && !ioctl(fd, LOOP_GET_STATUS64, &li)) {
+			l.have_ioctl = 1;
+			l.ioc_dev = (dev_t)li.lo_device;
+			l.ioc_ino = (ino_t)li.lo_inode;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (!l.have_sys && !l.have_ioctl)
+			continue; /* not attached */
+		if (array_room(out, n, &cap, sizeof(**out), 16))
+			break;
+		(*out)[n++] = l;
 	}
 	closedir(d);
-	return found;
+	return n;
 }
 
-/* The signature of a filesystem or partition table on the device, or NULL. */
-static const char *signature(int fd, u64 size)
+static const struct loop_dev *loop_of(const struct loop_dev *loops, size_t n, dev_t rdev)
 {
-	static u8 b[72 * 1024];
-	size_t want = size < sizeof(b) ? (size_t)size : sizeof(b);
-	memset(b, 0, sizeof(b));
-	if (pread(fd, b, want, 0) < 0)
-		return NULL;
-	if (!memcmp(b + 0x10040, "_BHRfS_M", 8))
-		return "btrfs";
-	if (b[1080] == 0x53 && b[1081] == 0xef)
-		return "ext2/3/4";
-	if (!memcmp(b, "XFSB", 4))
-		return "xfs";
-	if (!memcmp(b, "LUKS\xba\xbe", 6))
-		return "LUKS";
-	if (!memcmp(b + 4086, "SWAPSPACE2", 10) || !memcmp(b + 4086, "SWAP-SPACE", 10))
-		return "swap";
-	if (!memcmp(b + 32769, "CD001", 5))
-		return "iso9660";
-	if (!memcmp(b + 512, "EFI PART", 8))
-		return "a GPT partition table";
-	if (!memcmp(b + 3, "NTFS    ", 8))
-		return "ntfs";
-	if (b[510] == 0x55 && b[511] == 0xaa) {
-		if (!memcmp(b + 54, "FAT", 3) || !memcmp(b + 82, "FAT", 3))
-			return "vfat";
-		for (int i = 0; i < 4; i++)
-			if (b[446 + 16 * i + 4]) /* a partition type */
-				return "an MBR partition table";
-	}
+	for (size_t i = 0; i < n; i++)
+		if (loops[i].rdev == rdev)
+			return &loops[i];
 	return NULL;
+}
+
+/* Whether IMAGE and DEVICE are one and the same storage: the same file
+ * (a hard link too), the same block device, a loop device over the other,
+ * or two loop devices over one file. why says which. */
+static int same_storage(const struct stat *a, const struct stat *b, const struct loop_dev *loops, size_t nloops, char *why, size_t n)
+{
+	if (S_ISREG(a->st_mode) && S_ISREG(b->st_mode) && a->st_dev == b->st_dev && a->st_ino == b->st_ino)
+		return snprintf(why, n, "it is the image itself (the same file: device %u:%u, inode %llu)", major(a->st_dev),
+				minor(a->st_dev), (unsigned long long)a->st_ino), 1;
+	if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode) && a->st_rdev == b->st_rdev)
+		return snprintf(why, n, "it is the image itself (the same block device)"), 1;
+	for (int k = 0; k < 2; k++) {
+		const struct stat *blk = k ? a : b, *other = k ? b : a;
+		const struct loop_dev *l = S_ISBLK(blk->st_mode) ? loop_of(loops, nloops, blk->st_rdev) : NULL;
+		if (!l)
+			continue;
+		if (S_ISREG(other->st_mode) && loop_backed_by(l, other->st_dev, other->st_ino))
+			return snprintf(why, n, k ? "the image is /dev/%s, a loop device backed by this file" : "it is /dev/%s, a loop device backed by the image file",
+					l->name), 1;
+		const struct loop_dev *o = S_ISBLK(other->st_mode) ? loop_of(loops, nloops, other->st_rdev) : NULL;
+		if (o && loop_same_backing(l, o))
+			return snprintf(why, n, "it (/dev/%s) and the image (/dev/%s) are loop devices over the same file", k ? o->name : l->name,
+					k ? l->name : o->name), 1;
+	}
+	return 0;
+}
+
+/* The signatures libblkid finds on the device (filesystems, RAID members,
+ * crypto headers, partition tables; bad checksums included, as wipefs
+ * probes), named in out ("exfat", "a gpt partition table"). The count, or
+ * -1 when the device could not be probed. */
+static int signatures(int fd, char *out, size_t n)
+{
+	out[0] = 0;
+	blkid_probe pr = blkid_new_probe();
+	if (!pr)
+		return -1;
+	int found = 0;
+	if (blkid_probe_set_device(pr, fd, 0, 0)) {
+		blkid_free_probe(pr);
+		return -1;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	int r;
+	while ((r = blkid_do_probe(pr)) == 0) {
+		const char *type = NULL, *off = NULL;
+		char one[160];
+		if (!blkid_probe_lookup_value(pr, "TYPE", &type, NULL)) {
+			blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &off, NULL);
+			snprintf(one, sizeof(one), "%s%s%s%s", type, off ? " (at byte " : "", off ? off : "", off ? ")" : "");
+		} else if (!blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL)) {
+			snprintf(one, sizeof(one), "a %s partition table", type);
+		} else {
+			continue;
+		}
+		size_t l = strlen(out);
+		snprintf(out + l, n - l, "%s%s", found ? ", " : "", one);
+		found++;
+	}
+	blkid_free_probe(pr);
+	return r < 0 && !found ? -1 : found;
 }
 
 static void progress(int tty, u64 done, u64 total, double t0, int final)
@@ -324,12 +390,21 @@ int cmd_write(int argc, char **argv, int variant)
 	struct btrfs_fs_info *fs = btrfs_open(&idev, &err);
 	if (!fs)
 		return fprintf(stderr, "btrfslab write: %s is not a filesystem to write: %s\n", image, err.msg), 1;
-	u64 fs_bytes = btrfs_super_total_bytes(fs->super);
+	u64 claimed = btrfs_super_total_bytes(fs->super), fs_bytes;
+	const char *reach_by;
+	if (write_plan_reach(fs, &fs_bytes, &reach_by, &err))
+		return btrfs_fs_free(fs), fprintf(stderr, "btrfslab write: %s is not a filesystem to write: %s\n", image, err.msg), 1;
 	btrfs_fs_free(fs);
+	char reach_note[200] = "";
+	if (fs_bytes > claimed)
+		snprintf(reach_note, sizeof(reach_note), " (%s byte %llu; its superblock says %llu)", reach_by, (unsigned long long)fs_bytes,
+			 (unsigned long long)claimed);
 	int img = open(image, O_RDONLY | O_CLOEXEC);
 	struct stat ist;
 	if (img < 0 || fstat(img, &ist))
 		return fprintf(stderr, "btrfslab write: %s: %s\n", image, strerror(errno)), 1;
+	if (S_ISBLK(ist.st_mode) && ioctl(img, BLKGETSIZE64, &ist.st_size))
+		return close(img), fprintf(stderr, "btrfslab write: %s: its size: %s\n", image, strerror(errno)), 1;
 
 	/* the device: every refusal before anything is written */
 	struct stat dst;
@@ -339,6 +414,11 @@ int cmd_write(int argc, char **argv, int variant)
 	if (!is_blk && !S_ISREG(dst.st_mode))
 		return close(img), fprintf(stderr, "btrfslab write: %s is neither a block device nor a regular file\n", device), 1;
 	char name[64] = "", why[512];
+	struct loop_dev *loops;
+	size_t nloops = loop_devices(&loops);
+	if (same_storage(&ist, &dst, loops, nloops, why, sizeof(why)))
+		return free(loops), close(img), fprintf(stderr, "btrfslab write: refusing %s: %s; writing it would destroy the image as it is read\n",
+							device, why), 1;
 	if (is_blk) {
 		block_name(dst.st_rdev, name, sizeof(name));
 		char loopdir[128];
@@ -353,10 +433,33 @@ int cmd_write(int argc, char **argv, int variant)
 		if (mounted_on(dst.st_rdev, why, sizeof(why)))
 			return close(img), fprintf(stderr, "btrfslab write: refusing %s: %s (unmount it first)\n", device, why), 1;
 		if (held(dst.st_rdev, why, sizeof(why)))
-			return close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s\n", device, why), 1;
-	} else if (backs_loop(device, why, sizeof(why))) {
-		return close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s (detach it first)\n", device, why), 1;
+			return free(loops), close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s\n", device, why), 1;
+		/* another loop device over the same file is the same storage: in use if it is */
+		const struct loop_dev *me = loop_of(loops, nloops, dst.st_rdev);
+		for (size_t k = 0; me && k < nloops; k++) {
+			const struct loop_dev *o = &loops[k];
+			if (o == me || !loop_same_backing(me, o))
+				continue;
+			char p[64], what[512] = "";
+			snprintf(p, sizeof(p), "/dev/%s", o->name);
+			int ofd = -1;
+			if (!mounted_on(o->rdev, what, sizeof(what)) && !held(o->rdev, what, sizeof(what)) &&
+			    (ofd = open(p, O_RDONLY | O_CLOEXEC | O_EXCL | O_NONBLOCK)) < 0 && errno == EBUSY)
+				snprintf(what, sizeof(what), "another program holds it open exclusively");
+			if (ofd >= 0)
+				close(ofd);
+			if (what[0])
+				return free(loops), close(img), fprintf(stderr,
+									"btrfslab write: refusing %s: it is in use: its backing file also backs "
+									"/dev/%s, and %s\n", device, o->name, what), 1;
+		}
+	} else {
+		for (size_t k = 0; k < nloops; k++)
+			if (loop_backed_by(&loops[k], dst.st_dev, dst.st_ino))
+				return free(loops), close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, it backs /dev/%s (detach it first)\n",
+									device, loops[k].name), 1;
 	}
+	free(loops);
 	int fd = open(device, O_RDWR | O_CLOEXEC | (is_blk ? O_EXCL : 0));
 	if (fd < 0) {
 		int e = errno;
@@ -373,33 +476,42 @@ int cmd_write(int argc, char **argv, int variant)
 		return close(fd), close(img), fprintf(stderr, "btrfslab write: %s: its size: %s\n", device, strerror(errno)), 1;
 	if (dev_size < fs_bytes)
 		return close(fd), close(img), fprintf(stderr,
-						      "btrfslab write: refusing %s: it holds %llu bytes, the filesystem needs %llu\n",
-						      device, (unsigned long long)dev_size, (unsigned long long)fs_bytes), 1;
-	const char *sig = signature(fd, dev_size);
-	if (sig && !force)
+						      "btrfslab write: refusing %s: it holds %llu bytes, the filesystem needs %llu%s\n",
+						      device, (unsigned long long)dev_size, (unsigned long long)fs_bytes, reach_note), 1;
+	char sig[1024];
+	int nsig = signatures(fd, sig, sizeof(sig));
+	if (nsig < 0 && !force)
+		return close(fd), close(img), fprintf(stderr, "btrfslab write: refusing %s: it could not be probed for signatures; "
+							      "--force writes it anyway\n", device), 1;
+	if (nsig > 0 && !force)
 		return close(fd), close(img), fprintf(stderr,
-						      "btrfslab write: refusing %s: it holds %s (a filesystem or partition table); "
-						      "--force overwrites it\n", device, sig), 1;
+						      "btrfslab write: refusing %s: it holds %s (a filesystem, RAID or crypto header, or partition "
+						      "table, as libblkid finds it); --force overwrites it\n", device, sig), 1;
 
-	struct plan p;
+	struct write_plan p;
 	u64 isize = (u64)ist.st_size < fs_bytes ? (u64)ist.st_size : fs_bytes;
-	if (make_plan(img, isize, &p))
+	struct write_range *data;
+	size_t ndata;
+	int planned = data_ranges(img, isize, &data, &ndata) == 0 && write_plan_make(data, ndata, isize, &p) == 0;
+	free(data);
+	if (!planned)
 		return close(fd), close(img), fprintf(stderr, "btrfslab write: out of memory\n"), 1;
 	u64 super_bytes = 0;
 	for (int m = 0; m < p.nsupers; m++)
 		super_bytes += BTRFS_SUPER_INFO_SIZE;
 	if (dry) {
 		printf("btrfslab write (dry run): nothing written\n");
-		printf("  image   %s: a %llu-byte filesystem, %llu bytes of data in %zu ranges, %d superblock copies\n", image,
-		       (unsigned long long)fs_bytes, (unsigned long long)p.bytes, p.n, p.nsupers);
+		printf("  image   %s: a %llu-byte filesystem%s, %llu bytes of data in %zu ranges, %d superblock copies\n", image,
+		       (unsigned long long)fs_bytes, reach_note, (unsigned long long)p.bytes, p.n, p.nsupers);
 		printf("  device  %s%s%s: %llu bytes, %s%s\n", device, name[0] ? " (" : "", name[0] ? name : "", (unsigned long long)dev_size,
 		       is_blk ? "not mounted, not in use, opened exclusively" : "a regular file", name[0] ? ")" : "");
-		printf("  checks  passed%s\n", sig ? " (--force: its signature is overwritten)" : "");
+		printf("  checks  passed%s%s%s\n", nsig ? " (--force overwrites: " : "", nsig > 0 ? sig : nsig < 0 ? "a device not probed" : "",
+		       nsig ? ")" : "");
 		printf("  would   zero the superblock locations, %s the %llu bytes the image does not use, write %llu bytes, "
 		       "then the superblocks, then read everything back\n",
 		       zero ? "zero" : "discard (where the device can)", (unsigned long long)(dev_size - p.bytes - super_bytes),
 		       (unsigned long long)p.bytes);
-		free(p.r);
+		write_plan_free(&p);
 		close(fd);
 		close(img);
 		return 0;
@@ -411,8 +523,12 @@ int cmd_write(int argc, char **argv, int variant)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+#ifdef BLAB_TEST_HOOKS
 	const char *fail_env = getenv("BTRFSLAB_WRITE_FAIL_AFTER"), *corrupt_env = getenv("BTRFSLAB_WRITE_CORRUPT_AT");
 	const char *pause_env = getenv("BTRFSLAB_WRITE_PAUSE_AFTER");
+#else
+	const char *fail_env = NULL, *corrupt_env = NULL, *pause_env = NULL;
+#endif
 	u64 fail_after = fail_env ? strtoull(fail_env, NULL, 10) : ~0ULL;
 	u64 pause_after = pause_env ? strtoull(pause_env, NULL, 10) : ~0ULL;
 	int tty = isatty(2);
@@ -549,11 +665,11 @@ int cmd_write(int argc, char **argv, int variant)
 		ioctl(fd, BLKFLSBUF, 0);
 	{
 		static u8 back[VERIFY_BLOCK], want[VERIFY_BLOCK];
-		struct range all[BTRFS_SUPER_MIRROR_MAX];
+		struct write_range all[BTRFS_SUPER_MIRROR_MAX];
 		for (int m = 0; m < p.nsupers; m++)
-			all[m] = (struct range){p.supers[m], p.supers[m] + BTRFS_SUPER_INFO_SIZE};
+			all[m] = (struct write_range){p.supers[m], p.supers[m] + BTRFS_SUPER_INFO_SIZE};
 		for (size_t i = 0; i < p.n + (size_t)p.nsupers; i++) {
-			struct range r = i < p.n ? p.r[i] : all[i - p.n];
+			struct write_range r = i < p.n ? p.r[i] : all[i - p.n];
 			for (u64 o = r.start; o < r.end; o += VERIFY_BLOCK) {
 				size_t n = r.end - o < VERIFY_BLOCK ? (size_t)(r.end - o) : VERIFY_BLOCK;
 				if (pread(fd, back, n, (off_t)o) != (ssize_t)n || pread(img, want, n, (off_t)o) != (ssize_t)n)
@@ -598,7 +714,7 @@ stopped:
 			stage, ioerr, (unsigned long long)done, (unsigned long long)total);
 	rc = stop_signal ? 128 + (int)stop_signal : 1;
 out:
-	free(p.r);
+	write_plan_free(&p);
 	close(fd);
 	close(img);
 	return rc;

@@ -8,11 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 const core = join(dirname(fileURLToPath(import.meta.url)), '..');
 const B = process.env.BTRFSLAB_FUZZ_B || 'build';
-export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario'];
+export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario', 'serve_request', 'write_plan'];
+// the seed corpus of the targets that do not take images
+const SEEDS = { scenario: 'scripts', serve_request: 'requests', write_plan: 'plans' };
 
 /** The seed corpus directory of a target. */
 export function seedDir(target) {
-  return join(core, 'fuzz', 'corpus', target === 'scenario' ? 'scripts' : 'images');
+  return join(core, 'fuzz', 'corpus', SEEDS[target] || 'images');
 }
 
 /** make fuzz (incremental); throws with make's output on failure. */
