@@ -7,6 +7,7 @@
 #include "../src/file.h"
 #include "../src/inode.h"
 #include "../src/scenario.h"
+#include "../src/scenario-table.h"
 #include "../src/untar.h"
 #include "../src/delalloc.h"
 #include "../src/transaction.h"
@@ -111,7 +112,9 @@ static const char usage_text[] =
 	"        print every tree of IMAGE as JSON\n"
 	"  trace-schema\n"
 	"        print the kinds of event --trace writes, with their fields and types, as JSON\n"
-	"  help | --help, version | --version\n";
+	"  help scenario [--json]\n"
+	"        the scenario language's commands and settings (as JSON: the table docs/scenario.md is made from)\n"
+	"  help | --help | -h, version | --version\n";
 
 static int fail_err(const char *cmd, const struct blab_err *e)
 {
@@ -1157,9 +1160,35 @@ static int stdout_done(const char *cmd)
 	return bad;
 }
 
+/* help scenario [--json]: the scenario language's commands and settings, from their table */
+static int cmd_help_scenario(int argc, char **argv)
+{
+	int json = argc == 3 && !strcmp(argv[2], "--json");
+	if (strcmp(argv[1], "scenario") || (argc != 2 && !json))
+		return fprintf(stderr, "btrfslab help: usage: help [scenario [--json]]\n"), 2;
+	if (json) {
+		char *t = scenario_table_json();
+		if (!t)
+			return fprintf(stderr, "btrfslab help: out of memory\n"), 1;
+		puts(t);
+		free(t);
+		return 0;
+	}
+	printf("scenario commands (one a line; # comments; sizes take K, M, G; arguments may be double-quoted):\n");
+	for (const struct scenario_doc *d = scenario_commands; d->name; d++)
+		printf("  %s%s%s\n        %s%s\n", d->name, *d->args ? " " : "", d->args, d->what,
+		       d->where == SCENARIO_FIRST ? "" : d->where == SCENARIO_SCRIPT ? " (not in a thread)" : "");
+	printf("\nsettings (set NAME=VALUE):\n");
+	for (const struct scenario_doc *d = scenario_settings; d->name; d++)
+		printf("  %s=%s\n        %s\n", d->name, d->args, d->what);
+	return 0;
+}
+
 static int run_command(int argc, char **argv)
 {
 	const char *c = argv[1];
+	if (!strcmp(c, "help") && argc > 2)
+		return cmd_help_scenario(argc - 1, argv + 1);
 	if (!strcmp(c, "help") || !strcmp(c, "--help") || !strcmp(c, "-h"))
 		return fputs(usage_text, stdout), 0;
 	if (!strcmp(c, "version") || !strcmp(c, "--version"))
