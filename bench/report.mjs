@@ -55,7 +55,9 @@ export function readmeFigures(figs) {
   for (const h of HEADLINES) {
     const b = figs.benches[h.bench];
     const r = b?.rows.find((x) => h.metric.test(x.metric));
-    if (r) rows.push(`| ${h.label} | ${num(r.ours)} ${r.unit} | ${num(r.peer)} ${r.unit} | ${b.date.slice(0, 10)} |`);
+    // the machine's load beside the date: on a shared machine, timings move with it
+    const load = /(\d+) cores.*load average ([\d.]+)/.exec(b?.machine ?? '');
+    if (r) rows.push(`| ${h.label} | ${num(r.ours)} ${r.unit} | ${num(r.peer)} ${r.unit} | ${b.date.slice(0, 10)}${load ? `, load ${load[2]} on ${load[1]} cores` : ''} |`);
   }
   if (!rows.length) return 'No benchmark has been run yet: `npm run bench`.';
   return ['| figure | ours | peer | measured |', '|---|---:|---:|---|', ...rows].join('\n');

@@ -29,7 +29,7 @@ test('a run replaces its own benchmarks\' figures and rewrites the pages from th
   const readme = readFileSync(paths.readmePath, 'utf8');
   assert.doesNotMatch(readme, /old figures/);
   assert.match(readme, /^before\n<!-- bench:readme \(generated\) -->\n\| figure \| ours \| peer \| measured \|/);
-  assert.match(readme, /\| web app: first load, JS \+ WASM gzipped \(target in peer\) \| 397 KB \| 500 KB \| \d{4}-\d\d-\d\d \|/);
+  assert.match(readme, /\| web app: first load, JS \+ WASM gzipped \(target in peer\) \| 397 KB \| 500 KB \| \d{4}-\d\d-\d\d, load [\d.]+ on \d+ cores \|/);
   assert.match(readme, /\| mkfs of an empty 1 GiB filesystem vs mkfs.btrfs \| 0.038 s \| 0.192 s \|/);
   assert.match(readme, /<!-- \/bench:readme -->\nafter\n$/);
 });
