@@ -3,7 +3,7 @@
 // offline: the service worker (Workbox, precaching the whole build) serves the
 // page, the WASM core and every lesson, and a lesson runs its steps.
 import { expect, test, type Page } from '@playwright/test';
-import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
@@ -76,7 +76,7 @@ test('served from a sub-path, every request stays under it and lesson 1 steps', 
 });
 
 test('after a first visit, the site, its WASM core and every lesson work offline', async ({ page, context }) => {
-  test.setTimeout(240_000); // seven lessons, each run by the core on opening
+  test.setTimeout(900_000); // seven lessons, each run by the core on opening (minutes on a busy machine)
   await page.emulateMedia({ reducedMotion: 'reduce' });
   await page.goto(`${origin}${PREFIX}`);
   // the service worker installed (its precache complete) and controlling the page
@@ -98,7 +98,10 @@ test('after a first visit, the site, its WASM core and every lesson work offline
   await stepLessonOne(page);
   for (const id of LESSONS.slice(1)) {
     await page.goto(`${origin}${PREFIX}?lesson=${id}`);
-    await expect(page.getByTestId('sentence'), `lesson ${id} offline`).not.toBeEmpty({ timeout: 30_000 });
+    const title = readFileSync(fileURLToPath(new URL(`../lessons/${id}/lesson.md`, import.meta.url)), 'utf8').match(/^# (.+)$/m)![1];
+    await expect(page.getByRole('heading', { level: 2, name: title }), `lesson ${id}'s text offline`).toBeVisible();
+    // its scenario run by the core to its first step (lesson 5's takes half a minute on a busy machine)
+    await expect(page.getByTestId('sentence'), `lesson ${id} run offline`).not.toBeEmpty({ timeout: 120_000 });
   }
   // only the browser's own update check of the service worker (its script and what it imports) tried the server
   expect(requested.filter((p) => !/^\/class\/btrfs\/(sw|workbox-[\w-]+)\.js$/.test(p)), 'page requests while offline').toEqual([]);
