@@ -8,6 +8,7 @@ import { readdirSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { context } from './lib.mjs';
+import { record } from './report.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
@@ -19,12 +20,14 @@ if (!files.length) {
 }
 const ctx = context();
 const results = [];
+const runs = []; // each benchmark's rows, for bench/figures.json and the pages made from it
 try {
   for (const f of files) {
     const mod = await import(pathToFileURL(join(here, f)).href);
     console.log(`\n## ${mod.name}`);
     const rows = await mod.run(ctx);
     if (!rows.length) console.log("(no figures)");
+    runs.push({ id: f.replace(/\.bench\.mjs$/, ''), name: mod.name, rows: rows.map(({ metric, unit, ours, peer, peerName }) => ({ metric, unit, ours, peer, peerName })) });
     console.log(`${'metric'.padEnd(44)} ${'ours'.padStart(12)} ${'peer'.padStart(12)} ${'ours/peer'.padStart(10)}  peer`);
     for (const r of rows) {
       const ratio = r.peer ? r.ours / r.peer : NaN;
@@ -37,3 +40,5 @@ try {
 }
 mkdirSync(join(here, 'results'), { recursive: true });
 writeFileSync(join(here, 'results', 'latest.json'), JSON.stringify(results, null, 2));
+record(runs.filter((r) => r.rows.length)); // bench/figures.json, docs/benchmarks.md, the README's figures
+console.log('\nwrote bench/figures.json, docs/benchmarks.md and the README\'s figures');

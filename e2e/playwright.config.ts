@@ -22,6 +22,9 @@ export default defineConfig({
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
     },
     acceptDownloads: true,
+    // the built site registers a service worker; blocked so that page.route sees every request
+    // (offline.spec.ts allows it: it tests the service worker)
+    serviceWorkers: 'block',
     trace: 'retain-on-failure',
   },
   webServer: {

@@ -7,6 +7,7 @@
 #include "../src/file.h"
 #include "../src/inode.h"
 #include "../src/scenario.h"
+#include "../src/scenario-table.h"
 #include "../src/untar.h"
 #include "../src/delalloc.h"
 #include "../src/transaction.h"
@@ -111,7 +112,9 @@ static const char usage_text[] =
 	"        print every tree of IMAGE as JSON\n"
 	"  trace-schema\n"
 	"        print the kinds of event --trace writes, with their fields and types, as JSON\n"
-	"  help | --help, version | --version\n";
+	"  help scenario [--json]\n"
+	"        the scenario language's commands and settings (as JSON: the table docs/scenario.md is made from)\n"
+	"  help | --help | -h, version | --version\n";
 
 static int fail_err(const char *cmd, const struct blab_err *e)
 {
@@ -1157,9 +1160,39 @@ static int stdout_done(const char *cmd)
 	return bad;
 }
 
+/* Prints a JSON document the core made (malloc'd; NULL when it ran out of memory) and frees it. */
+static int put_json(const char *cmd, char *s)
+{
+	if (!s)
+		return fprintf(stderr, "btrfslab %s: out of memory\n", cmd), 1;
+	puts(s);
+	free(s);
+	return 0;
+}
+
+/* help scenario [--json]: the scenario language's commands and settings, from their table */
+static int cmd_help_scenario(int argc, char **argv)
+{
+	int json = argc == 3 && !strcmp(argv[2], "--json");
+	if (strcmp(argv[1], "scenario") || (argc != 2 && !json))
+		return fprintf(stderr, "btrfslab help: usage: help [scenario [--json]]\n"), 2;
+	if (json)
+		return put_json("help", scenario_table_json());
+	printf("scenario commands (one a line; # comments; sizes take K, M, G; arguments may be double-quoted):\n");
+	for (const struct scenario_doc *d = scenario_commands; d->name; d++)
+		printf("  %s%s%s\n        %s%s\n", d->name, *d->args ? " " : "", d->args, d->what,
+		       d->where == SCENARIO_FIRST ? "" : d->where == SCENARIO_SCRIPT ? " (not in a thread)" : "");
+	printf("\nsettings (set NAME=VALUE):\n");
+	for (const struct scenario_doc *d = scenario_settings; d->name; d++)
+		printf("  %s=%s\n        %s\n", d->name, d->args, d->what);
+	return 0;
+}
+
 static int run_command(int argc, char **argv)
 {
 	const char *c = argv[1];
+	if (!strcmp(c, "help") && argc > 2)
+		return cmd_help_scenario(argc - 1, argv + 1);
 	if (!strcmp(c, "help") || !strcmp(c, "--help") || !strcmp(c, "-h"))
 		return fputs(usage_text, stdout), 0;
 	if (!strcmp(c, "version") || !strcmp(c, "--version"))
@@ -1184,14 +1217,8 @@ static int run_command(int argc, char **argv)
 		int json = argc == 3 && !strcmp(argv[2], "--json");
 		if (argc != 2 && !json)
 			return fprintf(stderr, "btrfslab costs: usage: costs [--json]\n"), 2;
-		if (json) {
-			char *s = btrfs_costs_json();
-			if (!s)
-				return fprintf(stderr, "btrfslab costs: out of memory\n"), 1;
-			puts(s);
-			free(s);
-			return 0;
-		}
+		if (json)
+			return put_json("costs", btrfs_costs_json());
 		printf("%-18s %12s  %-15s %s\n", "key", "ns", "per", "source");
 		for (int i = 0; i < COST_COUNT; i++)
 			printf("%-18s %12llu  %-15s %s\n", btrfs_costs[i].key, (unsigned long long)btrfs_costs[i].ns, btrfs_costs[i].unit,

@@ -2,6 +2,7 @@
 #include "splitmix.h"
 #include "wallclock.h"
 #include "ordered-data.h"
+#include "scenario-table.h"
 #include "scenario.h"
 #include "root-tree.h"
 #include "relocation.h"
@@ -1445,11 +1446,8 @@ static int run_line(struct scenario_run *r, struct line *l)
 		else if ((ret = set_time(r, l->argv[1])) < 0)
 			return ret;
 		else if (!ret)
-			return fail(r, BLAB_EPARSE, "'%s': settings are dir_logging=index-only|legacy, fsync_wait=ordered|writeback, "
-						    "device=nvme|ssd|hdd|loop, cpus=N, sched=seed|rr, seed=N, memory=SIZE, "
-						    "dirty=SIZE, dirty_background=SIZE, commit=DURATION, tree_locks=path|tree, "
-						    "log_copy=prealloc|clone|direct, memory_pressure=none|moderate|heavy, delayed_background=N, "
-						    "shrink_delalloc=pages|inodes, space_rules=6.18|5.10, drop_batch=N, qgroup_swap=full|subtree|deferred", l->argv[1]);
+			return fail(r, BLAB_EPARSE, "'%s': settings are NAME=VALUE, NAME one of %s (btrfslab help scenario)", l->argv[1],
+				    scenario_setting_names());
 		return 0;
 	}
 	if (!strcmp(c, "schedule")) {
@@ -1745,8 +1743,7 @@ static int run_line(struct scenario_run *r, struct line *l)
 				return fail_core(r, ret);
 		}
 	} else {
-		return fail(r, BLAB_EPARSE, "unknown command (commands: mkfs mkdir create symlink write truncate link rename "
-					    "unlink rmdir setxattr clone snapshot subvol quota qgroup balance relocate fsync commit sync crash set sleep schedule thread fio bonnie untar)");
+		return fail(r, BLAB_EPARSE, "unknown command (commands: %s)", scenario_command_names());
 	}
 	return ret;
 }
