@@ -1,0 +1,172 @@
+// The pure parts of the guest-kernel runner (scripts/guest/): the cpio
+// writer, the vmlinux extraction, the private apt configuration, the trace
+// counting, the module order, the static helper. No QEMU, no network: the
+// guest boot itself is tests/kernel/guest.test.mjs.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+
+import { aptConf, debianMirror, kernelPackages, sourcesList } from '../../scripts/guest/apt.mjs';
+import { cpioNewc, readCpioNewc } from '../../scripts/guest/cpio.mjs';
+import { buildHelper, moduleOrder } from '../../scripts/guest/kernel.mjs';
+import { countTraceEvents, lostEvents, qemuArgs } from '../../scripts/guest/run.mjs';
+import { bzImagePayload, extractVmlinux } from '../../scripts/guest/vmlinux.mjs';
+
+const dir = mkdtempSync(join(tmpdir(), 'btrfslab-guest-unit-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('cpio newc', () => {
+  test('round trip: files, directories, symlinks, a device; 4-byte alignment; the trailer', () => {
+    const entries = [
+      { name: 'bin', type: 'dir' },
+      { name: 'bin/busybox', type: 'file', mode: 0o755, data: Buffer.from('x'.repeat(13)) },
+      { name: 'bin/sh', type: 'symlink', target: 'busybox' },
+      { name: 'dev', type: 'dir' },
+      { name: 'dev/console', type: 'char', mode: 0o600, major: 5, minor: 1 },
+      { name: 'init', type: 'file', mode: 0o755, data: '#!/bin/sh\n' },
+    ];
+    const buf = cpioNewc(entries);
+    assert.equal(buf.length % 4, 0);
+    assert.equal(buf.toString('ascii', 0, 6), '070701');
+    const back = readCpioNewc(buf);
+    assert.deepEqual(back.map((e) => e.name), entries.map((e) => e.name));
+    const by = Object.fromEntries(back.map((e) => [e.name, e]));
+    assert.equal(by['bin/busybox'].mode, 0o100755);
+    assert.equal(by['bin/busybox'].data.toString(), 'x'.repeat(13));
+    assert.equal(by['bin/sh'].mode & 0o170000, 0o120000);
+    assert.equal(by['bin/sh'].data.toString(), 'busybox');
+    assert.equal(by.dev.mode, 0o40755);
+    assert.equal(by['dev/console'].mode, 0o20600);
+    assert.deepEqual([by['dev/console'].rmajor, by['dev/console'].rminor], [5, 1]);
+    assert.ok(buf.subarray(-512).toString('latin1').includes('TRAILER!!!'));
+  });
+
+  test('concatenated archives read one after the other; bad names refused', () => {
+    assert.throws(() => cpioNewc([{ name: '../x', type: 'file', data: '' }]), /bad entry name/);
+    assert.throws(() => cpioNewc([{ name: 'a', type: 'dir' }, { name: 'a', type: 'dir' }]), /twice/);
+    assert.throws(() => cpioNewc([{ name: 'a', type: 'fifo' }]), /unknown type/);
+    const one = cpioNewc([{ name: 'a', type: 'file', data: '1' }]);
+    const two = cpioNewc([{ name: 'b', type: 'file', data: '22' }]);
+    assert.deepEqual(readCpioNewc(Buffer.concat([one, two]).subarray(one.length)).map((e) => e.name), ['b']);
+    assert.throws(() => readCpioNewc(one.subarray(0, 50)), /truncated/);
+  });
+});
+
+/** A bzImage-shaped buffer: setup header, protected-mode part holding the payload (size appended). */
+function fakeBzImage(payload, uncompressedLen, { setupSects = 3, prefix = 100 } = {}) {
+  const pm = ((setupSects || 4) + 1) * 512;
+  const buf = Buffer.alloc(pm + prefix + payload.length + 4 + 64);
+  buf[0x1f1] = setupSects;
+  buf.write('HdrS', 0x202, 'ascii');
+  buf.writeUInt16LE(0x20f, 0x206);
+  buf.writeUInt32LE(prefix, 0x248);
+  buf.writeUInt32LE(payload.length + 4, 0x24c);
+  payload.copy(buf, pm + prefix);
+  buf.writeUInt32LE(uncompressedLen, pm + prefix + payload.length);
+  return buf;
+}
+
+describe('vmlinux from a bzImage', () => {
+  const elf = Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), Buffer.alloc(5000, 7)]);
+  test('gzip and xz payloads come out as the ELF file, its recorded size checked', () => {
+    const gz = fakeBzImage(gzipSync(elf), elf.length);
+    assert.deepEqual(bzImagePayload(gz), { offset: 4 * 512 + 100, length: gzipSync(elf).length + 4, kind: 'gzip', size: elf.length });
+    assert.ok(extractVmlinux(gz).equals(elf));
+    const xz = execFileSync('xz', ['-c', '--check=crc32'], { input: elf });
+    assert.ok(extractVmlinux(fakeBzImage(xz, elf.length, { setupSects: 0 })).equals(elf)); // 0 sectors means 4
+    const zst = execFileSync('zstd', ['-c', '-q'], { input: elf });
+    assert.ok(extractVmlinux(fakeBzImage(zst, elf.length)).equals(elf));
+  });
+  test('bad input: no header, payload outside the file, unknown compression, wrong size, not ELF', () => {
+    assert.throws(() => bzImagePayload(Buffer.alloc(1024)), /HdrS/);
+    const b = fakeBzImage(gzipSync(elf), elf.length);
+    const far = Buffer.from(b);
+    far.writeUInt32LE(1 << 30, 0x24c);
+    assert.throws(() => bzImagePayload(far), /outside the file/);
+    assert.throws(() => bzImagePayload(fakeBzImage(Buffer.alloc(64, 0x42), 10)), /unknown compression/);
+    assert.throws(() => extractVmlinux(fakeBzImage(gzipSync(elf), elf.length + 1)), /records/);
+    assert.throws(() => extractVmlinux(fakeBzImage(gzipSync(Buffer.alloc(100)), 100)), /not an ELF/);
+  });
+});
+
+describe('private apt configuration', () => {
+  test('the mirror comes from the system sources, deb822 or one-line, never a security archive', () => {
+    const deb822 = 'Types: deb\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\nComponents: main\n\n' +
+      'Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm bookworm-updates\nComponents: main\n';
+    assert.equal(debianMirror([{ name: 'debian.sources', text: deb822 }]), 'http://mirror.example/debian');
+    assert.equal(debianMirror([{ name: 'x.sources', text: 'Types: deb\nURIs: https://deb.nodesource.com/node_20.x\nSuites: nodistro\n' }]), null);
+    const list = '# comment\ndeb [arch=amd64] http://ftp.de.debian.org/debian bookworm main\n';
+    assert.equal(debianMirror([{ name: 'sources.list', text: list }]), 'http://ftp.de.debian.org/debian');
+    assert.equal(debianMirror([{ name: 'y.sources', text: 'Types: deb\nEnabled: no\nURIs: http://a/debian\nSuites: bookworm\n' }]), null);
+  });
+  test('sources.list names the three suites; apt.conf keeps state, cache and parts in the cache directory', () => {
+    assert.equal(sourcesList('http://m/debian').trim().split('\n').map((l) => l.split(' ').slice(2).join(' ')).join('|'),
+      'http://m/debian bullseye main|http://m/debian bookworm main|http://m/debian bookworm-backports main');
+    const conf = aptConf('/c');
+    for (const want of ['Dir::State "/c/state";', 'Dir::Cache "/c/cache";', 'Dir::Etc::parts "/c/apt.conf.d";',
+      'Dir::Etc::sourcelist "/c/sources.list";', 'Dir::State::status "/c/state/status";']) {
+      assert.ok(conf.includes(want), `apt.conf lacks ${want}`);
+    }
+    assert.ok(!/\/etc\/apt/.test(conf), 'apt.conf points at the system configuration');
+  });
+  test('the kernel packages, one per series, from apt-cache show linux-image-amd64', () => {
+    const show = [
+      'Package: linux-image-amd64\nVersion: 5.10.223-1\nDepends: linux-image-5.10.0-32-amd64 (= 5.10.223-1)\n',
+      'Package: linux-image-amd64\nVersion: 6.1.176-1\nDepends: linux-image-6.1.0-50-amd64 (= 6.1.176-1)\n',
+      'Package: linux-image-amd64\nVersion: 6.1.170-1\nDepends: linux-image-6.1.0-49-amd64 (= 6.1.170-1)\n',
+      'Package: linux-image-amd64\nVersion: 6.12.95-1~bpo12+1\nDepends: linux-image-6.12.95+deb12-amd64 (= 6.12.95-1~bpo12+1)\n',
+    ].join('\n');
+    const k = kernelPackages(show);
+    assert.equal(k['5.10'].pkg, 'linux-image-5.10.0-32-amd64');
+    assert.equal(k['6.1'].pkg, 'linux-image-6.1.0-50-amd64');
+    assert.equal(k['6.12'].pkg, 'linux-image-6.12.95+deb12-amd64');
+  });
+});
+
+describe('what a run reads back', () => {
+  test('trace lines counted per event asked for; lost events summed', () => {
+    const trace = [
+      '# tracer: nop',
+      '#           TASK-PID     CPU#  ||||   TIMESTAMP  FUNCTION',
+      '            blab-83      [001] ...1    12.345678: btrfs_sync_file: 1a2b-... ino=257 parent=256 datasync=0',
+      '            blab-83      [001] ....    12.345999: btrfs_sync_file: 1a2b-... ino=258 parent=256 datasync=0',
+      ' btrfs-transacti-70      [000] d..2.   13.000001: btrfs_transaction_commit: 1a2b: gen=9',
+      '            blab-83 (      83) [000] .... 14.1: btrfs_sync_file: x',
+    ].join('\n');
+    assert.deepEqual(countTraceEvents(trace, ['btrfs:btrfs_sync_file', 'btrfs:btrfs_transaction_commit', 'btrfs:btrfs_cow_block']),
+      { 'btrfs:btrfs_sync_file': 3, 'btrfs:btrfs_transaction_commit': 1, 'btrfs:btrfs_cow_block': 0 });
+    assert.deepEqual(lostEvents('cpu0 overrun: 0 dropped events: 2 \ncpu1 overrun: 5 dropped events: 0 \n'), { overrun: 5, dropped: 2 });
+  });
+  test('the module order keeps the first of each path; builtin lines are skipped', () => {
+    assert.deepEqual(moduleOrder('insmod /m/a.ko \ninsmod /m/b.ko.xz \nbuiltin virtio_pci\ninsmod /m/a.ko \ninsmod /m/c.ko\n'),
+      ['/m/a.ko', '/m/b.ko.xz', '/m/c.ko']);
+  });
+  test('QEMU boots the ELF vmlinux under TCG with the disks in order', () => {
+    const a = qemuArgs({ vmlinux: '/k/vmlinux', initrd: '/k/i.cpio', disks: ['/d/img', '/d/out'] });
+    assert.equal(a[a.indexOf('-accel') + 1], 'tcg,thread=multi');
+    assert.equal(a[a.indexOf('-kernel') + 1], '/k/vmlinux');
+    assert.deepEqual(a.filter((x, i) => a[i - 1] === '-drive'), ['file=/d/img,if=virtio,format=raw,cache=unsafe', 'file=/d/out,if=virtio,format=raw,cache=unsafe']);
+  });
+});
+
+describe('the guest helper (static)', () => {
+  test('creates, fsyncs, unlinks every STEP-th file and reports its figures', () => {
+    const helper = buildHelper(join(dir, 'cache'));
+    const d = mkdtempSync(join(dir, 'h-'));
+    const run = (...a) => execFileSync(helper, a, { encoding: 'utf8' }).trim();
+    assert.match(run('create', d, '10'), /^\d+\.\d{3}$/);
+    assert.equal(readdirSync(d).length, 10);
+    const [, k] = run('unlink-step', d, '10', '3').split(' ');
+    assert.equal(k, '4'); // 1, 4, 7, 10
+    assert.deepEqual(readdirSync(d).sort(), ['file_2', 'file_3', 'file_5', 'file_6', 'file_8', 'file_9']);
+    assert.match(run('fsync', d), /^\d+\.\d{3}$/);
+    const bad = spawnSync(helper, ['create', d, 'x'], { encoding: 'utf8' });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /'x' is not a count/);
+    assert.equal(spawnSync(helper, ['supergen', join(d, 'file_2')], { encoding: 'utf8' }).status, 1);
+  });
+});
