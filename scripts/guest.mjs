@@ -6,7 +6,7 @@
 //
 //   node scripts/guest.mjs run --kernel 5.10|6.1|6.12|host
 //        (--image IN | --scenario FILE | --mkfs SIZE) [--workload FILE]
-//        [--out DIR] [--events btrfs:btrfs_sync_file,...] [--captures N] [--json]
+//        [--out DIR] [--events btrfs:btrfs_sync_file,...] [--json]
 //   node scripts/guest.mjs prepare --kernel 5.10|6.1|6.12   fetch and build only
 //   node scripts/guest.mjs list                              the kernels in the cache
 import { execFileSync } from 'node:child_process';
@@ -25,7 +25,7 @@ export const DEFAULT_WORKLOAD = 'mount -t btrfs "$IMG" "$MNT"\nls -la "$MNT"\num
 
 const USAGE = `usage:
   node scripts/guest.mjs run --kernel ${KERNEL_NAMES.join('|')} (--image IN | --scenario FILE | --mkfs SIZE)
-       [--workload FILE] [--out DIR] [--events SYSTEM:EVENT,...] [--captures N] [--json]
+       [--workload FILE] [--out DIR] [--events SYSTEM:EVENT,...] [--json]
   node scripts/guest.mjs prepare --kernel ${Object.keys(KERNELS).join('|')}
   node scripts/guest.mjs list`;
 
@@ -50,12 +50,10 @@ function fail(msg) {
 }
 
 async function cmdRun(argv) {
-  const o = parseArgs(argv, ['kernel', 'image', 'scenario', 'mkfs', 'workload', 'out', 'events', 'captures', 'timeout'], ['json']);
+  const o = parseArgs(argv, ['kernel', 'image', 'scenario', 'mkfs', 'workload', 'out', 'events', 'timeout'], ['json']);
   if (!o.kernel) fail(`--kernel is required\n${USAGE}`);
   const sources = ['image', 'scenario', 'mkfs'].filter((k) => o[k]);
   if (sources.length !== 1) fail(`give one of --image, --scenario, --mkfs\n${USAGE}`);
-  const captures = o.captures === undefined ? 0 : Number(o.captures);
-  if (!(Number.isInteger(captures) && captures >= 0 && captures <= 8)) fail(`--captures ${o.captures}: 0 to 8`);
   const workload = o.workload ? readFileSync(o.workload, 'utf8') : DEFAULT_WORKLOAD;
   const tmp = mkdtempSync(join(tmpdir(), 'btrfslab-guest-in-'));
   try {
@@ -71,7 +69,7 @@ async function cmdRun(argv) {
     if (!existsSync(image)) fail(`no image ${image}`);
     const out = o.out ?? mkdtempSync(join(tmpdir(), `btrfslab-guest-${o.kernel}-`));
     const r = await runWorkload({
-      kernel: o.kernel, workload, image, out, captures,
+      kernel: o.kernel, workload, image, out,
       events: o.events ? o.events.split(',').filter(Boolean) : [],
       timeoutMs: o.timeout ? Number(o.timeout) * 1000 : undefined,
     });

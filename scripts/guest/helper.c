@@ -11,6 +11,9 @@
  *   blab capture SRC DST         copy block device SRC to DST (O_DIRECT reads; DST is
  *                                zero to start with, so zero blocks are skipped) -> bytes ms
  *   blab supergen DEV            the btrfs superblock's generation (O_DIRECT read)
+ *   blab waitmark DEV N          wait until DEV's last 4 KiB read (O_DIRECT) "BLABMARK" and N
+ *                                (the host writes it there when it has done what the guest
+ *                                asked on the console, e.g. copied the image) -> ms waited
  *   blab now                     CLOCK_MONOTONIC in ms
  */
 #define _GNU_SOURCE
@@ -170,6 +173,35 @@ static int do_supergen(const char *dev)
 	return 0;
 }
 
+static int do_waitmark(const char *dev, long n)
+{
+	void *buf;
+	uint64_t size = 0;
+	int fd = open(dev, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return die("open", dev);
+	if (ioctl(fd, BLKGETSIZE64, &size) || size < 4096)
+		return die("BLKGETSIZE64", dev);
+	if (posix_memalign(&buf, 4096, 4096))
+		return die("memory", "");
+	double t = now_ms();
+	for (;;) {
+		if (pread(fd, buf, 4096, size - 4096) != 4096)
+			return die("read", dev);
+		char want[32];
+		int k = snprintf(want, sizeof(want), "BLABMARK %ld\n", n);
+		if (!memcmp(buf, want, k))
+			break;
+		if (now_ms() - t > 600e3) {
+			fprintf(stderr, "blab: no mark %ld on %s after 600 s\n", n, dev);
+			return 1;
+		}
+		usleep(5000);
+	}
+	printf("%.3f\n", now_ms() - t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long a, b;
@@ -187,11 +219,13 @@ int main(int argc, char **argv)
 		return do_capture(argv[2], argv[3]);
 	if (!strcmp(cmd, "supergen") && argc == 3)
 		return do_supergen(argv[2]);
+	if (!strcmp(cmd, "waitmark") && argc == 4)
+		return number(argv[3], &a) ? 1 : do_waitmark(argv[2], a);
 	if (!strcmp(cmd, "now") && argc == 2) {
 		printf("%.3f\n", now_ms());
 		return 0;
 	}
 	fprintf(stderr, "usage: blab create DIR N | cwf DIR N SIZE | unlink-step DIR N STEP | fsync PATH |\n"
-			"       capture SRC DST | supergen DEV | now\n");
+			"       capture SRC DST | supergen DEV | waitmark DEV N | now\n");
 	return 2;
 }

@@ -3,10 +3,12 @@
 // machine's kernel ('host', through a loop device), the same way on both:
 //
 //   the script runs with IMG (the image's block device), MNT (an empty
-//   directory to mount it on), OUT (a directory whose files come back),
-//   CAP1..CAPn (devices/files as large as the image, zero, for `capture`)
+//   directory to mount it on), OUT (a directory whose files come back)
 //   and these shell functions:
-//     capture DEST   copy the image's device as it is now (mounted or not) to DEST
+//     capture N      the image as it is now (mounted or not: what a power cut
+//                    would leave) copied to captureN.img (N a number): the
+//                    host copies the image file, as seed001.mjs does on a
+//                    loop device; a guest waits for it
 //     crash          leave the image as a power cut would: it is not unmounted
 //                    after the script (in a guest: powered off while mounted;
 //                    on the host: the image file copied while mounted)
@@ -20,7 +22,7 @@
 // timings: on a guest the workload's time is the emulator's (compare only
 // two kernels in the same emulator, with care).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpioNewc } from './cpio.mjs';
@@ -28,13 +30,23 @@ import { buildHelper, prepareKernel } from './kernel.mjs';
 
 export const KERNEL_NAMES = ['5.10', '6.1', '6.12', 'host'];
 
-/** The shell functions every workload gets (prepended to the script). */
-export function workloadPreamble() {
+/** The shell functions every workload gets (prepended to the script), in a guest or on the host. */
+export function workloadPreamble(where) {
+  const copy = where === 'guest'
+    ? 'echo "BLAB: capture $1" >/dev/console; blab waitmark /dev/vdb "$1" >/dev/null'
+    : 'cp --sparse=always "$BLAB_IMGFILE" "$BLAB_CAPDIR/capture$1.img"';
   return [
     'crash() { : >"$BLAB_CRASH"; }',
-    'capture() { blab capture "$IMG" "$1" >/dev/null; }',
+    `capture() { case "$1" in ''|*[!0-9]*) echo "capture: '$1' is not a number" >&2; return 2;; esac; ${copy}; }`,
     '',
   ].join('\n');
+}
+
+/** The mark a guest waits for after asking for capture n: written in the output disk's last 4 KiB. */
+export function captureMark(n) {
+  const b = Buffer.alloc(4096);
+  b.write(`BLABMARK ${n}\n`, 'ascii');
+  return b;
 }
 
 /**
@@ -99,11 +111,11 @@ function progressTo(stream) {
 /**
  * Runs workload (the script's text) on kernel ('5.10', '6.1', '6.12' or
  * 'host') against a copy of image, in the new or empty directory out. opts:
- * events (['btrfs:btrfs_sync_file', ...]), captures (how many CAPn),
+ * events (['btrfs:btrfs_sync_file', ...]),
  * timeoutMs, progress (a writable stream, or null), cacheDir.
  * Returns the result (also written to out/result.json).
  */
-export async function runWorkload({ kernel, workload, image, out, events = [], captures = 0, timeoutMs = 15 * 60_000, progress = process.stderr, dir } = {}) {
+export async function runWorkload({ kernel, workload, image, out, events = [], timeoutMs = 15 * 60_000, progress = process.stderr, dir } = {}) {
   if (!KERNEL_NAMES.includes(kernel)) throw new Error(`unknown kernel '${kernel}': one of ${KERNEL_NAMES.join(', ')}`);
   if (!existsSync(image)) throw new Error(`no image ${image}`);
   for (const e of events) if (!/^\w+:\w+$/.test(e)) throw new Error(`event '${e}': write it as system:event (btrfs:btrfs_sync_file)`);
@@ -111,19 +123,18 @@ export async function runWorkload({ kernel, workload, image, out, events = [], c
   if (readdirSync(out).length) throw new Error(`${out} is not empty: the results go to a new or empty directory`);
   const imgAfter = join(out, 'image.img');
   sparseCopy(image, imgAfter);
-  const size = Number(execFileSync('stat', ['-c', '%s', imgAfter], { encoding: 'utf8' }).trim());
-  const caps = Array.from({ length: captures }, (_, i) => join(out, `capture${i + 1}.img`));
-  for (const c of caps) makeZeroFile(c, size);
   const p = progress ? progressTo(progress) : { line() {}, end() {} };
   const t0 = Date.now();
   let r;
   try {
     r = kernel === 'host'
-      ? await runOnHost({ workload, imgAfter, caps, out, events, dir, p })
-      : await runInGuest({ kernel, workload, imgAfter, caps, out, events, timeoutMs, dir, p });
+      ? await runOnHost({ workload, imgAfter, out, events, dir, p })
+      : await runInGuest({ kernel, workload, imgAfter, out, events, timeoutMs, dir, p });
   } finally {
     p.end();
   }
+  const caps = readdirSync(out).map((f) => /^capture(\d+)\.img$/.exec(f)).filter(Boolean)
+    .sort((a, b) => a[1] - b[1]).map((m) => join(out, m[0]));
   const result = { kernel, ...r, image: imgAfter, captures: caps, wallMs: Date.now() - t0 };
   writeFileSync(join(out, 'result.json'), `${JSON.stringify(result, null, 2)}\n`);
   return result;
@@ -146,22 +157,22 @@ function summarize(files, events) {
   };
 }
 
-async function runInGuest({ kernel, workload, imgAfter, caps, out, events, timeoutMs, dir, p }) {
+async function runInGuest({ kernel, workload, imgAfter, out, events, timeoutMs, dir, p }) {
   p.line(`guest ${kernel}: preparing the kernel`);
   const k = prepareKernel(kernel, { dir, log: (m) => p.line(`guest ${kernel}: ${m}`) });
   const work = mkdtempSync(join(tmpdir(), 'btrfslab-guest-'));
   try {
     const outDisk = join(work, 'out.disk');
-    makeZeroFile(outDisk, 512 << 20);
-    const capEnv = caps.map((_, i) => `CAP${i + 1}=/dev/vd${String.fromCharCode(99 + i)}`).join(' ');
-    const script = `export BLAB_CRASH=/tmp/crash ${capEnv}\n${workloadPreamble()}${workload}`;
+    const outSize = 512 << 20;
+    makeZeroFile(outDisk, outSize);
+    const script = `export BLAB_CRASH=/tmp/crash\n${workloadPreamble('guest')}${workload}`;
     const runCpio = cpioNewc([
       { name: 'workload.sh', type: 'file', mode: 0o755, data: script },
       { name: 'etc/events', type: 'file', data: events.map((e) => `${e}\n`).join('') },
     ]);
     const initrd = join(work, 'initrd.cpio');
     writeFileSync(initrd, Buffer.concat([readFileSync(k.initrd), runCpio]));
-    const args = qemuArgs({ vmlinux: k.vmlinux, initrd, disks: [imgAfter, outDisk, ...caps] });
+    const args = qemuArgs({ vmlinux: k.vmlinux, initrd, disks: [imgAfter, outDisk] });
     const console = [];
     const t0 = Date.now();
     let tStart = null, tDone = null;
@@ -180,7 +191,14 @@ async function runInGuest({ kernel, workload, imgAfter, caps, out, events, timeo
           const line = buf.slice(0, i).replace(/\r$/, '');
           buf = buf.slice(i + 1);
           console.push(line);
-          if (line.includes('BLAB: workload start')) {
+          const cap = /^BLAB: capture (\d{1,6})$/.exec(line);
+          if (cap) {
+            // the image file as the guest has written it so far, then the mark the guest waits for
+            sparseCopy(imgAfter, join(out, `capture${Number(cap[1])}.img`));
+            const fd = openSync(outDisk, 'r+');
+            try { writeSync(fd, captureMark(Number(cap[1])), 0, 4096, outSize - 4096); } finally { closeSync(fd); }
+            p.line(`guest ${kernel}: captured the image (${cap[1]})`);
+          } else if (line.includes('BLAB: workload start')) {
             tStart = Date.now();
             p.line(`guest ${kernel}: booted in ${((tStart - t0) / 1000).toFixed(1)} s, running the workload`);
           } else if (line.includes('BLAB: workload done')) {
@@ -219,7 +237,7 @@ async function runInGuest({ kernel, workload, imgAfter, caps, out, events, timeo
 
 const TRACEFS = '/sys/kernel/tracing';
 
-async function runOnHost({ workload, imgAfter, caps, out, events, dir, p }) {
+async function runOnHost({ workload, imgAfter, out, events, dir, p }) {
   if (process.getuid?.() !== 0) throw new Error('the host kernel runs a workload as root only (loop device, mount)');
   const helper = buildHelper(dir);
   const work = mkdtempSync(join(tmpdir(), 'btrfslab-host-'));
@@ -238,6 +256,7 @@ async function runOnHost({ workload, imgAfter, caps, out, events, dir, p }) {
     loop = execFileSync('losetup', ['--find', '--show', imgAfter], { encoding: 'utf8' }).trim();
     const missing = [];
     if (inst) {
+      if (!existsSync(join(TRACEFS, 'events'))) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS]);
       mkdirSync(inst);
       w('buffer_size_kb', '65536');
       w('options/event-fork', '1');
@@ -247,16 +266,15 @@ async function runOnHost({ workload, imgAfter, caps, out, events, dir, p }) {
         else missing.push(e);
       }
     }
-    const capEnv = Object.fromEntries(caps.map((c, i) => [`CAP${i + 1}`, c]));
     const script = join(work, 'workload.sh');
-    writeFileSync(script, `${workloadPreamble()}${workload}`);
+    writeFileSync(script, `${workloadPreamble('host')}${workload}`);
     p.line(`host ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}: running the workload`);
     const t0 = process.hrtime.bigint();
     // the shell writes its own pid to the instance before running the script: only its processes are traced
     const pre = inst ? `echo $$ > '${join(inst, 'set_event_pid')}'; echo 1 > '${join(inst, 'tracing_on')}'; ` : '';
     const r = spawnSync('sh', ['-c', `${pre}exec sh '${script}'`], {
       encoding: 'utf8', maxBuffer: 1 << 28,
-      env: { ...process.env, ...capEnv, IMG: loop, MNT: mnt, OUT: files, BLAB_CRASH: crashFlag, PATH: `${bin}:${process.env.PATH}` },
+      env: { ...process.env, IMG: loop, MNT: mnt, OUT: files, BLAB_CRASH: crashFlag, BLAB_IMGFILE: imgAfter, BLAB_CAPDIR: out, PATH: `${bin}:${process.env.PATH}` },
     });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     if (inst) w('tracing_on', '0');
