@@ -32,14 +32,15 @@ const USAGE = `usage:
 /** argv after the command -> { name: value }; flags without a value are true. */
 export function parseArgs(argv, valued, flags) {
   const o = {};
+  const usage = (msg) => Object.assign(new Error(msg), { usage: true });
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const name = a.replace(/^--/, '');
     if (valued.includes(name)) {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      if (i + 1 >= argv.length) throw usage(`${a} needs a value`);
       o[name] = argv[++i];
     } else if (flags.includes(name)) o[name] = true;
-    else throw new Error(`unknown argument '${a}'`);
+    else throw usage(`unknown argument '${a}'`);
   }
   return o;
 }
@@ -52,6 +53,7 @@ function fail(msg) {
 async function cmdRun(argv) {
   const o = parseArgs(argv, ['kernel', 'image', 'scenario', 'mkfs', 'workload', 'out', 'events', 'timeout'], ['json']);
   if (!o.kernel) fail(`--kernel is required\n${USAGE}`);
+  if (!KERNEL_NAMES.includes(o.kernel)) fail(`--kernel ${o.kernel}: one of ${KERNEL_NAMES.join(', ')}`);
   const sources = ['image', 'scenario', 'mkfs'].filter((k) => o[k]);
   if (sources.length !== 1) fail(`give one of --image, --scenario, --mkfs\n${USAGE}`);
   const workload = o.workload ? readFileSync(o.workload, 'utf8') : DEFAULT_WORKLOAD;
@@ -119,6 +121,6 @@ async function main() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   main().catch((e) => {
     process.stderr.write(`guest: ${e.message}\n`);
-    process.exit(1);
+    process.exit(e.usage ? 2 : 1);
   });
 }

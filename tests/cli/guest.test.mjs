@@ -170,3 +170,37 @@ describe('the guest helper (static)', () => {
     assert.equal(spawnSync(helper, ['supergen', join(d, 'file_2')], { encoding: 'utf8' }).status, 1);
   });
 });
+
+describe('scripts/guest.mjs: bad input gets a clear error before anything runs', () => {
+  const GUEST = new URL('../../scripts/guest.mjs', import.meta.url).pathname;
+  const guest = (...a) => spawnSync(process.execPath, [GUEST, ...a], { encoding: 'utf8' });
+  test('usage, a missing or unknown kernel, no image or two, unknown arguments, a bad event, a used --out', () => {
+    const cases = [
+      [[], 2, /usage:/],
+      [['run', '--mkfs', '1G'], 2, /--kernel is required/],
+      [['run', '--kernel', '4.19', '--mkfs', '1G'], 2, /--kernel 4\.19: one of 5\.10, 6\.1, 6\.12, host/],
+      [['run', '--kernel', '5.10'], 2, /give one of --image, --scenario, --mkfs/],
+      [['run', '--kernel', '5.10', '--mkfs', '1G', '--image', '/x'], 2, /give one of/],
+      [['run', '--kernel', '5.10', '--image', join(dir, 'nope.img')], 2, /no image .*nope\.img/],
+      [['run', '--kernel', '5.10', '--bogus'], 2, /unknown argument '--bogus'/],
+      [['run', '--kernel', '5.10', '--image'], 2, /--image needs a value/],
+      [['prepare', '--kernel', 'host'], 2, /one of 5\.10, 6\.1, 6\.12/],
+    ];
+    for (const [args, code, re] of cases) {
+      const r = guest(...args);
+      assert.equal(r.status, code, `guest ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
+      assert.match(r.stderr, re, `guest ${args.join(' ')}`);
+    }
+    const img = join(dir, 'small.img');
+    execFileSync('truncate', ['-s', '1M', img]);
+    const ev = guest('run', '--kernel', '5.10', '--image', img, '--events', 'btrfs_sync_file');
+    assert.equal(ev.status, 1);
+    assert.match(ev.stderr, /event 'btrfs_sync_file': write it as system:event/);
+    const used = mkdtempSync(join(dir, 'used-'));
+    execFileSync('touch', [join(used, 'x')]);
+    const u = guest('run', '--kernel', '5.10', '--image', img, '--out', used);
+    assert.equal(u.status, 1);
+    assert.match(u.stderr, /is not empty/);
+    assert.deepEqual(readdirSync(used), ['x'], 'the used --out was written to');
+  });
+});
