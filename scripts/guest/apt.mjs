@@ -181,6 +181,8 @@ export function fetchDebs(dir, series, log = () => {}) {
     apt('apt-get', ['download', '-qq', 'busybox-static/bookworm'], { cwd: debs });
     busybox = have(/^busybox-static_.*\.deb$/);
   }
+  // the index lists and apt's binary caches (about 200 MB) serve only this download: the next one updates again
+  for (const d of ['cache', join('state', 'lists')]) rmSync(join(dir, d), { recursive: true, force: true });
   return { image: join(debs, image), busybox: join(debs, busybox) };
 }
 
