@@ -5,18 +5,19 @@
 // counts and timings. See docs/guest-kernels.md.
 //
 //   node scripts/guest.mjs run --kernel 5.10|6.1|6.12|host
-//        (--image IN | --scenario FILE | --mkfs SIZE) [--workload FILE]
+//        (--image IN | --scenario FILE | --mkfs SIZE | --run-scenario FILE) [--workload FILE]
 //        [--out DIR] [--events btrfs:btrfs_sync_file,...] [--json]
 //   node scripts/guest.mjs prepare --kernel 5.10|6.1|6.12   fetch and build only
 //   node scripts/guest.mjs list                              the kernels in the cache
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KERNELS } from './guest/apt.mjs';
 import { cacheDir, cachedKernel, prepareKernel } from './guest/kernel.mjs';
 import { KERNEL_NAMES, runWorkload } from './guest/run.mjs';
+import { scenarioWorkload } from './guest/scenario.mjs';
 
 const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../wasm-core/build/btrfslab', import.meta.url));
 
@@ -24,7 +25,7 @@ const CLI = process.env.BTRFSLAB_CLI || fileURLToPath(new URL('../wasm-core/buil
 export const DEFAULT_WORKLOAD = 'mount -t btrfs "$IMG" "$MNT"\nls -la "$MNT"\numount "$MNT"\n';
 
 const USAGE = `usage:
-  node scripts/guest.mjs run --kernel ${KERNEL_NAMES.join('|')} (--image IN | --scenario FILE | --mkfs SIZE)
+  node scripts/guest.mjs run --kernel ${KERNEL_NAMES.join('|')} (--image IN | --scenario FILE | --mkfs SIZE | --run-scenario FILE)
        [--workload FILE] [--out DIR] [--events SYSTEM:EVENT,...] [--json]
   node scripts/guest.mjs prepare --kernel ${Object.keys(KERNELS).join('|')}
   node scripts/guest.mjs list`;
@@ -51,18 +52,33 @@ function fail(msg) {
 }
 
 async function cmdRun(argv) {
-  const o = parseArgs(argv, ['kernel', 'image', 'scenario', 'mkfs', 'workload', 'out', 'events', 'timeout'], ['json']);
+  const o = parseArgs(argv, ['kernel', 'image', 'scenario', 'mkfs', 'run-scenario', 'workload', 'out', 'events', 'timeout'], ['json']);
   if (!o.kernel) fail(`--kernel is required\n${USAGE}`);
   if (!KERNEL_NAMES.includes(o.kernel)) fail(`--kernel ${o.kernel}: one of ${KERNEL_NAMES.join(', ')}`);
-  const sources = ['image', 'scenario', 'mkfs'].filter((k) => o[k]);
-  if (sources.length !== 1) fail(`give one of --image, --scenario, --mkfs\n${USAGE}`);
-  const workload = o.workload ? readFileSync(o.workload, 'utf8') : DEFAULT_WORKLOAD;
+  const sources = ['image', 'scenario', 'mkfs', 'run-scenario'].filter((k) => o[k]);
+  if (sources.length !== 1) fail(`give one of --image, --scenario, --mkfs, --run-scenario\n${USAGE}`);
+  if (o['run-scenario'] && o.workload) fail('--run-scenario is the workload: no --workload with it');
+  let workload = o.workload ? readFileSync(o.workload, 'utf8') : DEFAULT_WORKLOAD;
+  let mkfsLine = null;
+  if (o['run-scenario']) {
+    // the kernel does the scenario's commands; the core writes the image of its mkfs line
+    let sc;
+    try {
+      sc = scenarioWorkload(readFileSync(o['run-scenario'], 'utf8'));
+    } catch (e) {
+      fail(`${o['run-scenario']}: ${e.message}`);
+    }
+    workload = sc.workload;
+    mkfsLine = sc.mkfs;
+  }
   const tmp = mkdtempSync(join(tmpdir(), 'btrfslab-guest-in-'));
   try {
     let image = o.image;
-    if (o.scenario) {
+    if (o.scenario || mkfsLine) {
       image = join(tmp, 'start.img');
-      execFileSync(CLI, ['run', o.scenario, '--image', image], { stdio: ['ignore', 'ignore', 'inherit'] });
+      let script = o.scenario;
+      if (mkfsLine) writeFileSync((script = join(tmp, 'mkfs.txt')), `${mkfsLine}\n`);
+      execFileSync(CLI, ['run', script, '--image', image], { stdio: ['ignore', 'ignore', 'inherit'] });
     } else if (o.mkfs) {
       image = join(tmp, 'start.img');
       execFileSync('truncate', ['-s', o.mkfs, image]);

@@ -15,6 +15,11 @@
  *                                (the host writes it there when it has done what the guest
  *                                asked on the console, e.g. copied the image) -> ms waited
  *   blab now                     CLOCK_MONOTONIC in ms
+ * and the scenario language's file commands, for a scenario done by a kernel:
+ *   blab write FILE OFF LEN SEED  the bytes `write FILE OFF LEN SEED` writes (the core's pattern)
+ *   blab truncate FILE SIZE       truncate(2)
+ *   blab rename FROM TO           rename(2)
+ *   blab setxattr PATH NAME VALUE lsetxattr(2)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,6 +208,39 @@ static int do_waitmark(const char *dev, long n)
 	return 0;
 }
 
+/* the scenario language's data: byte pos of a write with seed is byte
+ * (pos & 7) of a splitmix64 mix of seed * golden + (pos >> 3) + golden
+ * (tests/kernel/model.mjs dataBytes gives the same bytes) */
+static uint64_t pattern_word(uint64_t seed, uint64_t w)
+{
+	const uint64_t golden = 0x9E3779B97F4A7C15ULL;
+	uint64_t z = seed * golden + w + golden;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static int do_write(const char *path, long off, long len, long seed)
+{
+	static unsigned char buf[1 << 16];
+	int fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return die("open", path);
+	for (long done = 0; done < len;) {
+		long k = len - done < (long)sizeof(buf) ? len - done : (long)sizeof(buf);
+		for (long i = 0; i < k; i++) {
+			uint64_t pos = (uint64_t)(off + done + i);
+			buf[i] = (unsigned char)(pattern_word((uint64_t)seed, pos >> 3) >> ((pos & 7) * 8));
+		}
+		ssize_t w = pwrite(fd, buf, k, off + done);
+		if (w <= 0)
+			return die("write", path);
+		done += w;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long a, b;
@@ -219,6 +258,16 @@ int main(int argc, char **argv)
 		return do_capture(argv[2], argv[3]);
 	if (!strcmp(cmd, "supergen") && argc == 3)
 		return do_supergen(argv[2]);
+	if (!strcmp(cmd, "write") && argc == 6) {
+		long off, len, seed;
+		return number(argv[3], &off) || number(argv[4], &len) || number(argv[5], &seed) ? 1 : do_write(argv[2], off, len, seed);
+	}
+	if (!strcmp(cmd, "truncate") && argc == 4)
+		return number(argv[3], &a) ? 1 : truncate(argv[2], a) ? die("truncate", argv[2]) : 0;
+	if (!strcmp(cmd, "rename") && argc == 4)
+		return rename(argv[2], argv[3]) ? die("rename", argv[2]) : 0;
+	if (!strcmp(cmd, "setxattr") && argc == 5)
+		return lsetxattr(argv[2], argv[3], argv[4], strlen(argv[4]), 0) ? die("setxattr", argv[2]) : 0;
 	if (!strcmp(cmd, "waitmark") && argc == 4)
 		return number(argv[3], &a) ? 1 : do_waitmark(argv[2], a);
 	if (!strcmp(cmd, "now") && argc == 2) {
@@ -226,6 +275,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: blab create DIR N | cwf DIR N SIZE | unlink-step DIR N STEP | fsync PATH |\n"
-			"       capture SRC DST | supergen DEV | waitmark DEV N | now\n");
+			"       capture SRC DST | supergen DEV | waitmark DEV N | now |\n"
+			"       write FILE OFF LEN SEED | truncate FILE SIZE | rename FROM TO | setxattr PATH NAME VALUE\n");
 	return 2;
 }

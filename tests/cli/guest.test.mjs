@@ -14,6 +14,7 @@ import { aptConf, debianMirror, kernelPackages, sourcesList } from '../../script
 import { cpioNewc, readCpioNewc } from '../../scripts/guest/cpio.mjs';
 import { buildHelper, moduleOrder } from '../../scripts/guest/kernel.mjs';
 import { countTraceEvents, lostEvents, qemuArgs } from '../../scripts/guest/run.mjs';
+import { scenarioWorkload, scenarioWords } from '../../scripts/guest/scenario.mjs';
 import { bzImagePayload, extractVmlinux } from '../../scripts/guest/vmlinux.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-guest-unit-'));
@@ -179,7 +180,7 @@ describe('scripts/guest.mjs: bad input gets a clear error before anything runs',
       [[], 2, /usage:/],
       [['run', '--mkfs', '1G'], 2, /--kernel is required/],
       [['run', '--kernel', '4.19', '--mkfs', '1G'], 2, /--kernel 4\.19: one of 5\.10, 6\.1, 6\.12, host/],
-      [['run', '--kernel', '5.10'], 2, /give one of --image, --scenario, --mkfs/],
+      [['run', '--kernel', '5.10'], 2, /give one of --image, --scenario, --mkfs, --run-scenario/],
       [['run', '--kernel', '5.10', '--mkfs', '1G', '--image', '/x'], 2, /give one of/],
       [['run', '--kernel', '5.10', '--image', join(dir, 'nope.img')], 2, /no image .*nope\.img/],
       [['run', '--kernel', '5.10', '--bogus'], 2, /unknown argument '--bogus'/],
@@ -202,5 +203,43 @@ describe('scripts/guest.mjs: bad input gets a clear error before anything runs',
     assert.equal(u.status, 1);
     assert.match(u.stderr, /is not empty/);
     assert.deepEqual(readdirSync(used), ['x'], 'the used --out was written to');
+  });
+});
+
+describe('a scenario done by a kernel: the workload it becomes', () => {
+  test('each file command becomes one shell or blab call; set lines are the core\'s; crash is last', () => {
+    const text = ['mkfs nodesize=4096 size=256M', 'set dir_logging=legacy', 'mkdir /d', 'create /d/f', 'write /d/f 0 100 7',
+      'truncate /d/f 50', 'link /d/f /d/g', 'symlink /x/y /d/s', 'rename /d/g "/d/it\'s"', 'setxattr /d/f user.k v1', 'unlink /d/f',
+      'fsync /d', 'commit', 'create /d/file_{1..3}', 'rmdir /e', 'crash'].join('\n');
+    const w = scenarioWorkload(text);
+    assert.equal(w.mkfs, 'mkfs nodesize=4096 size=256M');
+    assert.equal(w.crash, true);
+    const lines = w.workload.trim().split('\n');
+    assert.deepEqual(lines, [
+      'set -e',
+      'mount -t btrfs -o commit=600 "$IMG" "$MNT"',
+      'mkdir "$MNT"\'/d\'',
+      ': >"$MNT"\'/d/f\'',
+      'blab write "$MNT"\'/d/f\' 0 100 7',
+      'blab truncate "$MNT"\'/d/f\' 50',
+      'ln "$MNT"\'/d/f\' "$MNT"\'/d/g\'',
+      'ln -s \'/x/y\' "$MNT"\'/d/s\'',
+      'blab rename "$MNT"\'/d/g\' "$MNT"\'/d/it\'\\\'\'s\'',
+      'blab setxattr "$MNT"\'/d/f\' \'user.k\' \'v1\'',
+      'rm "$MNT"\'/d/f\'',
+      'blab fsync "$MNT"\'/d\' >/dev/null',
+      'sync -f "$MNT"',
+      'i=1; while [ $i -le 3 ]; do : >"$MNT"\'/d/file_\'"$i"\'\'; i=$((i + 1)); done',
+      'rmdir "$MNT"\'/e\'',
+      'crash',
+    ]);
+    assert.deepEqual(scenarioWords('write "/a b" 0 1 2'), ['write', '/a b', '0', '1', '2']);
+  });
+  test('what a kernel cannot do, or a malformed line, is an error naming the line', () => {
+    assert.throws(() => scenarioWorkload('mkfs\nmkdir /a\nsnapshot / /s\n'), /line 3: the kernel side does not do 'snapshot'/);
+    assert.throws(() => scenarioWorkload('mkfs\nwrite /f 0 x 1\n'), /line 2: 'x' is not a number/);
+    assert.throws(() => scenarioWorkload('mkfs\nmkdir\n'), /line 2: mkdir takes 1 arguments, not 0/);
+    assert.throws(() => scenarioWorkload('mkfs\ncrash\nmkdir /a\n'), /line 3: nothing may follow crash/);
+    assert.throws(() => scenarioWorkload('mkdir /a\nmkfs\n'), /line 2: mkfs may only be the first command/);
   });
 });
