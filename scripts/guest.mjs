@@ -135,6 +135,8 @@ async function main() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  // interrupted: exit through process.exit so that run.mjs stops QEMU and undoes its mounts and loop devices
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => process.exit(130));
   main().catch((e) => {
     process.stderr.write(`guest: ${e.message}\n`);
     process.exit(e.usage ? 2 : 1);

@@ -30,6 +30,15 @@ import { buildHelper, prepareKernel } from './kernel.mjs';
 
 export const KERNEL_NAMES = ['5.10', '6.1', '6.12', 'host'];
 
+// what a run has started and must not outlive this process (an interrupted
+// test or command): QEMU processes, and on the host mounts and loop devices
+const live = { qemu: new Set(), mounts: new Set(), loops: new Set() };
+process.on('exit', () => {
+  for (const q of live.qemu) q.kill('SIGKILL');
+  for (const m of live.mounts) if (spawnSync('umount', [m]).status !== 0) spawnSync('umount', ['-l', m]);
+  for (const l of live.loops) spawnSync('losetup', ['-d', l]);
+});
+
 /** The shell functions every workload gets (prepended to the script), in a guest or on the host. */
 export function workloadPreamble(where) {
   const copy = where === 'guest'
@@ -179,6 +188,7 @@ async function runInGuest({ kernel, workload, imgAfter, out, events, timeoutMs, 
     p.line(`guest ${kernel}: booting ${k.kver} (QEMU TCG)`);
     const code = await new Promise((resolve, reject) => {
       const q = spawn('qemu-system-x86_64', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      live.qemu.add(q);
       const timer = setTimeout(() => {
         console.push(`\n[btrfslab: no power-off after ${timeoutMs / 1000} s: QEMU killed]`);
         q.kill('SIGKILL');
@@ -210,7 +220,7 @@ async function runInGuest({ kernel, workload, imgAfter, out, events, timeoutMs, 
       q.stdout.on('data', onData);
       q.stderr.on('data', onData);
       q.on('error', (e) => { clearTimeout(timer); reject(new Error(`qemu-system-x86_64: ${e.message} (install qemu-system-x86)`)); });
-      q.on('close', (c) => { clearTimeout(timer); resolve(c); });
+      q.on('close', (c) => { clearTimeout(timer); live.qemu.delete(q); resolve(c); });
     });
     writeFileSync(join(out, 'console.log'), `${console.join('\n')}\n`);
     const files = join(out, 'files');
@@ -254,6 +264,8 @@ async function runOnHost({ workload, imgAfter, out, events, dir, p }) {
   const w = (f, v) => writeFileSync(join(inst, f), v);
   try {
     loop = execFileSync('losetup', ['--find', '--show', imgAfter], { encoding: 'utf8' }).trim();
+    live.loops.add(loop);
+    live.mounts.add(mnt); // the script may mount it
     const missing = [];
     if (inst) {
       if (!existsSync(join(TRACEFS, 'events'))) execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS]);
@@ -305,9 +317,11 @@ async function runOnHost({ workload, imgAfter, out, events, dir, p }) {
     if (spawnSync('mountpoint', ['-q', mnt]).status === 0) {
       if (spawnSync('umount', [mnt]).status !== 0) spawnSync('umount', ['-l', mnt]);
     }
+    live.mounts.delete(mnt);
     if (loop) {
       spawnSync('btrfs', ['device', 'scan', '--forget', loop]);
       spawnSync('losetup', ['-d', loop]);
+      live.loops.delete(loop);
     }
     if (inst && existsSync(inst)) {
       try { w('tracing_on', '0'); } catch { /* gone */ }
