@@ -39,6 +39,8 @@ export function buildHelper(dir = cacheDir()) {
   const tmp = `${out}.tmp-${process.pid}`;
   sh('gcc', ['-static', '-O2', '-Wall', '-o', tmp, join(HERE, 'helper.c')]);
   renameSync(tmp, out);
+  // the builds of older sources
+  for (const f of readdirSync(dir)) if (/^blab-[0-9a-f]{16}$/.test(f) && join(dir, f) !== out) rmSync(join(dir, f), { force: true });
   return out;
 }
 
@@ -94,12 +96,54 @@ function baseInitramfs(root, kver, busyboxRoot, helper) {
 }
 
 /**
+ * fn() with the cache directory to itself: another process preparing a kernel
+ * (apt's lists, an unpacked package) waits. A lock whose process is gone is
+ * taken over.
+ */
+function withCacheLock(dir, log, fn) {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, 'lock');
+  const sleep = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; ; waited++) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      let owner = NaN;
+      try { owner = Number(readFileSync(join(lock, 'pid'), 'utf8')); } catch { /* being written */ }
+      let alive = true;
+      if (owner > 0) {
+        try { process.kill(owner, 0); } catch (k) { alive = k.code === 'EPERM'; }
+      }
+      if (!alive) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (waited === 0) log(`waiting for process ${owner} preparing a kernel in ${dir}`);
+      Atomics.wait(sleep, 0, 0, 200);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
  * Fetches (first use only) and prepares kernel series (5.10, 6.1, 6.12).
  * Returns { series, kver, vmlinux, initrd, modules, pkg }. log(msg) hears of
  * each slow step.
  */
-export function prepareKernel(series, { dir = cacheDir(), log = () => {} } = {}) {
+export function prepareKernel(series, opts = {}) {
   if (!KERNELS[series]) throw new Error(`no guest kernel '${series}': the kernels are ${Object.keys(KERNELS).join(', ')} (and host)`);
+  const { dir = cacheDir(), log = () => {} } = opts;
+  return withCacheLock(dir, log, () => prepareLocked(series, dir, log));
+}
+
+function prepareLocked(series, dir, log) {
   const debs = fetchDebs(dir, series, log);
   const pkg = basename(debs.image, '.deb');
   const helper = buildHelper(dir);
