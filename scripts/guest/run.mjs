@@ -84,6 +84,16 @@ export function lostEvents(statsText) {
   return { overrun, dropped };
 }
 
+/** The first line of `tar -tv` output that is not a plain file or directory with a relative name free of '..', or null. */
+export function unsafeTarEntry(listing) {
+  for (const l of listing.split('\n')) {
+    if (!l) continue;
+    const name = l.split(/\s+/).slice(5).join(' ');
+    if (!/^[-d]/.test(l) || name.startsWith('/') || name.split('/').includes('..')) return l;
+  }
+  return null;
+}
+
 /** The QEMU command line for a prepared kernel, run initrd and disks (paths, raw). */
 export function qemuArgs({ vmlinux, initrd, disks, memory = '2G', cpus = 2 }) {
   return [
@@ -225,8 +235,13 @@ async function runInGuest({ kernel, workload, imgAfter, out, events, timeoutMs, 
     writeFileSync(join(out, 'console.log'), `${console.join('\n')}\n`);
     const files = join(out, 'files');
     mkdirSync(files, { recursive: true });
-    const x = spawnSync('tar', ['-xf', outDisk, '-C', files], { encoding: 'utf8' });
-    if (x.status !== 0 || !existsSync(join(files, 'status'))) {
+    // the archive comes from the guest, where the workload may have written anything into OUT: only
+    // plain files and directories, by relative names without '..', are taken
+    const list = spawnSync('tar', ['-tvf', outDisk], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const bad = unsafeTarEntry(list.stdout ?? '');
+    if (bad) throw new Error(`the results hold an entry other than a plain file or directory: ${bad}`);
+    const x = spawnSync('tar', ['-xf', outDisk, '-C', files, '--no-same-owner', '--no-same-permissions'], { encoding: 'utf8' });
+    if (list.status !== 0 || x.status !== 0 || !existsSync(join(files, 'status'))) {
       throw new Error(`guest ${kernel}: no results came back (QEMU exited ${code}); the console's end:\n${console.slice(-30).join('\n')}`);
     }
     const times = readOut(files, 'times').trim().split('\n').map(Number);

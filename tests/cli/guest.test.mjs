@@ -13,7 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { aptConf, debianMirror, kernelPackages, sourcesList } from '../../scripts/guest/apt.mjs';
 import { cpioNewc, readCpioNewc } from '../../scripts/guest/cpio.mjs';
 import { buildHelper, moduleOrder } from '../../scripts/guest/kernel.mjs';
-import { countTraceEvents, lostEvents, qemuArgs } from '../../scripts/guest/run.mjs';
+import { countTraceEvents, lostEvents, qemuArgs, unsafeTarEntry } from '../../scripts/guest/run.mjs';
 import { scenarioWorkload, scenarioWords } from '../../scripts/guest/scenario.mjs';
 import { bzImagePayload, extractVmlinux } from '../../scripts/guest/vmlinux.mjs';
 
@@ -141,6 +141,14 @@ describe('what a run reads back', () => {
     assert.deepEqual(countTraceEvents(trace, ['btrfs:btrfs_sync_file', 'btrfs:btrfs_transaction_commit', 'btrfs:btrfs_cow_block']),
       { 'btrfs:btrfs_sync_file': 3, 'btrfs:btrfs_transaction_commit': 1, 'btrfs:btrfs_cow_block': 0 });
     assert.deepEqual(lostEvents('cpu0 overrun: 0 dropped events: 2 \ncpu1 overrun: 5 dropped events: 0 \n'), { overrun: 5, dropped: 2 });
+  });
+  test('the results archive: plain files and directories by relative names only', () => {
+    const ok = ['drwxr-xr-x 0/0 0 2026-11-29 03:54 ./', '-rw-r--r-- 0/0 3 2026-11-29 03:54 ./status', '-rw-r--r-- 0/0 3 2026-11-29 03:54 ./a b.txt'];
+    assert.equal(unsafeTarEntry(ok.join('\n')), null);
+    for (const bad of ['lrwxrwxrwx 0/0 0 2026-11-29 03:54 ./evil -> /etc', 'hrw-r--r-- 0/0 0 2026-11-29 03:54 ./h link to ./status',
+      '-rw-r--r-- 0/0 3 2026-11-29 03:54 ../x', '-rw-r--r-- 0/0 3 2026-11-29 03:54 /etc/x', 'crw------- 0/0 5,1 2026-11-29 03:54 ./console']) {
+      assert.equal(unsafeTarEntry([...ok, bad].join('\n')), bad);
+    }
   });
   test('the module order keeps the first of each path; builtin lines are skipped', () => {
     assert.deepEqual(moduleOrder('insmod /m/a.ko \ninsmod /m/b.ko.xz \nbuiltin virtio_pci\ninsmod /m/a.ko \ninsmod /m/c.ko\n'),
