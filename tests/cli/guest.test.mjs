@@ -4,7 +4,7 @@
 // guest boot itself is tests/kernel/guest.test.mjs.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -16,6 +16,7 @@ import { buildHelper, moduleOrder } from '../../scripts/guest/kernel.mjs';
 import { countTraceEvents, lostEvents, qemuArgs, unsafeTarEntry } from '../../scripts/guest/run.mjs';
 import { scenarioWorkload, scenarioWords } from '../../scripts/guest/scenario.mjs';
 import { bzImagePayload, extractVmlinux } from '../../scripts/guest/vmlinux.mjs';
+import { modelSeed001 } from '../kernel/seed001.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-guest-unit-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -249,5 +250,24 @@ describe('a scenario done by a kernel: the workload it becomes', () => {
     assert.throws(() => scenarioWorkload('mkfs\nmkdir\n'), /line 2: mkdir takes 1 arguments, not 0/);
     assert.throws(() => scenarioWorkload('mkfs\ncrash\nmkdir /a\n'), /line 3: nothing may follow crash/);
     assert.throws(() => scenarioWorkload('mkdir /a\nmkfs\n'), /line 2: mkfs may only be the first command/);
+  });
+});
+
+describe("the core's 5.10 directory logging mode against 5.10 in a guest", () => {
+  // tests/kernel/fixtures/seed001-guest.json: seed 001's experiment on Debian's 5.10.223 in QEMU
+  // (node tests/kernel/seed001-guest.mjs --kernels 5.10), each fsync's log counted from the captured image
+  const FIXTURE = JSON.parse(readFileSync(new URL('../kernel/fixtures/seed001-guest.json', import.meta.url), 'utf8'));
+  const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  test('N=1000 D=100: dir_logging=5.10 logs what 5.10 logged, item for item, in as many leaves give or take 2', () => {
+    const k = FIXTURE.rows.find((r) => r.kernel === '5.10' && r.N === 1000);
+    const ours = modelSeed001(1000, 100, '5.10', dir);
+    for (const p of ['create', 'delete']) {
+      assert.deepEqual(sorted(ours[p].items), sorted(k[p].items), `${p}: items per key type`);
+      assert.ok(Math.abs(ours[p].leaves - k[p].leaves) <= 2, `${p}: ${ours[p].leaves} leaves, 5.10 ${k[p].leaves}`);
+    }
+    // 5.17 (the seed's after, from its text): the same without the DIR_ITEM copies and their range
+    const after = modelSeed001(1000, 100, '5.17', dir);
+    const noDirItem = (o) => sorted(Object.fromEntries(Object.entries(o).filter(([t]) => t !== 'DIR_ITEM' && t !== 'DIR_LOG_ITEM')));
+    for (const p of ['create', 'delete']) assert.deepEqual(sorted(after[p].items), noDirItem(k[p].items), `5.17 ${p}`);
   });
 });

@@ -73,6 +73,8 @@ export async function guestSeed001(kernel, N, D, { dir, size = '4G', progress = 
   }
 }
 
+// the core's directory logging modes (tree-log.h)
+const MODES = ['legacy', 'index-only', '5.10', '5.17'];
 const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 const sameItems = (a, b) => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
 const fmt = (items) => Object.entries(sorted(items)).map(([k, n]) => `${k} ${n}`).join(', ');
@@ -87,18 +89,17 @@ async function main() {
   const rows = [];
   try {
     for (const [N, D] of sizes) {
-      const ours = { legacy: modelSeed001(N, D, 'legacy', dir), 'index-only': modelSeed001(N, D, 'index-only', dir) };
+      const ours = Object.fromEntries(MODES.map((m) => [m, modelSeed001(N, D, m, dir)]));
       for (const k of kernels) {
         const g = await guestSeed001(k, N, D, { dir });
-        rows.push({ ...g, ours: { legacy: { create: ours.legacy.create.items, delete: ours.legacy.delete.items }, 'index-only': { create: ours['index-only'].create.items, delete: ours['index-only'].delete.items } } });
+        rows.push({ ...g, ours: Object.fromEntries(MODES.map((m) => [m, { create: ours[m].create.items, delete: ours[m].delete.items }])) });
         for (const p of ['create', 'delete']) {
           const gp = g[p];
           const match = Object.entries(ours).filter(([, o]) => sameItems(o[p].items, gp.items)).map(([m]) => m);
           process.stdout.write(`${k.padEnd(4)} ${g.kver} N=${N} D=${D} ${p}: ${gp.hasLog && gp.commits === 0 ? 'logged' : `NOT LOGGED (${gp.commits} commits)`}, ` +
             `${gp.leaves} leaves, fsync ${gp.ms} ms (${g.times.clock})\n  kernel:     ${fmt(gp.items)}\n` +
-            `  legacy:     ${fmt(ours.legacy[p].items)} (${ours.legacy[p].leaves} leaves)\n` +
-            `  index-only: ${fmt(ours['index-only'][p].items)} (${ours['index-only'][p].leaves} leaves)\n` +
-            `  equal to:   ${match.length ? match.join(', ') : 'neither mode'}\n`);
+            MODES.map((m) => `  ${`${m}:`.padEnd(12)}${fmt(ours[m][p].items)} (${ours[m][p].leaves} leaves)\n`).join('') +
+            `  equal to:   ${match.length ? match.join(', ') : 'no mode'}\n`);
         }
       }
     }
