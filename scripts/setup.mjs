@@ -36,6 +36,12 @@ const DEBIAN = [
   // coverage-guided fuzzing of the core (libFuzzer): the fuzz test layer and bench/fuzz
   ['clang-14', '/usr/bin/clang-14'],
   ['libclang-rt-14-dev', '/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a'],
+  // old kernels in a guest (scripts/guest.mjs): QEMU without its GUI (no recommends), depmod/modprobe
+  // for the kernel package's module chain, xz and zstd for its vmlinuz and modules
+  ['qemu-system-x86', '/usr/bin/qemu-system-x86_64', 'no-recommends'],
+  ['kmod', '/usr/sbin/depmod'],
+  ['xz-utils', '/usr/bin/xz'],
+  ['zstd', '/usr/bin/zstd'],
 ];
 
 function log(msg) {
@@ -52,7 +58,8 @@ function installDebian() {
   // Debian moves tools between /usr/bin, /usr/sbin, /bin and /sbin: any will do.
   const present = (file) => [file, file.replace('/usr/sbin/', '/usr/bin/'), file.replace('/usr/bin/', '/usr/sbin/'),
     file.replace('/usr/', '/')].some((f) => existsSync(f));
-  const missing = DEBIAN.filter(([, file]) => !present(file)).map(([pkg]) => pkg);
+  const absent = DEBIAN.filter(([, file]) => !present(file));
+  const missing = absent.map(([pkg]) => pkg);
   if (missing.length === 0) return;
   log(`installing Debian packages: ${missing.join(' ')}`);
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -65,7 +72,10 @@ function installDebian() {
   const apt = (args) => run(sudo[0] ?? 'apt-get', sudo.length ? [...sudo.slice(1), 'apt-get', ...args] : args, { env });
   apt(['update', '-qq']);
   // with recommended packages: the browser's fonts come with them, and screenshots compare against them
-  apt(['install', '-y', '-qq', ...missing]);
+  const plain = absent.filter(([, , how]) => how !== 'no-recommends').map(([pkg]) => pkg);
+  const bare = absent.filter(([, , how]) => how === 'no-recommends').map(([pkg]) => pkg);
+  if (plain.length) apt(['install', '-y', '-qq', ...plain]);
+  if (bare.length) apt(['install', '-y', '-qq', '--no-install-recommends', ...bare]);
 }
 
 function installNpm() {

@@ -11,11 +11,12 @@
 // does; ms is the fsync(2) call alone, wallMs the whole process (start-up
 // included), which is what the seed's `date +%s%N` around xfs_io measured.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { run, withMount } from './lib.mjs';
+import assert from 'node:assert/strict';
+import { CLI, run, withMount } from './lib.mjs';
 import { countLogItems, createLogCounter } from './log-items.mjs';
 
 export { countLogItems };
@@ -157,4 +158,23 @@ export async function kernelSeed001(N, D, opts = {}) {
   } finally {
     if (!opts.keep) rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** The seed's script in the scenario language, for the core in dir_logging mode. */
+export function seedScript(N, D, mode) {
+  const l = ['mkfs size=4G', `set dir_logging=${mode}`, 'mkdir /testdir', 'commit', `create /testdir/file_{1..${N}}`,
+    'fsync /testdir', 'commit'];
+  for (let i = 1; i <= N; i += N / D) l.push(`unlink /testdir/file_${i}`);
+  l.push('fsync /testdir', 'crash');
+  return l.join('\n') + '\n';
+}
+
+/** The seed's experiment run by the core (btrfslab run --metrics) in mode: its two fsyncs' metrics, { create, delete }. */
+export function modelSeed001(N, D, mode, dir) {
+  const script = join(dir, `seed-${N}-${mode}.txt`);
+  writeFileSync(script, seedScript(N, D, mode));
+  const m = JSON.parse(execFileSync(CLI, ['run', script, '--metrics', '-'], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+  assert.equal(m.fsyncs.length, 2);
+  for (const f of m.fsyncs) assert.equal(f.result, 'logged', `N=${N} ${mode}: fsync at line ${f.line} did not log`);
+  return { create: m.fsyncs[0], delete: m.fsyncs[1] };
 }

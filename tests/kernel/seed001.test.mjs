@@ -5,14 +5,12 @@
 // its modelled fsync cost falls by what the seed's table shows, within 10
 // points, at 10,000 files and more.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
-import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 
-import { CLI, scratchDir, skipReason } from './lib.mjs';
-import { kernelSeed001 } from './seed001.mjs';
+import { scratchDir, skipReason } from './lib.mjs';
+import { kernelSeed001, modelSeed001 } from './seed001.mjs';
 
 const skip = skipReason();
 const dir = scratchDir('seed001-test');
@@ -23,32 +21,14 @@ const LESSON = JSON.parse(readFileSync(new URL('../../lessons/02-fsync-log-tree/
 const change = ([before, after]) => Math.round(((after - before) / before) * 1000) / 10;
 const SEED_TABLE = Object.fromEntries(LESSON.seed.table.map((r) => [r.n, { create: change(r.create), delete: change(r.delete) }]));
 
-/** The seed's script in the scenario language. */
-export function seedScript(N, D, mode) {
-  const l = ['mkfs size=4G', `set dir_logging=${mode}`, 'mkdir /testdir', 'commit', `create /testdir/file_{1..${N}}`,
-    'fsync /testdir', 'commit'];
-  for (let i = 1; i <= N; i += N / D) l.push(`unlink /testdir/file_${i}`);
-  l.push('fsync /testdir', 'crash');
-  return l.join('\n') + '\n';
-}
-
-function ours(N, D, mode) {
-  const script = join(dir, `seed-${N}-${mode}.txt`);
-  writeFileSync(script, seedScript(N, D, mode));
-  const m = JSON.parse(execFileSync(CLI, ['run', script, '--metrics', '-'], { encoding: 'utf8', maxBuffer: 1 << 26 }));
-  assert.equal(m.fsyncs.length, 2);
-  for (const f of m.fsyncs) assert.equal(f.result, 'logged', `N=${N} ${mode}: fsync at line ${f.line} did not log`);
-  return { create: m.fsyncs[0], delete: m.fsyncs[1] };
-}
-
 const pct = (after, before) => (100 * (after - before)) / before;
 
 describe('seed 001: directory logging, the kernel and btrfslab', { skip }, () => {
   for (const [N, D] of [[1000, 100], [10000, 1000], [100000, 1000]]) {
     test(`N=${N}, D=${D}: index-only logs what the kernel logs; legacy costs what the seed measured`, async () => {
       const k = await kernelSeed001(N, D, { dir });
-      const io = ours(N, D, 'index-only');
-      const lg = ours(N, D, 'legacy');
+      const io = modelSeed001(N, D, 'index-only', dir);
+      const lg = modelSeed001(N, D, 'legacy', dir);
       // The kernel's log leaves move from run to run: the directory's index items reach the log from fs leaves where
       // the delayed-items worker flushed them before the fsync, and from the delayed node where it had not (since
       // v6.1), packed differently. At N=1000 this kernel gave 18, 19 and 20 leaves over runs. So a count off by more

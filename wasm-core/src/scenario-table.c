@@ -50,7 +50,7 @@ const struct scenario_doc scenario_commands[] = {
 };
 
 const struct scenario_doc scenario_settings[] = {
-	{"dir_logging", "index-only|legacy", "how fsync logs a directory: DIR_INDEX keys only (since 5.17) or DIR_ITEM keys too (before)", 0},
+	{"dir_logging", "index-only|legacy|5.10|5.17", "how fsync logs a directory: DIR_INDEX keys only (6.1 on) or DIR_ITEM keys too (before 5.17); 5.10 and 5.17 copy every entry of the changed leaves, as those kernels did", 0},
 	{"drop_batch", "N", "the cleaner ends its transaction after N blocks of a deleted tree", 0},
 	{"qgroup_swap", "full|subtree|deferred", "seed 004: how relocation's swaps are traced for qgroups (before 4.20 / 4.20 / since 5.1, this kernel)", 0},
 	{"fsync_wait", "ordered|writeback", "seed 003: fast fsync waits for ordered extents (before 5.10) or writeback only (since)", 0},

@@ -1441,8 +1441,13 @@ static int run_line(struct scenario_run *r, struct line *l)
 			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_INDEX_ONLY);
 		else if (!strcmp(l->argv[1], "dir_logging=legacy"))
 			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_LEGACY);
+		else if (!strcmp(l->argv[1], "dir_logging=5.10"))
+			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_LEAVES_5_10);
+		else if (!strcmp(l->argv[1], "dir_logging=5.17"))
+			btrfs_set_dir_logging(fs, BTRFS_DIR_LOGGING_LEAVES_5_17);
 		else if (!strncmp(l->argv[1], "dir_logging=", 12))
-			return fail(r, BLAB_EPARSE, "'%s': the setting is dir_logging=index-only or dir_logging=legacy", l->argv[1]);
+			return fail(r, BLAB_EPARSE, "'%s': the setting is dir_logging=index-only or dir_logging=legacy "
+						    "(or 5.10, 5.17: every entry of the changed leaves)", l->argv[1]);
 		else if ((ret = set_time(r, l->argv[1])) < 0)
 			return ret;
 		else if (!ret)
@@ -2196,7 +2201,7 @@ char *scenario_metrics_json(const struct scenario_result *r)
 		sb_json_string(&out, r->failure.msg, strlen(r->failure.msg));
 	}
 	sb_printf(&out, "},\"crashed\":%s,\"dir_logging\":\"%s\",\"fsyncs\":[", r->crashed ? "true" : "false",
-		  btrfs_dir_logging(fs) == BTRFS_DIR_LOGGING_LEGACY ? "legacy" : "index-only");
+		  (const char *const[]){"index-only", "legacy", "5.10", "5.17"}[btrfs_dir_logging(fs) & 3]);
 	static const char *const why[] = {"logged", "full commit: new chunk", "full commit: directory lost a name to a rename",
 					  "full commit: file renamed or unlinked", "nothing to log",
 					  "full commit: a new hard link", "full commit: a logged name was removed",

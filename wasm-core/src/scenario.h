@@ -12,7 +12,7 @@
  *   fsync PATH        (logs PATH in the log tree; see tree-log.h)
  *   crash             (ends the script as a power cut: the image keeps the
  *                      last commit and what fsync wrote, log included)
- *   set dir_logging=index-only|legacy     (how directories are logged)
+ *   set dir_logging=index-only|legacy|5.10|5.17  (how directories are logged)
  *
  * '#' starts a comment; sizes take K/M/G; arguments may be double-quoted.
  * create and unlink take one brace range in the last component:

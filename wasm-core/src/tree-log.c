@@ -790,8 +790,10 @@ static int insert_range(struct log_ctx *c, u64 dir, u8 range_type, u64 first, u6
  * offsets up to *logged are in the log already (copied by an earlier logging
  * of the directory in this transaction; index offsets only grow) and are not
  * copied again, though their leaves are still read; *logged becomes the
- * highest new offset seen. */
-static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect, u64 *logged)
+ * highest new offset seen. With whole_leaves (the 5.10 and 5.17 modes) every
+ * entry of a changed leaf is copied, new or not, and the ranges follow the
+ * runs of changed leaves alone, from offset 0, for both key types. */
+static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect, u64 *logged, int whole_leaves)
 {
 	struct btrfs_fs_info *fs = c->fs;
 	u64 trans = fs->generation;
@@ -799,9 +801,9 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect, u64 *
 	/* DIR_ITEM offsets are name hashes: a gap between two of them says
 	 * nothing, so the names removed in this transaction mark their own
 	 * one-hash ranges instead */
-	int hashed = type == BTRFS_DIR_ITEM_KEY;
+	int hashed = type == BTRFS_DIR_ITEM_KEY && !whole_leaves;
 	/* the offset of the last entry the log leaves alone; DIR_INDEX starts at 2 */
-	int have_old = type == BTRFS_DIR_INDEX_KEY;
+	int have_old = type == BTRFS_DIR_INDEX_KEY && !whole_leaves;
 	u64 last_old = 1;
 	int prev_changed = 0;
 	u64 prev_leaf = 0;
@@ -838,11 +840,11 @@ static int log_dir_items(struct log_ctx *c, u64 dir, u8 type, int collect, u64 *
 			continue;
 		}
 		prev_changed = 1;
-		lock_leaf(c, leaf, hashed || index_leaf_cloned(fs, dir, leaf, leaf_lo));
+		lock_leaf(c, leaf, type == BTRFS_DIR_ITEM_KEY || index_leaf_cloned(fs, dir, leaf, leaf_lo));
 		u32 size = cur.size;
 		const u8 *p = cur.data;
 		/* new when any entry in the item is (DIR_ITEMs may hold several) */
-		int is_new = 0;
+		int is_new = whole_leaves;
 		for (u32 off = 0; off + BTRFS_DIR_ITEM_SIZE <= size;) {
 			const u8 *e = p + off;
 			if (btrfs_dir_transid(e) == trans)
@@ -923,7 +925,10 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 	fs_trace(fs, (struct trace_event){.kind = TRACE_LOG_INODE, .tree = c->root->objectid, .a = ino, .b = (u64)!all});
 	if (c->st)
 		c->st->inodes_logged++;
-	int legacy = fs->log->dir_logging == BTRFS_DIR_LOGGING_LEGACY;
+	int mode = fs->log->dir_logging;
+	int legacy = mode != BTRFS_DIR_LOGGING_INDEX_ONLY; /* no incremental logging of directories */
+	int whole = mode == BTRFS_DIR_LOGGING_LEAVES_5_10 || mode == BTRFS_DIR_LOGGING_LEAVES_5_17;
+	int dir_items = mode == BTRFS_DIR_LOGGING_LEGACY || mode == BTRFS_DIR_LOGGING_LEAVES_5_10;
 	/* a directory whose entries were logged in this transaction keeps them
 	 * in the log, and its ranges: only entries made since are copied, as the
 	 * kernel does since v6.1 ("btrfs: don't drop dir index range items when
@@ -947,10 +952,10 @@ static int log_inode(struct log_ctx *c, u64 ino, int all)
 		return fs->err.code;
 	s->logged_trans = fs->generation;
 	if (is_dir && all) {
-		if (legacy && (ret = log_dir_items(c, ino, BTRFS_DIR_ITEM_KEY, 1, NULL)))
+		if (dir_items && (ret = log_dir_items(c, ino, BTRFS_DIR_ITEM_KEY, 1, NULL, whole)))
 			return ret;
 		u64 logged = dir_incremental ? s->last_dir_index : 0;
-		if ((ret = log_dir_items(c, ino, BTRFS_DIR_INDEX_KEY, !legacy, legacy ? NULL : &logged)))
+		if ((ret = log_dir_items(c, ino, BTRFS_DIR_INDEX_KEY, !dir_items, legacy ? NULL : &logged, whole)))
 			return ret;
 		if (!legacy && (s = inode_state(fs, ino))) {
 			s->dir_logged_trans = fs->generation;

@@ -20,6 +20,13 @@
 enum btrfs_dir_logging {
 	BTRFS_DIR_LOGGING_INDEX_ONLY = 0, /* DIR_INDEX keys only (the kernel since 5.17) */
 	BTRFS_DIR_LOGGING_LEGACY = 1,     /* DIR_ITEM and DIR_INDEX keys (before) */
+	/* every entry of the directory's leaves changed in the transaction, new
+	 * or not, one range per run of changed leaves (5.10 as measured in a
+	 * guest, docs/guest-kernels.md): DIR_ITEM and DIR_INDEX keys */
+	BTRFS_DIR_LOGGING_LEAVES_5_10 = 2,
+	/* the same with DIR_INDEX keys only: the seed's "after" (5.17), from its
+	 * text; no packaged kernel to measure */
+	BTRFS_DIR_LOGGING_LEAVES_5_17 = 3,
 };
 
 /* How much an inode is logged (the kernel's LOG_INODE_ALL / LOG_INODE_EXISTS). */

@@ -105,7 +105,7 @@ export interface ScenarioMetrics {
   trees: Record<string, { level: number; blocks: number; items: number }>;
   events: Record<string, number>;
   crashed: boolean;
-  dir_logging: 'index-only' | 'legacy';
+  dir_logging: 'index-only' | 'legacy' | '5.10' | '5.17';
   fsyncs: FsyncMetrics[];
   /** Ordered extents: made, completed, logged while in flight, and fsyncs that logged one in flight. */
   ordered?: { added: number; finished: number; loggedInFlight: number; fsyncsLoggingInFlight: number };
