@@ -231,6 +231,59 @@ export function makeStrictCases(outdir, { cli = CLI } = {}) {
   return cases;
 }
 
+// A log (16 KiB nodes: room for a 6,000-byte inline item) holding directory 257 (/d, with /d/a and /d/b)
+// and file 259 (/f, an inline extent), fsynced after a commit: what replay reads.
+const LOG = 'mkfs nodesize=16K size=64M\nmkdir /d\ncreate /d/a\ncreate /f\nwrite /f 0 100 1\ncommit\ncreate /d/b\nwrite /f 0 200 2\nfsync /f\nfsync /d\ncrash\n';
+
+/** An inline file extent item holding data. */
+function inlineExtent(data) {
+  const b = Buffer.alloc(21 + data.length);
+  b.writeBigUInt64LE(1n, 0);
+  b.writeBigUInt64LE(BigInt(data.length), 8);
+  data.copy(b, 21);
+  return b;
+}
+
+/**
+ * Logs that would leave, replayed, the shapes of cases 25-27 (issue 39: "after replay"): the log gives a
+ * directory a file extent, turns a file into a 6,000-byte binary symlink, turns a directory into a file
+ * that has entries. Returns [{name, file, replay}]: replay a RegExp replay's refusal must match.
+ */
+export function makeReplayCases(outdir, { cli = CLI } = {}) {
+  outdir = resolve(outdir);
+  mkdirSync(outdir, { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), 'btrfslab-check-strict-log-'));
+  const cases = [];
+  try {
+    const base = Image.open(runScenario(cli, work, 'log', LOG));
+    const add = (name, replay, edit) => {
+      const im = base.copy();
+      edit(im);
+      const file = join(outdir, `${name}.img`);
+      im.save(file);
+      cases.push({ name, file, replay });
+    };
+    const logInode = (im, mode) => im.find('log:5', (k, data) => k.type === KEY_TYPE.INODE_ITEM && (data.readUInt32LE(52) & 0o170000) === mode, `a logged inode of mode 0${mode.toString(8)}`).key.objectid;
+    add('31-log-dir-extent', /log item \(257 EXTENT_DATA 0\): inode 257 is not a file \(mode 040755\)/, (im) => {
+      const dir = logInode(im, 0o040000);
+      const key = { objectid: dir, type: KEY_TYPE.EXTENT_DATA, offset: 0n };
+      im.insertNear('log:5', im.nearKey('log:5', key), [{ key, data: inlineExtent(Buffer.from('not a directory\'s')) }]);
+    });
+    add('32-log-file-to-binary-symlink', /log item \(259 INODE_ITEM 0\) gives inode 259 mode 0120777, it has 0100644: an inode never changes type/, (im) => {
+      const f = logInode(im, 0o100000);
+      const target = Buffer.from(Array.from({ length: 6000 }, (_, i) => (i * 7) & 0xff));
+      im.replace('log:5', { objectid: f, type: KEY_TYPE.EXTENT_DATA, offset: 0n }, [{ key: { objectid: f, type: KEY_TYPE.EXTENT_DATA, offset: 0n }, data: inlineExtent(target) }]);
+      im.editInode(f, { mode: 0o120777, size: 6000n, nbytes: 6000n }, 'log:5');
+    });
+    add('33-log-dir-to-file', /log item \(257 INODE_ITEM 0\) gives inode 257 mode 0100644, it has 040755: an inode never changes type/, (im) => {
+      im.editInode(logInode(im, 0o040000), { mode: 0o100644 }, 'log:5');
+    });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return cases;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const out = process.argv[2];
   if (!out) {

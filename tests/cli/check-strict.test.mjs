@@ -7,11 +7,11 @@
 // prints them (item 8).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { CLI, makeStrictCases } from './check-strict.mjs';
+import { CLI, makeReplayCases, makeStrictCases } from './check-strict.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'btrfslab-check-strict-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,4 +59,18 @@ describe('what each class gives', () => {
     const r = ours(cases.find((x) => x.name === '03-root-ref-loop').file);
     assert.equal(r.out.match(/ROOT_BACKREF loop/g).length, 1, r.out);
   });
+});
+
+describe('after replay: a log that would leave those shapes is refused', () => {
+  for (const c of makeReplayCases(join(dir, 'logs'))) {
+    test(c.name, () => {
+      const out = `${c.file}.replayed`;
+      const r = spawnSync(CLI, ['replay', c.file, '-o', out], { encoding: 'utf8', timeout: 30000 });
+      assert.equal(r.status, 1, `replay ${c.name}: exit ${r.status}\n${r.stderr}`);
+      assert.match(r.stderr, c.replay);
+      assert.ok(!existsSync(out), 'no image written');
+      // the committed state under the log is clean
+      assert.equal(ours(c.file).status, 0, ours(c.file).out);
+    });
+  }
 });
