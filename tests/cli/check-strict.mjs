@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Image, KEY_TYPE, SUPER_OFFSET, nameHash, toBytes } from './craft.mjs';
+import { Image, KEY_TYPE, ROOT_DIR, SUPER_OFFSET, nameHash, toBytes } from './craft.mjs';
 import { CLI, runScenario } from './make-hostile.mjs';
 
 export { CLI };
@@ -68,6 +68,9 @@ const PROGS_PASSES = {
   '07-fs-root-item-generation-0': 'progs does not compare the top level\'s root item generation with its block',
   '13-chunk-type-system-bg-data': 'progs prints the chunk / block group type mismatch but exits 0',
   '22-quota-no-status': 'progs reads no status and skips the quota check',
+  '04c-second-backref': 'progs does not look for the directory entry a second ROOT_BACKREF names',
+  '23b-log-tree-is-fs-root': 'progs does not compare a subvolume\'s log tree with the committed trees',
+  '26b-symlink-with-nul': 'progs does not look inside a symlink\'s target',
 };
 
 /**
@@ -134,11 +137,29 @@ export function makeStrictCases(outdir, { cli = CLI } = {}) {
       replaceRoot(im, { objectid: 5n, type: T.ROOT_REF, offset: 256n }, [{ key: { objectid: 5n, type: T.ROOT_REF, offset: 256n }, data: rootRef(256, 3, 'sw') }]);
     });
 
+    add('04b-root-ref-backref-disagree', 'root-ref-loop', /ERROR: root 5 ROOT_REF to 256 says dir 256 index 3 name 'sv', its ROOT_BACKREF dir 256 index 7 name 'sv'/, subvols, (im) => {
+      replaceRoot(im, { objectid: 256n, type: T.ROOT_BACKREF, offset: 5n }, [{ key: { objectid: 256n, type: T.ROOT_BACKREF, offset: 5n }, data: rootRef(256, 7, 'sv') }]);
+    });
+    add('04c-second-backref', 'root-ref-loop', /ERROR: root 257 has a second ROOT_BACKREF, from 256 \(the first is from 5\)/, subvols, (im) => {
+      im.insertNear('root', im.nearKey('root', { objectid: 257n, type: T.ROOT_BACKREF, offset: 256n }), [{ key: { objectid: 257n, type: T.ROOT_BACKREF, offset: 256n }, data: rootRef(256, 5, 'again') }]);
+      im.insertNear('root', im.nearKey('root', { objectid: 256n, type: T.ROOT_REF, offset: 257n }), [{ key: { objectid: 256n, type: T.ROOT_REF, offset: 257n }, data: rootRef(256, 5, 'again') }]);
+    });
+
     // --- data backrefs ---
     const dataRef = (im, edit) => im.edit(2n, (k, data) => k.type === T.EXTENT_ITEM && (data.readBigUInt64LE(16) & 1n) === 1n && data[24] === T.EXTENT_DATA_REF,
       (items, i) => edit(items[i].data), 'a data extent with an inline EXTENT_DATA_REF');
     add('10-data-ref-root-999', 'data-ref-root', /ERROR: data extent \d+ len \d+: backref of root 999 inode \d+ offset \d+, but there is no root 999/, files, (im) => dataRef(im, (b) => b.writeBigUInt64LE(999n, 25)));
     add('11-data-ref-wrong-inode', 'data-ref-root', /ERROR: data extent \d+ len \d+: backref of root 5 inode 9999 offset 0, but root 5 has no such file extent/, files, (im) => dataRef(im, (b) => b.writeBigUInt64LE(9999n, 33)));
+
+    add('11b-shared-data-ref-to-nowhere', 'data-ref-root', /ERROR: data extent \d+ len \d+: shared backref of block 5242880, which is no leaf of file extents referring to it/, files, (im) => {
+      const hit = im.find(2n, (k, data) => k.type === T.EXTENT_ITEM && (data.readBigUInt64LE(16) & 1n) === 1n && data[24] === T.EXTENT_DATA_REF, 'a data extent');
+      const key = { objectid: hit.key.objectid, type: 184, offset: 5242880n }, count = Buffer.alloc(4);
+      count.writeUInt32LE(1);
+      im.edit(2n, (k) => k.objectid === hit.key.objectid && k.type === T.EXTENT_ITEM, (items, i) => {
+        items[i].data.writeBigUInt64LE(items[i].data.readBigUInt64LE(0) + 1n, 0); // refs + 1
+        items.splice(i + 1, 0, { key, data: count });
+      });
+    });
 
     // --- chunks, block groups and devices ---
     const bgItem = (im, type, edit) => im.edit(2n, (k, data) => k.type === T.BLOCK_GROUP_ITEM && (data.readBigUInt64LE(16) & 7n) === BigInt(type),
@@ -177,6 +198,16 @@ export function makeStrictCases(outdir, { cli = CLI } = {}) {
     add('18-dev-bytes-used-beyond-device', 'bytes-used', /ERROR: device 1: bytes_used \d+ is beyond its total_bytes \d+/, files, (im) => devItem(im, 16, 1n << 40n));
     add('19-dev-bytes-used-wrong', 'bytes-used', /ERROR: device 1: bytes_used 4194304 but its dev extents add up to \d+/, files, (im) => devItem(im, 16, 4n << 20n));
     add('20-super-bytes-used-beyond-device', 'bytes-used', /ERROR: superblock bytes_used \d+ but the block groups use \d+/, files, (im) => setSuper(im, (b, s) => b.writeBigUInt64LE(1n << 40n, s + SB.bytesUsed)));
+    add('21b-dev-extent-no-chunk', 'dev-extent', /ERROR: device 1: dev extent 60817408 len 1048576 names chunk 60817408, which has no such stripe/, files, (im) => {
+      const hit = im.find(4n, (k) => k.type === T.DEV_EXTENT, 'a DEV_EXTENT');
+      const data = Buffer.from(hit.data);
+      data.writeBigUInt64LE(60817408n, 16);
+      data.writeBigUInt64LE(1n << 20n, 24);
+      im.insertNear(4n, hit.key, [{ key: { objectid: 1n, type: T.DEV_EXTENT, offset: 60817408n }, data }]);
+    });
+    add('21c-chunk-without-block-group', 'bg-chunk-type', /ERROR: chunk \d+ len \d+ has no block group/, files, (im) => {
+      im.edit(2n, (k, data) => k.type === T.BLOCK_GROUP_ITEM && (data.readBigUInt64LE(16) & 7n) === 1n, (items, i) => items.splice(i, 1), 'the data block group');
+    });
     add('21-missing-dev-extent', 'dev-extent', /ERROR: chunk \d+ stripe 0 \(device 1 offset \d+\) has no DEV_EXTENT/, files, (im) => {
       im.edit(4n, (k) => k.type === T.DEV_EXTENT && k.offset > 1048576n, (items, i) => items.splice(i, 1), 'a DEV_EXTENT');
     });
@@ -190,6 +221,13 @@ export function makeStrictCases(outdir, { cli = CLI } = {}) {
     add('23-log-root-is-fs-root', 'log-root', /ERROR: log root tree: block \d+ is also a block of tree 5/, logged, (im) => {
       const fs = im.rootItem('fs');
       setSuper(im, (b, s) => { b.writeBigUInt64LE(fs.bytenr, s + SB.logRoot); b[s + SB.logRootLevel] = fs.level; });
+    });
+    add('23b-log-tree-is-fs-root', 'log-root', /ERROR: log tree of root 5: block \d+ is also a block of tree 5/, logged, (im) => {
+      const fs = im.rootItem('fs');
+      im.edit('log', (k) => k.type === KEY_TYPE.ROOT_ITEM && k.offset === 5n, (items, i) => {
+        items[i].data.writeBigUInt64LE(fs.bytenr, 176);
+        items[i].data[238] = fs.level;
+      }, 'the log ROOT_ITEM of subvolume 5');
     });
     add('24-log-root-level-wrong', 'log-root', /ERROR: log root tree: superblock says level 1, block \d+ is at level 0/, logged, (im) => setSuper(im, (b, s) => { b[s + SB.logRootLevel] = 1; }));
 
@@ -216,6 +254,17 @@ export function makeStrictCases(outdir, { cli = CLI } = {}) {
       target.copy(inline, 21);
       im.replace('fs', { objectid: f, type: KEY_TYPE.EXTENT_DATA, offset: 0n }, [{ key: { objectid: f, type: KEY_TYPE.EXTENT_DATA, offset: 0n }, data: inline }]);
       im.editInode(f, { mode: 0o120777, size: 6000n, nbytes: 6000n });
+    });
+    add('26b-symlink-with-nul', 'symlink', /ERROR: root 5 inode \d+: symlink target holds a NUL byte at offset 3 of its 100/, files, (im) => {
+      const g = im.lookup('/g');
+      im.edit('fs', (k) => k.objectid === g && k.type === KEY_TYPE.EXTENT_DATA, (items, i) => { items[i].data[21 + 3] = 0; }, 'the inline extent of /g');
+      im.editInode(g, { mode: 0o120777 });
+      im.edit('fs', (k) => k.objectid === ROOT_DIR && k.type === KEY_TYPE.DIR_INDEX, (items) => {
+        for (const it of items) if (it.key.objectid === ROOT_DIR && (it.key.type === KEY_TYPE.DIR_INDEX || it.key.type === KEY_TYPE.DIR_ITEM) && it.data.subarray(30).toString() === 'g') it.data[29] = 7;
+      });
+    });
+    add('25b-fifo-with-file-extents', 'dir-extents', /ERROR: root 5 inode \d+: a FIFO holds file extent \(\d+ EXTENT_DATA 0\)/, files, (im) => {
+      im.editInode(im.lookup('/g'), { mode: 0o010644 });
     });
     add('27-dir-to-file-with-entries', 'dir-entries', /ERROR: root 5 inode \d+: a regular file holds directory entries \(\d+ DIR_ITEM \d+\)/, files, (im) => {
       im.editInode(d(im), { mode: 0o100644, nlink: 1 });

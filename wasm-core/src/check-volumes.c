@@ -50,24 +50,35 @@ static const char *type_name(u64 t, char *buf, size_t n)
 	return buf;
 }
 
-/* Chunks against block groups (loaded by check.c's extent pass). */
+/* Chunks against the BLOCK_GROUP_ITEMs of the extent tree (read here, not
+ * from the loaded block groups: an image whose block groups do not load is
+ * checked too). */
 static void chunks_and_block_groups(struct vc *c)
 {
 	struct btrfs_fs_info *fs = c->fs;
 	char a[96], b[96];
-	for (size_t i = 0; i < fs->nbgs; i++) {
-		const struct btrfs_block_group *bg = &fs->bgs[i];
-		struct btrfs_chunk_map *m = btrfs_find_chunk(fs, bg->start);
-		if (!m || m->logical != bg->start || m->length != bg->length)
-			vbad(c, "block group %" PRIu64 " len %" PRIu64 " has no chunk of the same start and length", bg->start, bg->length);
-		else if (m->type != bg->flags)
-			vbad(c, "block group %" PRIu64 " is typed %s but its chunk is %s", bg->start, type_name(bg->flags, a, sizeof(a)),
+	struct btrfs_item_cursor cur;
+	struct btrfs_key from = {0, 0, 0};
+	int ret;
+	for (ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+		if (cur.key.type != BTRFS_BLOCK_GROUP_ITEM_KEY || cur.size < BTRFS_BLOCK_GROUP_ITEM_SIZE)
+			continue;
+		u64 start = cur.key.objectid, len = cur.key.offset, flags = btrfs_block_group_flags(cur.data);
+		struct btrfs_chunk_map *m = btrfs_find_chunk(fs, start);
+		if (!m || m->logical != start || m->length != len)
+			vbad(c, "block group %" PRIu64 " len %" PRIu64 " has no chunk of the same start and length", start, len);
+		else if (m->type != flags)
+			vbad(c, "block group %" PRIu64 " is typed %s but its chunk is %s", start, type_name(flags, a, sizeof(a)),
 			     type_name(m->type, b, sizeof(b)));
 	}
+	if (ret < 0)
+		vbad(c, "extent tree: %s", fs->err.msg);
 	for (size_t i = 0; i < fs->nchunks; i++) {
 		const struct btrfs_chunk_map *m = &fs->chunks[i];
-		struct btrfs_block_group *bg = btrfs_lookup_block_group(fs, m->logical);
-		if (!m->pending && (!bg || bg->start != m->logical))
+		struct btrfs_key k = {m->logical, BTRFS_BLOCK_GROUP_ITEM_KEY, m->length};
+		u8 *p;
+		u32 sz;
+		if (!m->pending && btrfs_lookup_item(fs, fs->extent_root, &k, &p, &sz, 0))
 			vbad(c, "chunk %" PRIu64 " len %" PRIu64 " has no block group", m->logical, m->length);
 	}
 }
@@ -168,10 +179,13 @@ int btrfs_check_volumes(struct btrfs_fs_info *fs, struct strbuf *out)
 		vbad(&c, "no dev tree");
 		return errors;
 	}
-	if (fs->bg_loaded)
-		chunks_and_block_groups(&c);
+	/* a running transaction writes the items of its new chunks, block groups
+	 * and device totals at its commit: only a committed state is held to them */
+	if (fs->trans_running)
+		return errors;
+	chunks_and_block_groups(&c);
 	dev_extents(&c);
-	if (fs->bg_loaded && !fs->trans_running) {
+	if (fs->bg_loaded) {
 		u64 used = 0;
 		for (size_t i = 0; i < fs->nbgs; i++)
 			used += fs->bgs[i].used;
