@@ -158,6 +158,26 @@ static void check_symlink(struct ic *c, const struct btrfs_key *k, const u8 *p, 
 		    c->in.size);
 }
 
+/* A directory entry naming a subvolume, as the ROOT_REF from this tree
+ * says: the subvolume is alive. (An entry no ROOT_REF of this tree matches
+ * is a snapshot's copy of its source's: an empty directory, as the kernel
+ * shows it, whatever became of that subvolume.) */
+static void subvol_entry(struct ic *c, const struct btrfs_key *k, const struct dir_entry *e)
+{
+	char n1[ESC_MAX];
+	u64 child = e->location.objectid;
+	struct btrfs_key rk = {c->root->objectid, BTRFS_ROOT_REF_KEY, child};
+	u8 *p;
+	u32 sz;
+	if (btrfs_lookup_item(c->fs, c->fs->tree_root, &rk, &p, &sz, 0) || sz < BTRFS_ROOT_REF_SIZE ||
+	    btrfs_root_ref_dirid(p) != k->objectid || btrfs_root_ref_sequence(p) != k->offset)
+		return;
+	struct btrfs_root *sub = btrfs_get_root(c->fs, child);
+	if (!sub || !sub->in_root_tree || !btrfs_root_refs(sub->item))
+		bad(c, "DIR_INDEX %" PRIu64 " names subvolume %" PRIu64 " ('%s'), which is %s", k->offset, child, esc(n1, e->name, e->name_len),
+		    sub && sub->in_root_tree ? "deleted (refs 0)" : "not there (no ROOT_ITEM)");
+}
+
 static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 {
 	switch (k->type) {
@@ -209,6 +229,8 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 				bad(c, "item (%u %" PRIu64 ") has an entry that overruns it", k->type, k->offset);
 				break;
 			}
+			if (k->type == BTRFS_DIR_INDEX_KEY && e.location.type == BTRFS_ROOT_ITEM_KEY)
+				subvol_entry(c, k, &e);
 			if (k->type == BTRFS_DIR_INDEX_KEY && e.location.type == BTRFS_INODE_ITEM_KEY) {
 				u64 *cnt = u64map_put(&c->entries, e.location.objectid);
 				if (cnt)
