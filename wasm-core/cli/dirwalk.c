@@ -1,5 +1,6 @@
 #include "dirwalk.h"
 #include "../src/array.h"
+#include "../src/dir-item.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,24 +92,7 @@ int dir_name_safe(const char *name, u16 len)
 	return !(name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')));
 }
 
-char *dir_name_escape(const char *name, u16 len, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *o = out;
-	for (u16 i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-		if (c < 0x20 || c > 0x7e || c == '\\') {
-			*o++ = '\\';
-			*o++ = 'x';
-			*o++ = hex[c >> 4];
-			*o++ = hex[c & 15];
-		} else {
-			*o++ = (char)c;
-		}
-	}
-	*o = 0;
-	return out;
-}
+char *dir_name_escape(const char *name, u16 len, char *out) { return btrfs_name_escape(name, len, out); }
 
 void dir_put_escaped(FILE *f, const char *s, size_t len)
 {

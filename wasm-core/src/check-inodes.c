@@ -9,6 +9,7 @@
 #include "crc32c.h"
 #include "ctree.h"
 #include "dir-item.h"
+#include "disk-io.h"
 #include "file-item.h"
 #include "inode.h"
 #include "u64map.h"
@@ -17,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ic {
 	struct btrfs_fs_info *fs;
@@ -35,7 +37,26 @@ struct ic {
 	struct btrfs_inode in;
 	u64 names, dir_bytes, ext_end, ext_bytes;
 	u64 parent_names; /* names in a directory other than itself (not a root's "..") */
+	int odd_extents, odd_entries; /* file extents / directory entries on an inode of a kind that has none: reported */
 };
+
+/* What an inode of this mode is, for messages. */
+static const char *kind_of(u32 mode)
+{
+	switch (mode & S_IFMT_) {
+	case S_IFREG_: return "regular file";
+	case S_IFDIR_: return "directory";
+	case S_IFLNK_: return "symlink";
+	case S_IFCHR_: return "character device";
+	case S_IFBLK_: return "block device";
+	case S_IFIFO_: return "FIFO";
+	case S_IFSOCK_: return "socket";
+	default: return "inode of no known type";
+	}
+}
+
+/* The longest symlink target (the kernel's PATH_MAX less its NUL). */
+#define SYMLINK_MAX 4095
 
 static void bad(struct ic *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void bad(struct ic *c, const char *fmt, ...)
@@ -82,6 +103,15 @@ static void start_inode(struct ic *c, u64 ino)
 	c->ino = ino;
 	c->have_item = 0;
 	c->names = c->dir_bytes = c->ext_end = c->ext_bytes = c->parent_names = 0;
+	c->odd_extents = c->odd_entries = 0;
+}
+
+/* A name from the image as check prints it (escaped as ls does; a longer
+ * name than any the tree checker lets through is cut). */
+#define ESC_MAX (4 * BTRFS_NAME_LEN + 1)
+static const char *esc(char *buf, const char *name, u16 len)
+{
+	return btrfs_name_escape(name, len > BTRFS_NAME_LEN ? BTRFS_NAME_LEN : len, buf);
 }
 
 /* The DIR_INDEX (dir, index) and the DIR_ITEM of name in dir both point at ino. */
@@ -91,16 +121,61 @@ static void check_name(struct ic *c, u64 dir, u64 index, const char *name, u16 l
 	u8 *p;
 	u32 sz;
 	struct dir_entry e;
+	char n1[ESC_MAX], n2[ESC_MAX];
 	if (btrfs_lookup_item(c->fs, c->root, &k, &p, &sz, 0) || !btrfs_parse_dir_entry(p, sz, &e))
-		bad(c, "name '%.*s' in directory %" PRIu64 " has no DIR_INDEX %" PRIu64, len, name, dir, index);
+		bad(c, "name '%s' in directory %" PRIu64 " has no DIR_INDEX %" PRIu64, esc(n1, name, len), dir, index);
 	else if (e.name_len != len || memcmp(e.name, name, len) || e.location.objectid != c->ino)
-		bad(c, "DIR_INDEX %" PRIu64 " of directory %" PRIu64 " names '%.*s' -> %" PRIu64 ", the inode ref says '%.*s'", index, dir,
-		    e.name_len, e.name, e.location.objectid, len, name);
+		bad(c, "DIR_INDEX %" PRIu64 " of directory %" PRIu64 " names '%s' -> %" PRIu64 ", the inode ref says '%s'", index, dir,
+		    esc(n1, e.name, e.name_len), e.location.objectid, esc(n2, name, len));
+	else if (c->have_item && e.type != btrfs_mode_to_ftype(c->in.mode))
+		bad(c, "DIR_INDEX %" PRIu64 " of directory %" PRIu64 " names '%s' with file type %u, but the inode is a %s", index, dir,
+		    esc(n1, name, len), e.type, kind_of(c->in.mode));
 	u32 off;
 	if (btrfs_lookup_dir_entry(c->fs, c->root, dir, BTRFS_DIR_ITEM_KEY, name, len, &e, &off))
-		bad(c, "name '%.*s' in directory %" PRIu64 " has no DIR_ITEM", len, name, dir);
+		bad(c, "name '%s' in directory %" PRIu64 " has no DIR_ITEM", esc(n1, name, len), dir);
 	else if (e.location.objectid != c->ino)
-		bad(c, "DIR_ITEM '%.*s' of directory %" PRIu64 " points at %" PRIu64, len, name, dir, e.location.objectid);
+		bad(c, "DIR_ITEM '%s' of directory %" PRIu64 " points at %" PRIu64, esc(n1, name, len), dir, e.location.objectid);
+}
+
+/* A symlink's target: one inline extent at 0, at most SYMLINK_MAX bytes, no NUL
+ * in its first i_size bytes (what readlink returns). */
+static void check_symlink(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
+{
+	if (btrfs_file_extent_type(p) != BTRFS_FILE_EXTENT_INLINE || k->offset) {
+		bad(c, "symlink has a non-inline extent at %" PRIu64 " (a target is one inline extent at 0)", k->offset);
+		return;
+	}
+	if (c->in.size > SYMLINK_MAX) {
+		bad(c, "symlink target of %" PRIu64 " bytes is over the %d a symlink may hold", c->in.size, SYMLINK_MAX);
+		return;
+	}
+	if (btrfs_file_extent_compression(p))
+		return;
+	u32 have = sz - BTRFS_FILE_EXTENT_INLINE_DATA_START, n = c->in.size < have ? (u32)c->in.size : have;
+	const u8 *nul = memchr(p + BTRFS_FILE_EXTENT_INLINE_DATA_START, 0, n);
+	if (nul)
+		bad(c, "symlink target holds a NUL byte at offset %u of its %" PRIu64, (unsigned)(nul - p - BTRFS_FILE_EXTENT_INLINE_DATA_START),
+		    c->in.size);
+}
+
+/* A directory entry naming a subvolume, as the ROOT_REF from this tree
+ * says: the subvolume is alive. (An entry no ROOT_REF of this tree matches
+ * is a snapshot's copy of its source's: an empty directory, as the kernel
+ * shows it, whatever became of that subvolume.) */
+static void subvol_entry(struct ic *c, const struct btrfs_key *k, const struct dir_entry *e)
+{
+	char n1[ESC_MAX];
+	u64 child = e->location.objectid;
+	struct btrfs_key rk = {c->root->objectid, BTRFS_ROOT_REF_KEY, child};
+	u8 *p;
+	u32 sz;
+	if (btrfs_lookup_item(c->fs, c->fs->tree_root, &rk, &p, &sz, 0) || sz < BTRFS_ROOT_REF_SIZE ||
+	    btrfs_root_ref_dirid(p) != k->objectid || btrfs_root_ref_sequence(p) != k->offset)
+		return;
+	struct btrfs_root *sub = btrfs_get_root(c->fs, child);
+	if (!sub || !sub->in_root_tree || !btrfs_root_refs(sub->item))
+		bad(c, "DIR_INDEX %" PRIu64 " names subvolume %" PRIu64 " ('%s'), which is %s", k->offset, child, esc(n1, e->name, e->name_len),
+		    sub && sub->in_root_tree ? "deleted (refs 0)" : "not there (no ROOT_ITEM)");
 }
 
 static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
@@ -142,6 +217,10 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 		break;
 	case BTRFS_DIR_ITEM_KEY:
 	case BTRFS_DIR_INDEX_KEY:
+		if (c->have_item && (c->in.mode & S_IFMT_) != S_IFDIR_ && !c->odd_entries++)
+			bad(c, "a %s holds directory entries (%" PRIu64 " %s %" PRIu64 ")", kind_of(c->in.mode), k->objectid,
+			    k->type == BTRFS_DIR_ITEM_KEY ? "DIR_ITEM" : "DIR_INDEX", k->offset);
+		/* fall through */
 	case BTRFS_XATTR_ITEM_KEY:
 		for (u32 o = 0; o < sz;) {
 			struct dir_entry e;
@@ -150,6 +229,8 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 				bad(c, "item (%u %" PRIu64 ") has an entry that overruns it", k->type, k->offset);
 				break;
 			}
+			if (k->type == BTRFS_DIR_INDEX_KEY && e.location.type == BTRFS_ROOT_ITEM_KEY)
+				subvol_entry(c, k, &e);
 			if (k->type == BTRFS_DIR_INDEX_KEY && e.location.type == BTRFS_INODE_ITEM_KEY) {
 				u64 *cnt = u64map_put(&c->entries, e.location.objectid);
 				if (cnt)
@@ -157,8 +238,9 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 			}
 			if (k->type != BTRFS_XATTR_ITEM_KEY) {
 				c->dir_bytes += e.name_len;
+				char n1[ESC_MAX];
 				if (k->type == BTRFS_DIR_ITEM_KEY && btrfs_name_hash(e.name, e.name_len) != k->offset)
-					bad(c, "DIR_ITEM '%.*s' is filed under hash %" PRIu64 ", its name hashes to %" PRIu64, e.name_len, e.name,
+					bad(c, "DIR_ITEM '%s' is filed under hash %" PRIu64 ", its name hashes to %" PRIu64, esc(n1, e.name, e.name_len),
 					    k->offset, (u64)btrfs_name_hash(e.name, e.name_len));
 			}
 			o += n;
@@ -171,6 +253,11 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 		}
 		if (k->offset < c->ext_end)
 			bad(c, "extent at %" PRIu64 " overlaps the one before, which ends at %" PRIu64, k->offset, c->ext_end);
+		u32 fmt = c->have_item ? c->in.mode & S_IFMT_ : S_IFREG_;
+		if (fmt != S_IFREG_ && fmt != S_IFLNK_ && !c->odd_extents++)
+			bad(c, "a %s holds file extent (%" PRIu64 " EXTENT_DATA %" PRIu64 ")", kind_of(c->in.mode), k->objectid, k->offset);
+		if (fmt == S_IFLNK_)
+			check_symlink(c, k, p, sz);
 		if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_INLINE) {
 			if (k->offset)
 				bad(c, "inline extent at offset %" PRIu64 ", not 0", k->offset);
@@ -289,14 +376,104 @@ static void count_dead_refs(struct ic *c, u64 tag)
 		bad(c, "%s", c->fs->err.msg);
 }
 
-/* Data extents: the references counted in file trees equal the extent tree's. */
-static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, struct strbuf *out, int *errors)
+/* One data extent's backrefs, each checked against what it names. */
+struct dref {
+	struct btrfs_fs_info *fs;
+	struct strbuf *out;
+	int *errors;
+	struct u64map *leaves;
+	u64 bytenr, len;
+};
+
+static void dref_bad(struct dref *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void dref_bad(struct dref *d, const char *fmt, ...)
+{
+	char prefix[96];
+	snprintf(prefix, sizeof(prefix), "data extent %" PRIu64 " len %" PRIu64 ": ", d->bytenr, d->len);
+	va_list ap;
+	va_start(ap, fmt);
+	btrfs_check_vreport(d->out, d->errors, prefix, fmt, ap);
+	va_end(ap);
+}
+
+/* Whether this file extent item refers to the extent at bytenr. */
+static int refers_to(const struct btrfs_item_cursor *cur, u64 bytenr)
+{
+	return cur->key.type == BTRFS_EXTENT_DATA_KEY && cur->size >= BTRFS_FILE_EXTENT_SIZE &&
+	       btrfs_file_extent_type(cur->data) != BTRFS_FILE_EXTENT_INLINE && btrfs_file_extent_disk_bytenr(cur->data) == bytenr;
+}
+
+/* EXTENT_DATA_REF (root, ino, offset): root is a file tree, and (when it is
+ * alive: a dropped tree's leaves may be gone) holds a file extent of ino at
+ * offset (its key less its extent offset) that refers to the extent. How
+ * many is not compared: a leaf shared by snapshots may hold some of them
+ * under a shared backref instead; the total is (check_data_refs). */
+static void data_ref(struct dref *d, const u8 *r)
+{
+	u64 id = btrfs_extent_data_ref_root(r), ino = btrfs_extent_data_ref_objectid(r), off = btrfs_extent_data_ref_offset(r);
+	if (id == BTRFS_TREE_RELOC_OBJECTID && d->fs->nreloc_left)
+		return; /* a reloc tree a kernel balance left: check.c walks them */
+	struct btrfs_root *root = btrfs_get_root(d->fs, id);
+	int file_tree = id == BTRFS_FS_TREE_OBJECTID || id == BTRFS_DATA_RELOC_TREE_OBJECTID ||
+			(id >= BTRFS_FIRST_FREE_OBJECTID && id <= BTRFS_LAST_FREE_OBJECTID);
+	if (!root || !root->in_root_tree || !root->node || !file_tree) {
+		dref_bad(d, "backref of root %lld inode %" PRIu64 " offset %" PRIu64 ", but there is no %sroot %lld", (long long)id, ino, off,
+			 root && root->node ? "file tree " : "", (long long)id);
+		return;
+	}
+	if (!btrfs_root_refs(root->item))
+		return;
+	/* a file extent's key is off plus its offset into the extent, which is
+	 * below the extent's uncompressed length (at most 128 KiB when compressed) */
+	u64 span = d->len > (128u << 10) ? d->len : (128u << 10), found = 0;
+	struct btrfs_key from = {ino, BTRFS_EXTENT_DATA_KEY, off};
+	struct btrfs_item_cursor cur;
+	int ret;
+	for (ret = btrfs_cursor_first(d->fs, root, &from, &cur); ret == 0 && !found; ret = btrfs_cursor_next(d->fs, &cur)) {
+		if (cur.key.objectid != ino || cur.key.type != BTRFS_EXTENT_DATA_KEY || cur.key.offset - off >= span)
+			break;
+		found = refers_to(&cur, d->bytenr) && cur.key.offset - btrfs_file_extent_offset(cur.data) == off;
+	}
+	if (ret < 0)
+		dref_bad(d, "backref of root %lld inode %" PRIu64 ": %s", (long long)id, ino, d->fs->err.msg);
+	else if (!found)
+		dref_bad(d, "backref of root %lld inode %" PRIu64 " offset %" PRIu64 ", but root %lld has no such file extent", (long long)id, ino,
+			 off, (long long)id);
+}
+
+/* SHARED_DATA_REF (parent): a leaf some tree reaches holds a file extent referring to the extent. */
+static void shared_data_ref(struct dref *d, u64 parent)
+{
+	struct extent_buffer *eb = u64map_get(d->leaves, parent) ? btrfs_find_eb(d->fs, parent) : NULL;
+	u32 n = 0;
+	for (u32 i = 0; eb && i < btrfs_nritems(eb) && !n; i++) {
+		struct btrfs_item_cursor cur = {.data = btrfs_item_ptr(eb, (int)i), .size = btrfs_item_size_nr(eb, (int)i)};
+		btrfs_item_key(eb, (int)i, &cur.key);
+		n = refers_to(&cur, d->bytenr);
+	}
+	if (!n)
+		dref_bad(d, "shared backref of block %" PRIu64 ", which is no leaf of file extents referring to it", parent);
+}
+
+static int keyed_data_ref(void *ctx, const struct btrfs_key *k, const u8 *p, u32 sz)
+{
+	if (k->type == BTRFS_EXTENT_DATA_REF_KEY && sz >= BTRFS_EXTENT_DATA_REF_SIZE)
+		data_ref(ctx, p);
+	else if (k->type == BTRFS_SHARED_DATA_REF_KEY)
+		shared_data_ref(ctx, k->offset);
+	return 0;
+}
+
+/* Data extents: the references counted in file trees equal the extent tree's,
+ * and each backref names a file extent that refers to it. */
+static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, struct u64map *leaves, struct strbuf *out, int *errors)
 {
 	struct btrfs_item_cursor cur;
 	struct btrfs_key from = {0, 0, 0};
 	struct u64map seen;
 	u64map_init(&seen, 1);
-	for (int ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+	int ret;
+	for (ret = btrfs_cursor_first(fs, fs->extent_root, &from, &cur); ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
 		struct btrfs_key k = cur.key;
 		const u8 *p = cur.data;
 		if (k.type == BTRFS_EXTENT_ITEM_KEY && cur.size >= BTRFS_EXTENT_ITEM_SIZE &&
@@ -310,6 +487,28 @@ static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, stru
 			u8 *s = u64map_put(&seen, k.objectid);
 			if (s)
 				*s = 1;
+			/* the backrefs: inline ones in a copy (the lookups below may read
+			 * other blocks), then keyed ones; the cursor is found again after */
+			u8 item[512];
+			u32 sz = cur.size < sizeof(item) ? cur.size : (u32)sizeof(item);
+			memcpy(item, p, sz);
+			struct dref d = {fs, out, errors, leaves, k.objectid, k.offset};
+			for (u32 off = BTRFS_EXTENT_ITEM_SIZE; off + BTRFS_EXTENT_INLINE_REF_SIZE <= sz;) {
+				u8 type = btrfs_extent_inline_ref_type(item + off);
+				if (type == BTRFS_EXTENT_DATA_REF_KEY && off + 1 + BTRFS_EXTENT_DATA_REF_SIZE <= sz) {
+					data_ref(&d, item + off + 1);
+					off += 1 + BTRFS_EXTENT_DATA_REF_SIZE;
+				} else if (type == BTRFS_SHARED_DATA_REF_KEY && off + BTRFS_EXTENT_INLINE_REF_SIZE + BTRFS_SHARED_DATA_REF_SIZE <= sz) {
+					shared_data_ref(&d, btrfs_extent_inline_ref_offset(item + off));
+					off += BTRFS_EXTENT_INLINE_REF_SIZE + BTRFS_SHARED_DATA_REF_SIZE;
+				} else {
+					break; /* the tree checker refuses what is left */
+				}
+			}
+			btrfs_for_each_item(fs, fs->extent_root, k.objectid, BTRFS_EXTENT_DATA_REF_KEY, keyed_data_ref, &d);
+			btrfs_for_each_item(fs, fs->extent_root, k.objectid, BTRFS_SHARED_DATA_REF_KEY, keyed_data_ref, &d);
+			if (btrfs_cursor_first(fs, fs->extent_root, &k, &cur) != 0)
+				break;
 		}
 	}
 	size_t i = 0;
@@ -353,7 +552,7 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 			       .flags = flags};
 		count_dead_refs(&c, BTRFS_TREE_RELOC_OBJECTID - 1 - BLAB_MAX_ROOTS - j);
 	}
-	check_data_refs(fs, &drefs, out, &errors);
+	check_data_refs(fs, &drefs, &leaves, out, &errors);
 	u64map_free(&drefs);
 	u64map_free(&leaves);
 	return errors;

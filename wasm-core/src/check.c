@@ -42,7 +42,7 @@ struct reached {
 static void problem(struct checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void btrfs_check_vreport(struct strbuf *out, int *errors, const char *prefix, const char *fmt, va_list ap)
 {
-	char buf[512];
+	char buf[2048]; /* room for two escaped names */
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (++*errors <= 200)
 		sb_printf(out, "ERROR: %s%s\n", prefix, buf);
@@ -426,6 +426,88 @@ static void check_free_space_tree(struct checker *c)
 	}
 }
 
+/* A log tree's blocks from bytenr down (what): none is a block of a
+ * committed tree (the log's blocks have no extent items: they are free
+ * space until replay), each at the level its parent says, owned by the log. */
+static void walk_log(struct checker *c, const char *what, struct u64map *seen, u64 bytenr, int level, int depth)
+{
+	struct reached *r = u64map_get(&c->blocks, bytenr);
+	if (r) {
+		problem(c, "%s: block %" PRIu64 " is also a block of tree %lld", what, bytenr, (long long)r->owner);
+		return;
+	}
+	if (u64map_get(seen, bytenr)) {
+		problem(c, "%s: block %" PRIu64 " is referenced twice", what, bytenr);
+		return;
+	}
+	u8 *s = u64map_put(seen, bytenr);
+	if (s)
+		*s = 1;
+	struct extent_buffer *eb = btrfs_read_tree_block(c->fs, bytenr, level, BTRFS_TREE_LOG_OBJECTID);
+	if (!eb) {
+		problem(c, "%s: %s", what, c->fs->err.msg);
+		return;
+	}
+	if (btrfs_header_owner(eb->data) != BTRFS_TREE_LOG_OBJECTID)
+		problem(c, "%s: block %" PRIu64 " says its owner is %lld, not the log (-6)", what, bytenr, (long long)btrfs_header_owner(eb->data));
+	if (!level || depth > BTRFS_MAX_LEVEL)
+		return;
+	for (u32 i = 0; i < btrfs_nritems(eb); i++) {
+		walk_log(c, what, seen, btrfs_node_blockptr(eb, (int)i), level - 1, depth + 1);
+		if (!(eb = btrfs_find_eb(c->fs, bytenr)))
+			return;
+	}
+}
+
+/* The log the superblock names (what a mount would replay): the log root
+ * tree at the level the superblock says, and each subvolume's log tree. */
+static void check_log(struct checker *c)
+{
+	struct btrfs_fs_info *fs = c->fs;
+	u64 bytenr = btrfs_super_log_root(fs->super);
+	if (!bytenr)
+		return;
+	int level = btrfs_super_log_root_level(fs->super);
+	struct u64map seen;
+	u64map_init(&seen, 1);
+	struct extent_buffer *eb = NULL;
+	const struct reached *r = u64map_get(&c->blocks, bytenr);
+	if (r)
+		problem(c, "log root tree: block %" PRIu64 " is also a block of tree %lld", bytenr, (long long)r->owner);
+	else if (level > BTRFS_MAX_LEVEL || !(eb = btrfs_read_tree_block(fs, bytenr, -1, BTRFS_TREE_LOG_OBJECTID)))
+		problem(c, "log root tree: %s", level > BTRFS_MAX_LEVEL ? "superblock log_root_level is past the highest level" : fs->err.msg);
+	else if (btrfs_level(eb) != level)
+		problem(c, "log root tree: superblock says level %d, block %" PRIu64 " is at level %d", level, bytenr, btrfs_level(eb));
+	else if (btrfs_header_generation(eb->data) != btrfs_super_generation(fs->super) + 1)
+		problem(c, "log root tree: block %" PRIu64 " has generation %" PRIu64 "; a log of the transaction after the last commit has %" PRIu64,
+			bytenr, btrfs_header_generation(eb->data), btrfs_super_generation(fs->super) + 1);
+	else {
+		walk_log(c, "log root tree", &seen, bytenr, level, 0);
+		struct btrfs_root lr = {.objectid = BTRFS_TREE_LOG_OBJECTID, .node = btrfs_find_eb(fs, bytenr)};
+		struct btrfs_item_cursor cur;
+		struct btrfs_key from = {0, 0, 0};
+		int ret;
+		for (ret = lr.node ? btrfs_cursor_first(fs, &lr, &from, &cur) : 1; ret == 0; ret = btrfs_cursor_next(fs, &cur)) {
+			if (cur.key.type != BTRFS_ROOT_ITEM_KEY || cur.size < BTRFS_ROOT_ITEM_V1_SIZE)
+				continue;
+			char what[64];
+			snprintf(what, sizeof(what), "log tree of root %lld", (long long)cur.key.offset);
+			struct btrfs_root *sub = btrfs_get_root(fs, cur.key.offset);
+			if (!sub || !sub->node || !sub->in_root_tree) {
+				problem(c, "%s: no such subvolume", what);
+				continue;
+			}
+			struct btrfs_key k = cur.key;
+			walk_log(c, what, &seen, btrfs_root_bytenr(cur.data), btrfs_root_level(cur.data), 0);
+			if (btrfs_cursor_first(fs, &lr, &k, &cur) != 0)
+				break;
+		}
+		if (ret < 0)
+			problem(c, "log root tree: %s", fs->err.msg);
+	}
+	u64map_free(&seen);
+}
+
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
 	struct checker c = {.fs = fs, .out = out, .words = bitmap_words(fs->nroots + fs->nreloc_left)};
@@ -448,6 +530,14 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	}
 	int trace = fs->trace.enabled;
 	fs->trace.enabled = 0;
+	/* the root and chunk trees' root blocks are of the generations the superblock gives */
+	u64 sg = btrfs_super_generation(fs->super), cg = btrfs_super_chunk_root_generation(fs->super);
+	if (!fs->trans_running && btrfs_header_generation(fs->tree_root->node->data) != sg)
+		problem(&c, "tree 1: block %" PRIu64 " has generation %" PRIu64 ", the superblock says %" PRIu64, fs->tree_root->node->start,
+			btrfs_header_generation(fs->tree_root->node->data), sg);
+	if (!fs->trans_running && btrfs_header_generation(fs->chunk_root->node->data) != cg)
+		problem(&c, "tree 3: block %" PRIu64 " has generation %" PRIu64 ", the superblock's chunk_root_generation says %" PRIu64,
+			fs->chunk_root->node->start, btrfs_header_generation(fs->chunk_root->node->data), cg);
 	walk(&c, BTRFS_ROOT_TREE_OBJECTID, tree_index(&c, BTRFS_ROOT_TREE_OBJECTID), fs->tree_root->node->start, btrfs_level(fs->tree_root->node), 0,
 	     NULL, NULL, 0, NULL, 0);
 	walk(&c, BTRFS_CHUNK_TREE_OBJECTID, tree_index(&c, BTRFS_CHUNK_TREE_OBJECTID), fs->chunk_root->node->start,
@@ -492,6 +582,9 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	}
 	check_extents(&c);
 	check_free_space_tree(&c);
+	check_log(&c);
+	c.errors += btrfs_check_roots(fs, out);
+	c.errors += btrfs_check_volumes(fs, out);
 	c.errors += btrfs_check_inodes(fs, out, flags);
 	fs->trace.enabled = trace;
 	u64map_free(&c.blocks);

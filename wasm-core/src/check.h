@@ -11,6 +11,11 @@
 int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
 /* The file system part: returns the number of problems found (written to out). */
 int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
+/* The root tree: subvolume references, deleted subvolumes, root items, the quota tree. */
+int btrfs_check_roots(struct btrfs_fs_info *fs, struct strbuf *out);
+/* Chunks, block groups, dev extents and devices, and the superblock's totals
+ * (after btrfs_load_block_groups). */
+int btrfs_check_volumes(struct btrfs_fs_info *fs, struct strbuf *out);
 /* Counts one problem in *errors and writes "ERROR: " prefix message to out,
  * for the first 200 problems (both check passes report this way). */
 #include <stdarg.h>

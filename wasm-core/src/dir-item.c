@@ -118,3 +118,22 @@ int btrfs_lookup_inode_ref(struct btrfs_fs_info *fs, struct btrfs_root *root, u6
 	}
 	return BLAB_ENOENT;
 }
+
+char *btrfs_name_escape(const char *name, u16 len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *o = out;
+	for (u16 i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+		if (c < 0x20 || c > 0x7e || c == '\\') {
+			*o++ = '\\';
+			*o++ = 'x';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		} else {
+			*o++ = (char)c;
+		}
+	}
+	*o = 0;
+	return out;
+}

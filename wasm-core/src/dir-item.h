@@ -23,6 +23,12 @@ void btrfs_fill_dir_entry(u8 *out, const struct dir_entry *e);
  * overruns. */
 u32 btrfs_parse_dir_entry(const u8 *p, u32 room, struct dir_entry *e);
 
+/* name (len bytes) as printable text: bytes outside 0x20..0x7e, and '\\',
+ * as \xNN (what `ls`, `extract` and `check` print of a name from an image,
+ * which may hold a terminal's escape sequences). Returns out, which must hold
+ * 4 * len + 1 bytes. */
+char *btrfs_name_escape(const char *name, u16 len, char *out);
+
 /* Appends bytes as one more entry to the item at key, creating it if absent. */
 int btrfs_add_name_entry(struct btrfs_fs_info *fs, struct btrfs_root *root, const struct btrfs_key *key,
 			 const u8 *entry, u32 len);

@@ -409,6 +409,11 @@ static int replay_inode_item(struct replay *r, const struct btrfs_key *lk, const
 	int exists = inode_exists(r, ino, &cur);
 	if (exists < 0)
 		return exists;
+	/* an inode never changes type: a log that says so is hostile, and what it
+	 * would leave (a directory holding extents, a file holding entries) is refused */
+	if (exists && (cur.mode & S_IFMT_) != (mode & S_IFMT_))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu INODE_ITEM 0) gives inode %llu mode 0%o, it has 0%o: an inode never changes type",
+				 (unsigned long long)ino, (unsigned long long)ino, mode, cur.mode);
 	u8 buf[BTRFS_INODE_ITEM_SIZE];
 	memcpy(buf, item, sizeof(buf));
 	if (exists) {
@@ -475,6 +480,9 @@ static int replay_dir_index(struct replay *r, const struct btrfs_key *lk, const 
 	if (ret <= 0)
 		return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu DIR_INDEX %llu): directory %llu does not exist",
 						 (unsigned long long)dir, (unsigned long long)lk->offset, (unsigned long long)dir);
+	if ((d.mode & S_IFMT_) != S_IFDIR_)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu DIR_INDEX %llu): inode %llu is not a directory (mode 0%o)",
+				 (unsigned long long)dir, (unsigned long long)lk->offset, (unsigned long long)dir, d.mode);
 	int at_index = clear_index(r, lk, dir, lk->offset, name, nl, ino);
 	if (at_index < 0)
 		return at_index;
@@ -690,6 +698,13 @@ static int replay_extent(struct replay *r, const struct btrfs_key *lk, const u8 
 	if (ret <= 0)
 		return ret < 0 ? ret : blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu EXTENT_DATA %llu): inode %llu does not exist",
 						 (unsigned long long)ino, (unsigned long long)start, (unsigned long long)ino);
+	u32 fmt = in.mode & S_IFMT_;
+	if (fmt != S_IFREG_ && fmt != S_IFLNK_)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu EXTENT_DATA %llu): inode %llu is not a file (mode 0%o)",
+				 (unsigned long long)ino, (unsigned long long)start, (unsigned long long)ino, in.mode);
+	if (fmt == S_IFLNK_ && (type != BTRFS_FILE_EXTENT_INLINE || start || btrfs_file_extent_ram_bytes(p) > 4096))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu EXTENT_DATA %llu): not a symlink's target (one inline extent at 0 of at most 4096 bytes)",
+				 (unsigned long long)ino, (unsigned long long)start);
 	/* the same item there already: nothing to do */
 	u8 *cur;
 	u32 csz;
