@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +48,13 @@ static const char usage_text[] =
 	"        write a btrfs filesystem to IMAGE, empty or holding a copy of DIR\n"
 	"        (sizes take K, M, G suffixes; with --rootdir and no --size it is sized to fit)\n"
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
-	"      [--max-ops N] [--max-bytes S] [--crash-after LINE]\n"
+	"      [--max-ops N] [--max-bytes S] [--max-events N] [--max-memory S] [--max-time SECS]\n"
+	"      [--crash-after LINE]\n"
 	"        run a scenario script from an empty filesystem ('-' reads standard input;\n"
 	"        --metrics - and --trace - write to standard output); a run may do 2000000\n"
-	"        operations and write 1G unless --max-ops / --max-bytes say otherwise;\n"
+	"        operations, write 1G, run 50000000 simulated events, take 4G of memory and\n"
+	"        300 seconds of CPU unless --max-ops / --max-bytes / --max-events /\n"
+	"        --max-memory / --max-time say otherwise (the error names the line and bound);\n"
 	"        --crash-after LINE writes to --image what a power cut after LINE leaves\n"
 	"        (the last commit and what fsync wrote), from a checkpoint of the run;\n"
 	"        a run that fails writes no image, but its trace and metrics up to the\n"
@@ -493,22 +497,33 @@ static char *host_dirs(struct scenario_options *o, const char *script)
 	return d;
 }
 
+/* The memory a run may take (its data segment and mappings: RLIMIT_DATA),
+ * unless --max-memory says otherwise: past it allocations fail and the run
+ * ends with ENOMEM naming its line, and then the bound. */
+#define RUN_MAX_MEMORY (4ULL << 30)
+
 static int cmd_run(int argc, char **argv, int variant)
 {
 	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
-	u64 crash_after = 0;
+	u64 crash_after = 0, max_memory = RUN_MAX_MEMORY;
 	int crash = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--image") || !strcmp(a, "--metrics") || !strcmp(a, "--trace") || !strcmp(a, "--seed") ||
-		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes") || !strcmp(a, "--crash-after")) {
+		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes") || !strcmp(a, "--crash-after") ||
+		    !strcmp(a, "--max-events") || !strcmp(a, "--max-memory") || !strcmp(a, "--max-time")) {
 			if (!(v = opt_value(argc, argv, &i, "run")))
 				return 2;
 			if (!strcmp(a, "--crash-after")) {
 				if (parse_size(v, &crash_after) || crash_after > INT32_MAX)
 					return fprintf(stderr, "btrfslab run: --crash-after: '%s' is not a line number\n", v), 2;
 				crash = 1;
+			} else if (!strcmp(a, "--max-time")) {
+				u64 secs;
+				if (parse_size(v, &secs) || !secs || secs > 1000000)
+					return fprintf(stderr, "btrfslab run: --max-time: '%s' is not a number of seconds (1 to 1000000)\n", v), 2;
+				o.max_cpu_s = (double)secs;
 			} else if (!strcmp(a, "--image"))
 				image = v;
 			else if (!strcmp(a, "--metrics"))
@@ -516,7 +531,8 @@ static int cmd_run(int argc, char **argv, int variant)
 			else if (!strcmp(a, "--trace"))
 				trace = v;
 			else if (parse_size(v, !strcmp(a, "--seed") ? &o.seed : !strcmp(a, "--time") ? &o.now
-						    : !strcmp(a, "--max-ops") ? &o.max_ops : &o.max_bytes))
+						    : !strcmp(a, "--max-ops") ? &o.max_ops : !strcmp(a, "--max-events") ? &o.max_events
+						    : !strcmp(a, "--max-memory") ? &max_memory : &o.max_bytes))
 				return fprintf(stderr, "btrfslab run: %s: '%s' is not a number\n", a, v), 2;
 		} else if (a[0] == '-' && a[1]) {
 			return fprintf(stderr, "btrfslab run: unknown option '%s'\n", a), 2;
@@ -530,6 +546,13 @@ static int cmd_run(int argc, char **argv, int variant)
 		return fprintf(stderr, "btrfslab run: missing SCRIPT\n"), 2;
 	if (crash && !image)
 		return fprintf(stderr, "btrfslab run: --crash-after needs --image (the image the power cut leaves)\n"), 2;
+	struct rlimit rl;
+	if (!max_memory)
+		return fprintf(stderr, "btrfslab run: --max-memory must be above 0\n"), 2;
+	if (!getrlimit(RLIMIT_DATA, &rl) && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > max_memory)) {
+		rl.rlim_cur = (rlim_t)max_memory;
+		setrlimit(RLIMIT_DATA, &rl);
+	}
 	size_t len;
 	char *text = read_script(script, &len);
 	if (!text)
@@ -556,6 +579,9 @@ static int cmd_run(int argc, char **argv, int variant)
 		ret = scenario_run(text, len, name, &o, &res, &err);
 	}
 	free(text);
+	if (ret == BLAB_ENOMEM)
+		snprintf(err.msg + strlen(err.msg), sizeof(err.msg) - strlen(err.msg),
+			 " (the run's memory bound is %llu bytes: --max-memory)", (unsigned long long)max_memory);
 	if (ret && !res.fs) {
 		free(base);
 		scenario_session_free(sess);
