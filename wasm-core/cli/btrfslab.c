@@ -70,9 +70,11 @@ static const char usage_text[] =
 	"        with quotas, the qgroup dirty extents it recorded, swaps traced as --qgroup-swap says;\n"
 	"        an image holding reloc trees of a balance the kernel left unfinished is refused (the\n"
 	"        kernel finishes it at its next read-write mount; nothing here writes to such an image)\n"
-	"  crashes SCRIPT [--json] [--kernel] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
+	"  crashes SCRIPT [--json] [--kernel] [--all | --sample N [--sample-seed S]] [--export DIR] [--no-check]\n"
+	"          [--seed N] [--time T]\n"
 	"        a power cut after every tree block or superblock copy the run writes (or a seeded\n"
-	"        sample of N of them): each image replayed, checked, and what every fsync that had\n"
+	"        sample of N of them; past 128, a sample of 128 unless --all): each image replayed,\n"
+	"        checked, and what every fsync that had\n"
 	"        returned promised (its file's size and contents, its directory's names) verified;\n"
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
 	"        points.json (the crash point, its line, the promises in force) to the new DIR;\n"
@@ -462,6 +464,7 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 		fprintf(stderr, "btrfslab %s: cannot write %s: %s\n", cmd, user_path, strerror(errno));
 		unlink(tmp);
 	}
+	image_temp_forget(tmp);
 	free(tmp);
 	free(path);
 	return ok ? 0 : 1;
@@ -1066,7 +1069,7 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
 	struct crash_walk_options wo = {0};
 	struct crash_export x = {0};
-	int json = 0;
+	int json = 0, all = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--seed") || !strcmp(a, "--time") || !strcmp(a, "--sample") || !strcmp(a, "--sample-seed") ||
@@ -1082,6 +1085,8 @@ static int cmd_crashes(int argc, char **argv, int variant)
 			json = 1;
 		} else if (!strcmp(a, "--no-check")) {
 			wo.no_check = 1;
+		} else if (!strcmp(a, "--all")) {
+			all = 1;
 		} else if (!strcmp(a, "--kernel")) {
 			x.kernel = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -1094,6 +1099,11 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	}
 	if (!script)
 		return fprintf(stderr, "btrfslab crashes: missing SCRIPT\n"), 2;
+	if (all && wo.sample)
+		return fprintf(stderr, "btrfslab crashes: --all and --sample: give one\n"), 2;
+	int by_default = !all && !wo.sample;
+	if (by_default)
+		wo.sample = CRASH_SAMPLE_DEFAULT;
 	x.dir = export_dir;
 	if (x.kernel) {
 		if (geteuid() != 0)
@@ -1148,7 +1158,10 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	} else {
 		printf("%s: %llu crash points after mkfs (%llu after a tree block, %llu after a superblock copy), %llu tried%s\n",
 		       name, (unsigned long long)rep.points, (unsigned long long)rep.blocks, (unsigned long long)rep.supers,
-		       (unsigned long long)rep.tried, wo.sample && rep.tried < rep.points ? " (a seeded sample)" : "");
+		       (unsigned long long)rep.tried,
+		       rep.tried >= rep.points ? ""
+		       : by_default ? " (a seeded sample: a walk tries " CRASH_SAMPLE_TEXT " crash points at most unless --all)"
+				    : " (a seeded sample)");
 		printf("fsync promises made: %llu; broken: %zu%s\n", (unsigned long long)rep.promises, rep.nbroken,
 		       wo.no_check ? "" : " (each replayed state checked too)");
 		if (x.kernel)
