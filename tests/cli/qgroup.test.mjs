@@ -183,6 +183,34 @@ describe('qgroup limits', () => {
       execFileSync('sha256sum', [run([...LIMITED, ...writes(20)], 'free2').img], { encoding: 'utf8' }).split(' ')[0]);
   });
 
+  test('a subvolume in 100 groups: every one counted after a rescan, a limit on the 70th enforced', () => {
+    // the groups above a subvolume had a fixed bound of 64: 1/65..1/100 showed 0 and their limits passed
+    const groups = Array.from({ length: 100 }, (_, i) => [`qgroup create 1/${i + 1}`, `qgroup assign 0/256 1/${i + 1}`]).flat();
+    const head = ['mkfs nodesize=4K size=256M', 'quota enable', 'subvol create /sv', ...groups, 'create /sv/f'];
+    const r = run([...head, 'write /sv/f 0 65536 1', 'commit', 'quota rescan'], 'wide');
+    assert.equal(r.status, 0, r.stderr);
+    const s = show(r.img, '-p', '--raw');
+    assert.equal(s.rows['0/256'].rfer, 69632); // the kernel's rescan: 64 KiB of data and the subvolume's leaf
+    for (let i = 1; i <= 100; i++) assert.deepEqual([s.rows[`1/${i}`].rfer, s.rows[`1/${i}`].excl], [69632, 69632], `1/${i}`);
+    assert.equal(s.rows['0/256'].rest.split(' ')[0].split(',').length, 100, 'qgroup show -p lists all 100 parents');
+    assert.match(execFileSync(CLI, ['check', r.img], { encoding: 'utf8' }), /0 errors found/);
+    // an 8 KiB limit on the 70th parent stops a 1 MiB write
+    const l = run([...head, 'commit', 'quota rescan', 'qgroup limit 8K 1/70', 'write /sv/f 0 1M 1'], 'wide-limit');
+    assert.notEqual(l.status, 0);
+    assert.match(l.stderr, /wide-limit\.txt:\d+: write: EDQUOT: \/sv\/f: write of 1048576 bytes at 0 passes qgroup 1\/70's limit of 8192 referenced bytes/);
+  });
+
+  test('a lattice of groups: a group reached twice above a subvolume counts it once', () => {
+    // relations read from an image always go up in id (the child's id is below its parent's), so the walk
+    // above a subvolume cannot cycle; diamonds it can meet, and counts each group once
+    const r = run(['mkfs nodesize=4K size=256M', 'quota enable', 'subvol create /sv', 'qgroup create 1/1', 'qgroup create 1/2', 'qgroup create 2/1',
+      'qgroup assign 0/256 1/1', 'qgroup assign 0/256 1/2', 'qgroup assign 1/1 2/1', 'qgroup assign 1/2 2/1', 'create /sv/f', 'write /sv/f 0 8192 1',
+      'commit', 'quota rescan', 'write /sv/f 8192 8192 2', 'commit'], 'diamond');
+    assert.equal(r.status, 0, r.stderr);
+    const rows = show(r.img, '--raw').rows;
+    for (const id of ['0/256', '1/1', '1/2', '2/1']) assert.deepEqual([rows[id].rfer, rows[id].excl], [20480, 20480], id);
+  });
+
   test('bad limit lines: clear errors with their line', () => {
     const cases = [
       [['qgroup limit 1M 0/5'], /bad\.txt:5: qgroup: EINVAL: quotas are not enabled \(quota enable\)/],

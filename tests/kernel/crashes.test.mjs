@@ -97,7 +97,7 @@ async function walk(seed, mode, threads = false) {
   const where = `seed ${seed} (${mode}; script ${script})`;
   const seedArg = String(seed * 1000 + (mode === 'legacy' ? 7 : 3));
   // every crash point, in the core
-  const r = spawnSync(CLI, ['crashes', script, '--json', '--seed', seedArg], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync(CLI, ['crashes', script, '--all', '--json', '--seed', seedArg], { encoding: 'utf8', maxBuffer: 1 << 26 });
   assert.ok(r.stdout, `${where}: btrfslab crashes printed nothing:\n${r.stderr}`);
   const rep = JSON.parse(r.stdout);
   const broken = rep.broken.map((b) => `crash point ${b.point} (line ${b.line}, ${b.at}): ${b.what}`);

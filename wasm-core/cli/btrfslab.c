@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,10 +49,13 @@ static const char usage_text[] =
 	"        write a btrfs filesystem to IMAGE, empty or holding a copy of DIR\n"
 	"        (sizes take K, M, G suffixes; with --rootdir and no --size it is sized to fit)\n"
 	"  run SCRIPT [--image OUT] [--metrics OUT.json] [--trace OUT.jsonl] [--seed N] [--time T]\n"
-	"      [--max-ops N] [--max-bytes S] [--crash-after LINE]\n"
+	"      [--max-ops N] [--max-bytes S] [--max-events N] [--max-memory S] [--max-time SECS]\n"
+	"      [--crash-after LINE]\n"
 	"        run a scenario script from an empty filesystem ('-' reads standard input;\n"
 	"        --metrics - and --trace - write to standard output); a run may do 2000000\n"
-	"        operations and write 1G unless --max-ops / --max-bytes say otherwise;\n"
+	"        operations, write 1G, run 50000000 simulated events, take 4G of memory and\n"
+	"        300 seconds of CPU unless --max-ops / --max-bytes / --max-events /\n"
+	"        --max-memory / --max-time say otherwise (the error names the line and bound);\n"
 	"        --crash-after LINE writes to --image what a power cut after LINE leaves\n"
 	"        (the last commit and what fsync wrote), from a checkpoint of the run;\n"
 	"        a run that fails writes no image, but its trace and metrics up to the\n"
@@ -67,9 +71,11 @@ static const char usage_text[] =
 	"        with quotas, the qgroup dirty extents it recorded, swaps traced as --qgroup-swap says;\n"
 	"        an image holding reloc trees of a balance the kernel left unfinished is refused (the\n"
 	"        kernel finishes it at its next read-write mount; nothing here writes to such an image)\n"
-	"  crashes SCRIPT [--json] [--kernel] [--sample N [--sample-seed S]] [--export DIR] [--no-check] [--seed N] [--time T]\n"
+	"  crashes SCRIPT [--json] [--kernel] [--all | --sample N [--sample-seed S]] [--export DIR] [--no-check]\n"
+	"          [--seed N] [--time T]\n"
 	"        a power cut after every tree block or superblock copy the run writes (or a seeded\n"
-	"        sample of N of them): each image replayed, checked, and what every fsync that had\n"
+	"        sample of N of them; past 128, a sample of 128 unless --all): each image replayed,\n"
+	"        checked, and what every fsync that had\n"
 	"        returned promised (its file's size and contents, its directory's names) verified;\n"
 	"        exit status 1 when a promise is broken. --export writes each image tried and\n"
 	"        points.json (the crash point, its line, the promises in force) to the new DIR;\n"
@@ -461,6 +467,7 @@ static int write_text(const char *user_path, const char *text, size_t len, const
 		fprintf(stderr, "btrfslab %s: cannot write %s: %s\n", cmd, user_path, strerror(errno));
 		unlink(tmp);
 	}
+	image_temp_forget(tmp);
 	free(tmp);
 	free(path);
 	return ok ? 0 : 1;
@@ -496,22 +503,33 @@ static char *host_dirs(struct scenario_options *o, const char *script)
 	return d;
 }
 
+/* The memory a run may take (its data segment and mappings: RLIMIT_DATA),
+ * unless --max-memory says otherwise: past it allocations fail and the run
+ * ends with ENOMEM naming its line, and then the bound. */
+#define RUN_MAX_MEMORY (4ULL << 30)
+
 static int cmd_run(int argc, char **argv, int variant)
 {
 	const char *script = NULL, *image = NULL, *metrics = NULL, *trace = NULL, *v;
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
-	u64 crash_after = 0;
+	u64 crash_after = 0, max_memory = RUN_MAX_MEMORY;
 	int crash = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--image") || !strcmp(a, "--metrics") || !strcmp(a, "--trace") || !strcmp(a, "--seed") ||
-		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes") || !strcmp(a, "--crash-after")) {
+		    !strcmp(a, "--time") || !strcmp(a, "--max-ops") || !strcmp(a, "--max-bytes") || !strcmp(a, "--crash-after") ||
+		    !strcmp(a, "--max-events") || !strcmp(a, "--max-memory") || !strcmp(a, "--max-time")) {
 			if (!(v = opt_value(argc, argv, &i, "run")))
 				return 2;
 			if (!strcmp(a, "--crash-after")) {
 				if (parse_size(v, &crash_after) || crash_after > INT32_MAX)
 					return fprintf(stderr, "btrfslab run: --crash-after: '%s' is not a line number\n", v), 2;
 				crash = 1;
+			} else if (!strcmp(a, "--max-time")) {
+				u64 secs;
+				if (parse_size(v, &secs) || !secs || secs > 1000000)
+					return fprintf(stderr, "btrfslab run: --max-time: '%s' is not a number of seconds (1 to 1000000)\n", v), 2;
+				o.max_cpu_s = (double)secs;
 			} else if (!strcmp(a, "--image"))
 				image = v;
 			else if (!strcmp(a, "--metrics"))
@@ -519,7 +537,8 @@ static int cmd_run(int argc, char **argv, int variant)
 			else if (!strcmp(a, "--trace"))
 				trace = v;
 			else if (parse_size(v, !strcmp(a, "--seed") ? &o.seed : !strcmp(a, "--time") ? &o.now
-						    : !strcmp(a, "--max-ops") ? &o.max_ops : &o.max_bytes))
+						    : !strcmp(a, "--max-ops") ? &o.max_ops : !strcmp(a, "--max-events") ? &o.max_events
+						    : !strcmp(a, "--max-memory") ? &max_memory : &o.max_bytes))
 				return fprintf(stderr, "btrfslab run: %s: '%s' is not a number\n", a, v), 2;
 		} else if (a[0] == '-' && a[1]) {
 			return fprintf(stderr, "btrfslab run: unknown option '%s'\n", a), 2;
@@ -533,6 +552,13 @@ static int cmd_run(int argc, char **argv, int variant)
 		return fprintf(stderr, "btrfslab run: missing SCRIPT\n"), 2;
 	if (crash && !image)
 		return fprintf(stderr, "btrfslab run: --crash-after needs --image (the image the power cut leaves)\n"), 2;
+	struct rlimit rl;
+	if (!max_memory)
+		return fprintf(stderr, "btrfslab run: --max-memory must be above 0\n"), 2;
+	if (!getrlimit(RLIMIT_DATA, &rl) && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > max_memory)) {
+		rl.rlim_cur = (rlim_t)max_memory;
+		setrlimit(RLIMIT_DATA, &rl);
+	}
 	size_t len;
 	char *text = read_script(script, &len);
 	if (!text)
@@ -559,6 +585,9 @@ static int cmd_run(int argc, char **argv, int variant)
 		ret = scenario_run(text, len, name, &o, &res, &err);
 	}
 	free(text);
+	if (ret == BLAB_ENOMEM)
+		snprintf(err.msg + strlen(err.msg), sizeof(err.msg) - strlen(err.msg),
+			 " (the run's memory bound is %llu bytes: --max-memory)", (unsigned long long)max_memory);
 	if (ret && !res.fs) {
 		free(base);
 		scenario_session_free(sess);
@@ -1043,7 +1072,7 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	struct scenario_options o = {.seed = 1, .now = 1700000000};
 	struct crash_walk_options wo = {0};
 	struct crash_export x = {0};
-	int json = 0;
+	int json = 0, all = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--seed") || !strcmp(a, "--time") || !strcmp(a, "--sample") || !strcmp(a, "--sample-seed") ||
@@ -1059,6 +1088,8 @@ static int cmd_crashes(int argc, char **argv, int variant)
 			json = 1;
 		} else if (!strcmp(a, "--no-check")) {
 			wo.no_check = 1;
+		} else if (!strcmp(a, "--all")) {
+			all = 1;
 		} else if (!strcmp(a, "--kernel")) {
 			x.kernel = 1;
 		} else if (a[0] == '-' && a[1]) {
@@ -1071,6 +1102,11 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	}
 	if (!script)
 		return fprintf(stderr, "btrfslab crashes: missing SCRIPT\n"), 2;
+	if (all && wo.sample)
+		return fprintf(stderr, "btrfslab crashes: --all and --sample: give one\n"), 2;
+	int by_default = !all && !wo.sample;
+	if (by_default)
+		wo.sample = CRASH_SAMPLE_DEFAULT;
 	x.dir = export_dir;
 	if (x.kernel) {
 		if (geteuid() != 0)
@@ -1125,7 +1161,10 @@ static int cmd_crashes(int argc, char **argv, int variant)
 	} else {
 		printf("%s: %llu crash points after mkfs (%llu after a tree block, %llu after a superblock copy), %llu tried%s\n",
 		       name, (unsigned long long)rep.points, (unsigned long long)rep.blocks, (unsigned long long)rep.supers,
-		       (unsigned long long)rep.tried, wo.sample && rep.tried < rep.points ? " (a seeded sample)" : "");
+		       (unsigned long long)rep.tried,
+		       rep.tried >= rep.points ? ""
+		       : by_default ? " (a seeded sample: a walk tries " CRASH_SAMPLE_TEXT " crash points at most unless --all)"
+				    : " (a seeded sample)");
 		printf("fsync promises made: %llu; broken: %zu%s\n", (unsigned long long)rep.promises, rep.nbroken,
 		       wo.no_check ? "" : " (each replayed state checked too)");
 		if (x.kernel)

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const core = join(dirname(fileURLToPath(import.meta.url)), '..');
 const B = process.env.BTRFSLAB_FUZZ_B || 'build';
-export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario', 'serve_request', 'write_plan'];
+export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario', 'serve_request', 'write_plan', 'qgroup'];
 // the seed corpus of the targets that do not take images
 const SEEDS = { scenario: 'scripts', serve_request: 'requests', write_plan: 'plans' };
 

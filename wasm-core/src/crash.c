@@ -317,20 +317,26 @@ static int add_broken(struct walk *w, const struct crash_point *at, const struct
 	return 1;
 }
 
-/* The first name in a but not in b (newline-separated, sorted), into out. */
+/* The first name in a but not in b (newline-separated, both sorted as
+ * strcmp sorts), into out: one merge walk over both, linear in their length
+ * (a search of b for every name of a made each crash point's check of a
+ * directory of n names cost n^2). */
 static int first_missing(const char *a, const char *b, char *out, size_t n)
 {
 	while (*a) {
 		const char *e = strchr(a, '\n');
 		size_t l = (size_t)(e - a);
-		const char *s = b;
-		int found = 0;
-		while (*s && !found) {
-			const char *se = strchr(s, '\n');
-			found = (size_t)(se - s) == l && !memcmp(s, a, l);
-			s = se + 1;
+		int c = 1;
+		while (*b) {
+			const char *se = strchr(b, '\n');
+			size_t bl = (size_t)(se - b), m = l < bl ? l : bl;
+			if (!(c = memcmp(b, a, m)))
+				c = (bl > l) - (bl < l);
+			if (c >= 0)
+				break; /* b's name is a's, or sorts after it */
+			b = se + 1;
 		}
-		if (!found) {
+		if (c) {
 			snprintf(out, n, "%.*s", (int)(l < 200 ? l : 200), a);
 			return 1;
 		}

@@ -236,6 +236,24 @@ u64 btrfs_delalloc_clean_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 star
 	return clean;
 }
 
+u64 btrfs_data_space_fit(const struct btrfs_fs_info *fs, u64 ino, u64 off, u64 len)
+{
+	u64 ss = fs->sectorsize, first = off / ss * ss, end = off + len, last = (end + ss - 1) / ss * ss;
+	struct btrfs_space_info si;
+	btrfs_space_info_get(fs, SPACE_DATA, &si);
+	u64 used = btrfs_space_used_all(&si), room = si.total > used ? si.total - used : 0;
+	if (btrfs_delalloc_clean_bytes(fs, ino, first, last) <= room)
+		return len;
+	u64 s = first;
+	for (; s < last; s += ss) {
+		u64 add = btrfs_delalloc_clean_bytes(fs, ino, s, s + ss);
+		if (add > room)
+			break;
+		room -= add;
+	}
+	return s > off ? (s < end ? s : end) - off : 0;
+}
+
 u64 btrfs_inode_dirtied_at(const struct btrfs_fs_info *fs, u64 ino)
 {
 	const struct btrfs_inode_cache *ic = btrfs_inode_cache_get(fs, ino);

@@ -68,6 +68,13 @@ u64 btrfs_dirty_bytes(const struct btrfs_fs_info *fs, u64 ino);
  * write there reserves anew (the kernel's EXTENT_QGROUP_RESERVED bits are
  * set on dirty ranges until writeback). */
 u64 btrfs_delalloc_clean_bytes(const struct btrfs_fs_info *fs, u64 ino, u64 start, u64 end);
+/* btrfs_check_data_free_space for a buffered write of len bytes at off to
+ * ino (an inode key): how many of them fit the data space_info now (used +
+ * reserved + pinned + may_use + the new bytes within its chunks: data never
+ * overcommits). Whole sectors, the first of which may start before off, as
+ * the kernel reserves a page at a time; a sector already dirty needs no
+ * room. len when all fit. */
+u64 btrfs_data_space_fit(const struct btrfs_fs_info *fs, u64 ino, u64 off, u64 len);
 
 struct btrfs_ordered_extent;
 /* Starts writeback of ino's dirty pages in [start, end): inline data is

@@ -53,6 +53,27 @@ u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type)
 	return want;
 }
 
+int btrfs_alloc_data_chunk_force(struct btrfs_fs_info *fs)
+{
+	u64 size = btrfs_chunk_size_for(fs, BTRFS_BLOCK_GROUP_DATA), phys, logical;
+	if (btrfs_find_free_dev_extent(fs, size, &phys)) {
+		/* the largest hole, in stripes: a binary search over what fits */
+		u64 lo = 0, hi = size / BTRFS_STRIPE_LEN;
+		while (lo < hi) {
+			u64 mid = lo + (hi - lo + 1) / 2;
+			if (btrfs_find_free_dev_extent(fs, mid * BTRFS_STRIPE_LEN, &phys))
+				hi = mid - 1;
+			else
+				lo = mid;
+		}
+		if (!lo)
+			return 0;
+		size = lo * BTRFS_STRIPE_LEN;
+	}
+	int ret = btrfs_alloc_chunk(fs, BTRFS_BLOCK_GROUP_DATA, size, &logical);
+	return ret ? ret : 1;
+}
+
 int btrfs_pinned_init(struct btrfs_fs_info *fs)
 {
 	return (fs->pinned = calloc(1, sizeof(*fs->pinned))) ? 0 : BLAB_ENOMEM;

@@ -57,6 +57,13 @@ void btrfs_unpin_extents(struct btrfs_fs_info *fs);
 int btrfs_reserve_extent(struct btrfs_fs_info *fs, u64 type, u64 len, u64 align, u64 *out);
 /* Default chunk size for a new chunk of type on this device. */
 u64 btrfs_chunk_size_for(struct btrfs_fs_info *fs, u64 type);
+/* flush_space(ALLOC_CHUNK_FORCE) for data, as a data reservation that does
+ * not fit asks first: a new data chunk of the default size, or, when the
+ * device has no hole that large, of the largest hole rounded down to 64 KiB
+ * (the kernel's decide_stripe_size: a chunk shrinks to max_avail, down to
+ * BTRFS_STRIPE_LEN a stripe). 1 when one was added, 0 when the device has
+ * no room (the space_info full), or an error. */
+int btrfs_alloc_data_chunk_force(struct btrfs_fs_info *fs);
 /* The extents freed in the running transaction, free again after commit
  * (and the tree blocks the cache drops then): made with the fs, cloned and
  * freed with it. init/clone: 0 or BLAB_ENOMEM. */

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "image.h"
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,51 @@ int image_write_file(const struct blab_device *dev, const char *user_path, struc
 	return ret;
 }
 
+/* The temporary files being made: SIGTERM, SIGINT or SIGHUP removes them
+ * before the process dies of it (a handler installed with the first, where
+ * the signal's action is still the default). */
+#define TEMP_SLOTS 8
+static char temp_paths[TEMP_SLOTS][4096];
+static volatile sig_atomic_t temp_used[TEMP_SLOTS];
+
+static void temp_on_signal(int sig)
+{
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (temp_used[i])
+			unlink(temp_paths[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void temp_track(const char *t)
+{
+	static int installed;
+	if (!installed) {
+		static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+		installed = 1;
+		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+			struct sigaction old, sa;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = temp_on_signal;
+			if (!sigaction(sigs[i], NULL, &old) && old.sa_handler == SIG_DFL)
+				sigaction(sigs[i], &sa, NULL);
+		}
+	}
+	for (int i = 0; i < TEMP_SLOTS; i++)
+		if (!temp_used[i] && strlen(t) < sizeof(temp_paths[i])) {
+			strcpy(temp_paths[i], t);
+			temp_used[i] = 1;
+			return;
+		}
+}
+
+void image_temp_forget(const char *t)
+{
+	for (int i = 0; t && i < TEMP_SLOTS; i++)
+		if (temp_used[i] && !strcmp(temp_paths[i], t))
+			temp_used[i] = 0;
+}
+
 int image_temp_file(const char *path, char **tmp, int *fd, struct blab_err *err)
 {
 	const char *slash = strrchr(path, '/');
@@ -88,12 +134,14 @@ int image_temp_file(const char *path, char **tmp, int *fd, struct blab_err *err)
 		free(t);
 		return blab_fail(err, BLAB_EIO, "cannot create a temporary file beside %s: %s", path, strerror(e));
 	}
+	temp_track(t);
 	mode_t um = umask(0);
 	umask(um);
 	if (fchmod(f, 0644 & ~um) < 0) {
 		int e = errno;
 		close(f);
 		unlink(t);
+		image_temp_forget(t);
 		free(t);
 		return blab_fail(err, BLAB_EIO, "chmod of a temporary file beside %s: %s", path, strerror(e));
 	}
@@ -137,6 +185,7 @@ out:
 		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", path, strerror(errno));
 	if (ret)
 		unlink(tmp);
+	image_temp_forget(tmp);
 	free(tmp);
 	return ret;
 }
@@ -188,6 +237,7 @@ int image_create_file(struct blab_device *dev, const char *user_path, u64 size, 
 		ret = blab_fail(err, BLAB_EIO, "cannot size %s to %llu bytes: %s", user_path, (unsigned long long)size, strerror(errno));
 		close(fd);
 		unlink(out->tmp);
+		image_temp_forget(out->tmp);
 		free(out->tmp);
 		free(out->path);
 		memset(out, 0, sizeof(*out));
@@ -215,6 +265,7 @@ int image_finish_file(struct blab_device *dev, struct image_out *out, int commit
 		ret = blab_fail(err, BLAB_EIO, "rename to %s: %s", out->path, strerror(errno));
 	if (!commit || ret)
 		unlink(out->tmp);
+	image_temp_forget(out->tmp);
 	free(out->tmp);
 	free(out->path);
 	memset(out, 0, sizeof(*out));

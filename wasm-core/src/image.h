@@ -14,6 +14,9 @@ int image_read_file(struct blab_device *dev, const char *path, struct blab_err *
  * name (DIR/.NAME.XXXXXX), mode 0644 less the umask: *tmp (malloc'd) and
  * *fd. Links are never followed to make it. */
 int image_temp_file(const char *path, char **tmp, int *fd, struct blab_err *err);
+/* tmp is renamed or removed: a signal no longer removes it. Until then a
+ * SIGTERM, SIGINT or SIGHUP does (its default action kept otherwise). */
+void image_temp_forget(const char *tmp);
 /* An image being made in place of path: the temporary file beside it and
  * the path it will be renamed to (both malloc'd). */
 struct image_out {

@@ -23,8 +23,8 @@ struct btrfs_qgroup_state {
 	struct btrfs_qgroup *g;       /* sorted by id */
 	size_t n, cap;
 	struct u64map dirty;          /* extents whose references changed: bytenr -> bytes (0: a tree block) */
-	u64 relations_new[16][2];     /* relations to write at commit */
-	int nrelations_new;
+	u64 (*relations_new)[2];      /* relations to write at commit */
+	size_t nrelations_new, caprelations_new;
 	u64 last_dirty;               /* extents the last commit accounted */
 	/* the kernel's qgroup records (dirty extents) of this transaction, as
 	 * btrfs_qgroup_num_dirty_extents counts them at commit: the reference
@@ -59,6 +59,7 @@ void btrfs_qgroup_free(struct btrfs_fs_info *fs)
 	for (size_t i = 0; i < q->n; i++)
 		free(q->g[i].parents);
 	free(q->g);
+	free(q->relations_new);
 	u64map_free(&q->dirty);
 	u64map_free(&q->recorded);
 	u64map_free(&q->swapped);
@@ -73,11 +74,15 @@ int btrfs_qgroup_clone(struct btrfs_fs_info *dst, const struct btrfs_fs_info *sr
 	u64map_free(&d->dirty);
 	u64map_free(&d->recorded);
 	u64map_free(&d->swapped);
+	free(d->relations_new);
 	struct u64map keep = d->dirty, keep_rec = d->recorded, keep_sw = d->swapped;
 	*d = *s;
 	d->dirty = keep;
 	d->recorded = keep_rec;
 	d->swapped = keep_sw;
+	d->relations_new = array_dup(s->relations_new, s->nrelations_new, s->caprelations_new, sizeof(*s->relations_new), &ret);
+	if (!d->relations_new)
+		d->nrelations_new = d->caprelations_new = 0;
 	d->g = array_dup(s->g, s->n, s->cap, sizeof(*s->g), &ret);
 	if (!d->g) {
 		d->n = d->cap = 0;
@@ -133,9 +138,16 @@ int btrfs_qgroup_parse(const char *s, u64 *id)
 static struct btrfs_qgroup *find(struct btrfs_fs_info *fs, u64 id)
 {
 	struct btrfs_qgroup_state *q = fs->qgroup;
-	for (size_t i = 0; i < q->n; i++)
-		if (q->g[i].id == id)
-			return &q->g[i];
+	size_t lo = 0, hi = q->n; /* q->g is sorted by id */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (q->g[mid].id == id)
+			return &q->g[mid];
+		if (q->g[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
@@ -281,7 +293,7 @@ static int write_items(struct btrfs_fs_info *fs)
 			break;
 		g->dirty = 0;
 	}
-	for (int i = 0; i < q->nrelations_new && !ret; i++) {
+	for (size_t i = 0; i < q->nrelations_new && !ret; i++) {
 		u64 c = q->relations_new[i][0], p = q->relations_new[i][1];
 		struct btrfs_key k1 = {c, BTRFS_QGROUP_RELATION_KEY, p}, k2 = {p, BTRFS_QGROUP_RELATION_KEY, c};
 		if ((ret = btrfs_insert_item(fs, r, &k1, NULL, 0)) == BLAB_EEXIST)
@@ -295,24 +307,47 @@ static int write_items(struct btrfs_fs_info *fs)
 
 /* ---- which trees reach which extents ---- */
 
-/* The qgroups of subvolume root_id: its own and every group above it (ids into out). */
-static size_t groups_of(struct btrfs_fs_info *fs, u64 root_id, u64 *out, size_t max)
+/* The qgroups of subvolume root_id: its own and every group above it, each
+ * once. Relations read from a hostile image may make cycles or a lattice of
+ * any width: the walk adds a group only when it is new, so it ends after at
+ * most one visit per qgroup named (no fixed bound on parents: a subvolume
+ * may be in any number of groups, as in the kernel). */
+struct qgroup_ids {
+	u64 *ids;
+	size_t n, cap;
+	struct u64map seen;
+};
+
+static void ids_free(struct qgroup_ids *l)
 {
-	size_t n = 0;
+	free(l->ids);
+	u64map_free(&l->seen);
+}
+
+static int ids_add(struct btrfs_fs_info *fs, struct qgroup_ids *l, u64 id)
+{
+	size_t had = l->seen.len;
+	if (!u64map_put(&l->seen, id) || array_room(&l->ids, l->n, &l->cap, sizeof(u64), 16))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroups above a subvolume");
+	if (l->seen.len > had)
+		l->ids[l->n++] = id;
+	return 0;
+}
+
+/* 0 (l filled, to be freed with ids_free) or ENOMEM. */
+static int groups_of(struct btrfs_fs_info *fs, u64 root_id, struct qgroup_ids *l)
+{
+	*l = (struct qgroup_ids){0};
+	u64map_init(&l->seen, 1);
 	if (!find(fs, root_id))
 		return 0;
-	out[n++] = root_id;
-	for (size_t at = 0; at < n; at++) {
-		struct btrfs_qgroup *g = find(fs, out[at]);
-		for (size_t p = 0; g && p < g->nparents && n < max; p++) {
-			size_t k = 0;
-			while (k < n && out[k] != g->parents[p])
-				k++;
-			if (k == n)
-				out[n++] = g->parents[p];
-		}
+	int ret = ids_add(fs, l, root_id);
+	for (size_t at = 0; at < l->n && !ret; at++) {
+		struct btrfs_qgroup *g = find(fs, l->ids[at]);
+		for (size_t p = 0; g && p < g->nparents && !ret; p++)
+			ret = ids_add(fs, l, g->parents[p]);
 	}
-	return n;
+	return ret;
 }
 
 /* The trees qgroups count, numbered densely: bit k of a reach set stands
@@ -355,18 +390,24 @@ static int sets_init(struct btrfs_fs_info *fs, struct reach_sets *s)
 	for (size_t i = 0; i < fs->nroots; i++) {
 		if (!btrfs_root_shareable(fs->roots[i]))
 			continue;
-		u64 ids[64];
-		size_t n = groups_of(fs, fs->roots[i]->objectid, ids, 64);
+		struct qgroup_ids l;
+		if (groups_of(fs, fs->roots[i]->objectid, &l)) {
+			ids_free(&l);
+			return fs->err.code;
+		}
 		s->gfirst[k] = s->ngroups;
 		s->roots[k++] = fs->roots[i];
-		for (size_t j = 0; j < n; j++) {
-			struct btrfs_qgroup *g = find(fs, ids[j]);
+		for (size_t j = 0; j < l.n; j++) {
+			struct btrfs_qgroup *g = find(fs, l.ids[j]);
 			if (!g)
 				continue;
-			if (array_room(&s->groups, s->ngroups, &s->capgroups, sizeof(*s->groups), 64))
+			if (array_room(&s->groups, s->ngroups, &s->capgroups, sizeof(*s->groups), 64)) {
+				ids_free(&l);
 				return blab_fail(&fs->err, BLAB_ENOMEM, "qgroups: the sets of %zu subvolumes", s->n);
+			}
 			s->groups[s->ngroups++] = (u32)(g - q->g);
 		}
+		ids_free(&l);
 	}
 	s->gfirst[k] = s->ngroups;
 	return 0;
@@ -754,8 +795,8 @@ int btrfs_qgroup_assign(struct btrfs_fs_info *fs, u64 child, u64 parent)
 	if ((parent >> BTRFS_QGROUP_LEVEL_SHIFT) <= (child >> BTRFS_QGROUP_LEVEL_SHIFT))
 		return blab_fail(&fs->err, BLAB_EINVAL, "qgroup %s is not above %s: a parent's level is higher",
 				 btrfs_qgroup_name(parent, a, sizeof(a)), btrfs_qgroup_name(child, b, sizeof(b)));
-	if (q->nrelations_new == 16)
-		return blab_fail(&fs->err, BLAB_ENOTSUP, "more than 16 relations in one transaction");
+	if (array_room(&q->relations_new, q->nrelations_new, &q->caprelations_new, sizeof(*q->relations_new), 16))
+		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup relations");
 	int ret = add_parent(fs, c, parent);
 	if (ret)
 		return ret;
@@ -818,25 +859,26 @@ int btrfs_qgroup_limited(struct btrfs_fs_info *fs, const struct btrfs_root *root
 {
 	if (!btrfs_qgroup_enabled(fs))
 		return 0;
-	u64 ids[64];
-	size_t n = groups_of(fs, root->objectid, ids, 64);
-	for (size_t k = 0; k < n; k++) {
-		struct btrfs_qgroup *g = find(fs, ids[k]);
-		if (g && (g->lim_flags & (BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL)))
-			return 1;
+	struct qgroup_ids l;
+	int limited = 0;
+	if (groups_of(fs, root->objectid, &l))
+		limited = 1; /* out of memory: the reserving path fails with it */
+	for (size_t k = 0; k < l.n && !limited; k++) {
+		struct btrfs_qgroup *g = find(fs, l.ids[k]);
+		limited = g && (g->lim_flags & (BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL));
 	}
-	return 0;
+	ids_free(&l);
+	return limited;
 }
 
-/* Whether qgroup id is root's or above it. */
+/* Whether qgroup id is root's or above it: 1, 0, or a negative error. */
 static int holds_root(struct btrfs_fs_info *fs, u64 id, u64 root)
 {
-	u64 ids[64];
-	size_t n = groups_of(fs, root, ids, 64);
-	for (size_t k = 0; k < n; k++)
-		if (ids[k] == id)
-			return 1;
-	return 0;
+	struct qgroup_ids l;
+	int ret = groups_of(fs, root, &l);
+	int held = ret ? ret : u64map_get(&l.seen, id) != NULL;
+	ids_free(&l);
+	return held;
 }
 
 /* The outstanding extents of the inodes below qgroup id, the inode with key
@@ -850,7 +892,12 @@ static int outstanding_below(struct btrfs_fs_info *fs, u64 id, u64 except, u64 *
 		return blab_fail(&fs->err, BLAB_ENOMEM, "qgroup reservation");
 	for (size_t i = 0; i < n; i++) {
 		struct btrfs_root *r = btrfs_ikey_root(fs, keys[i]);
-		if (keys[i] == except || !r || !holds_root(fs, id, r->objectid))
+		int held = keys[i] == except || !r ? 0 : holds_root(fs, id, r->objectid);
+		if (held < 0) {
+			free(keys);
+			return held;
+		}
+		if (!held)
 			continue;
 		u64 on;
 		btrfs_ordered_bytes(fs, keys[i], &on);
@@ -871,8 +918,11 @@ int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root
 		return 0;
 	u64 ss = fs->sectorsize, key = btrfs_ikey(fs, root, ino), first = off / ss * ss, end = off + len;
 	u64 last = (end + ss - 1) / ss * ss;
-	u64 ids[64];
-	size_t ng = groups_of(fs, root->objectid, ids, 64);
+	struct qgroup_ids l;
+	if (groups_of(fs, root->objectid, &l)) {
+		ids_free(&l);
+		return fs->err.code;
+	}
 	/* without a limit the write is whole, and still reserves (a limit set before the commit counts it) */
 	/* the inode's own outstanding extents (its ordered ones, and its dirty bytes as the write adds to them) */
 	u64 own_on, own_dirty = btrfs_dirty_bytes(fs, key);
@@ -880,14 +930,16 @@ int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root
 	u64 stop = last; /* the first sector that does not fit */
 	u64 stop_id = 0, stop_have = 0, stop_max = 0;
 	int stop_excl = 0;
-	for (size_t k = 0; k < ng; k++) {
-		struct btrfs_qgroup *g = find(fs, ids[k]);
+	for (size_t k = 0; k < l.n; k++) {
+		struct btrfs_qgroup *g = find(fs, l.ids[k]);
 		if (!g || !(g->lim_flags & (BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL)))
 			continue;
 		u64 others;
 		int ret = outstanding_below(fs, g->id, key, &others);
-		if (ret)
+		if (ret) {
+			ids_free(&l);
 			return ret;
+		}
 		/* walk the write's sectors while they fit this qgroup */
 		u64 newb = 0, s;
 		for (s = first; s < stop; s += ss) {
@@ -921,12 +973,13 @@ int btrfs_qgroup_reserve_write(struct btrfs_fs_info *fs, struct btrfs_root *root
 	*by = stop < last ? stop_id : 0;
 	if (*allowed) {
 		u64 res = btrfs_delalloc_clean_bytes(fs, key, first, (fit_end + ss - 1) / ss * ss);
-		for (size_t k = 0; k < ng; k++) {
-			struct btrfs_qgroup *g = find(fs, ids[k]);
+		for (size_t k = 0; k < l.n; k++) {
+			struct btrfs_qgroup *g = find(fs, l.ids[k]);
 			if (g)
 				g->reserved += res;
 		}
 	}
+	ids_free(&l);
 	return 0;
 }
 
@@ -990,7 +1043,8 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int columns
 		size_t pl = 0;
 		for (size_t p = 0; p < g->nparents; p++)
 			pl += strlen(btrfs_qgroup_name(g->parents[p], buf, sizeof(buf))) + (p ? 1 : 0);
-		wpar = width(wpar, pl);
+		/* progs counts two more than the list it prints (measured: "1/1234567890" takes 14 columns) */
+		wpar = width(wpar, pl ? pl + 2 : 0);
 	}
 	sb_printf(out, "%-*s    %*s    %*s", (int)wid, "Qgroupid", (int)wref, "Referenced", (int)wexcl, "Exclusive");
 	if (mr)
@@ -1022,11 +1076,11 @@ void btrfs_qgroup_show(struct btrfs_fs_info *fs, struct strbuf *out, int columns
 		if (me)
 			sb_printf(out, "  %*s", (int)wme, limit_text(g->lim_flags, BTRFS_QGROUP_LIMIT_MAX_EXCL, g->max_excl, buf, sizeof(buf)));
 		if (parents) {
-			char pl[1024] = "";
-			size_t at = 0;
-			for (size_t p = 0; p < g->nparents && at < sizeof(pl) - 48; p++)
-				at += (size_t)snprintf(pl + at, sizeof(pl) - at, "%s%s", p ? "," : "", btrfs_qgroup_name(g->parents[p], buf, sizeof(buf)));
-			sb_printf(out, " %-*s ", (int)wpar, pl[0] ? pl : "-");
+			struct strbuf pl = {0}; /* any number of parents */
+			for (size_t p = 0; p < g->nparents; p++)
+				sb_printf(&pl, "%s%s", p ? "," : "", btrfs_qgroup_name(g->parents[p], buf, sizeof(buf)));
+			sb_printf(out, " %-*s ", (int)wpar, pl.len && pl.s ? pl.s : "-");
+			sb_free(&pl);
 		} else {
 			sb_printf(out, "   ");
 		}

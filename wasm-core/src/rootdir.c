@@ -108,14 +108,45 @@ static int finish_inode(struct walk *w, u64 ino, const struct inode_attrs *a)
 	return 0;
 }
 
+/* The next data range of fd at or after off, before size ([*start, *end)),
+ * as SEEK_DATA and SEEK_HOLE find it: 0, or 1 when the rest is a hole. A
+ * filesystem without them has one data range, the whole file. */
+static int next_data(int fd, u64 off, u64 size, u64 *start, u64 *end)
+{
+	off_t d = lseek(fd, (off_t)off, SEEK_DATA);
+	if (d < 0) {
+		if (errno == ENXIO)
+			return 1;
+		*start = off;
+		*end = size;
+		return 0;
+	}
+	off_t h = lseek(fd, d, SEEK_HOLE);
+	*start = (u64)d < size ? (u64)d : size;
+	*end = h < 0 || (u64)h > size ? size : (u64)h;
+	return *start >= size;
+}
+
+/* The file's data, its holes left holes: with NO_HOLES a hole has no
+ * extent item at all (file.h), as mkfs.btrfs --rootdir makes since
+ * btrfs-progs found holes with SEEK_HOLE; the size is set at the end. */
 static int copy_data(struct walk *w, const char *path, u64 ino, u64 size)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW);
 	if (fd < 0)
 		return blab_fail(w->err, BLAB_EIO, "cannot read %s: %s", path, strerror(errno));
 	int ret = 0;
+	u64 dend = 0;
 	for (u64 off = 0; off < size && !ret;) {
-		ssize_t n = pread(fd, w->buf, size - off < CHUNK ? (size_t)(size - off) : CHUNK, (off_t)off);
+		if (off >= dend) {
+			u64 ds;
+			if (next_data(fd, off, size, &ds, &dend))
+				break;
+			/* data ranges start on the source's block boundaries; ours on sectors (what is
+			 * read before ds is the hole's zeros, or data written already, the same again) */
+			off = ds / w->fs->sectorsize * w->fs->sectorsize;
+		}
+		ssize_t n = pread(fd, w->buf, dend - off < CHUNK ? (size_t)(dend - off) : CHUNK, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -128,6 +159,8 @@ static int copy_data(struct walk *w, const char *path, u64 ino, u64 size)
 		off += (u64)n;
 	}
 	close(fd);
+	if (!ret && btrfs_file_truncate(w->fs, w->fs->fs_root, ino, size)) /* a file that ends in a hole */
+		ret = blab_fail(w->err, w->fs->err.code, "%s: %s", path, w->fs->err.msg);
 	return ret;
 }
 
@@ -165,8 +198,10 @@ static int copy_entry(struct walk *w, const char *path, const char *name, u64 di
 	if (S_ISREG(sb.st_mode)) {
 		st->files++;
 		u64 ss = 4096;
-		st->data_bytes += (u64)sb.st_size;
-		w->meta += ((u64)sb.st_size + ss - 1) / ss * 4 + ((u64)sb.st_size > 2048 ? 60 : (u64)sb.st_size + 30);
+		/* what the file holds: its allocated blocks (a sparse file's holes take no space here, nor in the copy) */
+		u64 held = (u64)sb.st_blocks * 512 < (u64)sb.st_size ? (u64)sb.st_blocks * 512 : (u64)sb.st_size;
+		st->data_bytes += held;
+		w->meta += (held + ss - 1) / ss * 4 + (held > 2048 ? 60 : held + 30);
 	} else if (S_ISLNK(sb.st_mode)) {
 		st->symlinks++;
 		w->meta += 4096;

@@ -62,6 +62,7 @@ const struct scenario_doc scenario_settings[] = {
 	{"dirty", "SIZE", "dirty page limit: writers are throttled above it", 0},
 	{"dirty_background", "SIZE", "dirty pages above which the flusher starts", 0},
 	{"commit", "DURATION", "the transaction kthread's commit interval (30s)", 0},
+	{"max_events", "N", "lowers the run's bound on simulated events; never past --max-events", 0},
 	{"shrink_delalloc", "pages|inodes", "seed 002: reclaim writes back a page budget (since 5.11) or whole inodes (5.10)", 0},
 	{"space_rules", "6.18|5.10", "seed 002: reservation sizes, this kernel's or the seed's", 0},
 	{"delayed_background", "N", "pending delayed items that wake the delayed-items worker (128), 2 to 1000000", 0},

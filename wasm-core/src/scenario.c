@@ -1,4 +1,5 @@
 #include "delalloc.h"
+#include "extent-tree.h"
 #include "splitmix.h"
 #include "wallclock.h"
 #include "ordered-data.h"
@@ -207,6 +208,8 @@ static int count_op(struct scenario_run *r)
 {
 	if ((u64)++r->res.ops > r->max_ops)
 		return fail(r, BLAB_EINVAL, "the script does more than %llu operations, the limit of a run", (unsigned long long)r->max_ops);
+	if (!(r->res.ops & 255) && r->tcfg.cpu_deadline_s > 0 && cpuclock_s() > r->tcfg.cpu_deadline_s)
+		return fail(r, BLAB_EINVAL, "the run reached its bound of %.0f seconds of CPU time (--max-time)", r->tcfg.max_cpu_s);
 	return 0;
 }
 
@@ -341,22 +344,39 @@ static int do_unlink(struct scenario_run *r, const char *path)
 	return ret ? fail_core(r, ret) : 0;
 }
 
-/* A write with quotas on, checked against qgroup limits (qgroup.h): what
- * fits goes into the page cache; when the rest does not, delalloc is
- * flushed and the transaction committed (the kernel's try_flush_qgroup) and
- * the rest tried again; when it still does not fit, the write stops there
- * with EDQUOT, having written the sectors that fit, as the kernel's short
- * write and the write(2) after it that fails. */
-static int limited_write(struct scenario_run *r, const char *path, struct btrfs_root *root, u64 ino, u64 off, const u8 *buf, u64 len)
+/* A buffered write reserving as the kernel's does, a page at a time: data
+ * space first (btrfs_check_data_free_space), then, with quotas on, the
+ * qgroups' limits (qgroup.h). What fits goes into the page cache. When the
+ * data space is full, the kernel's data reclaim makes room in its order
+ * (btrfs_async_reclaim_data_space): new data chunks while the device has
+ * room for one (ALLOC_CHUNK_FORCE), then delalloc flushed and the
+ * transaction committed (FLUSH_DELALLOC_FULL, COMMIT_TRANS: pinned extents
+ * free again); on EDQUOT it flushes and commits (try_flush_qgroup). When
+ * the rest still does not fit, the write stops there with ENOSPC or EDQUOT,
+ * having written the sectors that fit, as the kernel's short write and the
+ * write(2) after it that fails; the file keeps them. */
+static int reserving_write(struct scenario_run *r, const char *path, struct btrfs_root *root, u64 ino, u64 off, const u8 *buf, u64 len)
 {
 	struct btrfs_fs_info *fs = r->fs;
-	u64 done = 0, flushed_at = (u64)-1;
+	u64 done = 0, flushed_at = (u64)-1, key = btrfs_ikey(fs, root, ino);
 	char why[320];
 	while (done < len) {
-		u64 n, by;
-		int ret = btrfs_qgroup_reserve_write(fs, root, ino, off + done, len - done, &n, &by, why, sizeof(why));
-		if (ret)
-			return ret;
+		u64 n = key ? btrfs_data_space_fit(fs, key, off + done, len - done) : len - done, by = 0;
+		int ret = 0, code = BLAB_ENOSPC;
+		if (!n) {
+			if ((ret = btrfs_alloc_data_chunk_force(fs)) < 0)
+				return ret;
+			if (ret)
+				continue;
+			struct btrfs_space_info si;
+			btrfs_space_info_get(fs, SPACE_DATA, &si);
+			snprintf(why, sizeof(why), "the data space (%llu bytes in its chunks, %llu used or reserved, no unallocated device space for another)",
+				 (unsigned long long)si.total, (unsigned long long)btrfs_space_used_all(&si));
+		} else if (btrfs_qgroup_enabled(fs)) {
+			if ((ret = btrfs_qgroup_reserve_write(fs, root, ino, off + done, n, &n, &by, why, sizeof(why))))
+				return ret;
+			code = BLAB_EDQUOT;
+		}
 		if (n) {
 			if ((ret = btrfs_buffered_write(fs, root, ino, off + done, buf + done, n)))
 				return ret;
@@ -364,8 +384,8 @@ static int limited_write(struct scenario_run *r, const char *path, struct btrfs_
 			continue;
 		}
 		if (flushed_at == done)
-			return fail(r, BLAB_EDQUOT, "%s: write of %llu bytes at %llu passes %s: %llu bytes written", path, (unsigned long long)len,
-				    (unsigned long long)off, why, (unsigned long long)done);
+			return fail(r, code, "%s: write of %llu bytes at %llu %s %s: %llu bytes written", path, (unsigned long long)len,
+				    (unsigned long long)off, code == BLAB_ENOSPC ? "finds no room in" : "passes", why, (unsigned long long)done);
 		/* the reservation failed: flush and commit, then once more */
 		if ((ret = btrfs_sync_data(fs)) || (ret = btrfs_commit_transaction(fs)) || (ret = btrfs_start_transaction(fs)))
 			return ret;
@@ -389,8 +409,7 @@ static int do_write(struct scenario_run *r, const char *path, u64 off, u64 len, 
 	if (!buf)
 		return fail(r, BLAB_ENOMEM, "no memory for a %llu-byte write", (unsigned long long)len);
 	scenario_data_fill(seed, off, buf, len);
-	ret = btrfs_qgroup_enabled(r->fs) ? limited_write(r, path, root, ino, off, buf, len)
-					  : btrfs_buffered_write(r->fs, root, ino, off, buf, len);
+	ret = reserving_write(r, path, root, ino, off, buf, len);
 	free(buf);
 	return ret ? (r->err.code ? ret : fail_core(r, ret)) : 0;
 }
@@ -1037,6 +1056,11 @@ static int bonnie_setup(struct scenario_run *r, struct section *sec, struct line
 		return fail(r, BLAB_EPARSE, "bonnie: size is at most 64M");
 	if (fsyncers >= SCENARIO_MAX_THREADS)
 		return fail(r, BLAB_EPARSE, "bonnie: fsyncers is 0 to %d", SCENARIO_MAX_THREADS - 1);
+	/* a create and an unlink of each file, in the sequential and the random phases */
+	if (files > (r->max_ops - (u64)r->res.ops) / 4)
+		return fail(r, BLAB_EINVAL, "bonnie: %llu files make %llu operations (a create and an unlink each, in two phases), more than "
+					    "the %llu a run may do (--max-ops)",
+			    (unsigned long long)files, (unsigned long long)files * 4, (unsigned long long)(r->max_ops - (u64)r->res.ops));
 	if (size && 2 * files > (r->max_bytes - r->bytes) / size)
 		return fail(r, BLAB_EINVAL, "bonnie: %llu files of %llu bytes, twice, write more than %llu bytes, the limit of a run",
 			    (unsigned long long)files, (unsigned long long)size, (unsigned long long)r->max_bytes);
@@ -1373,6 +1397,14 @@ static int set_time(struct scenario_run *r, const char *w)
 		if (i < 0)
 			return fail(r, BLAB_EPARSE, "'%s': tree_locks is path (a lock a tree block, as the kernel) or tree (one lock a tree)", v);
 		r->tcfg.tree_locks = i;
+	} else if (KEY("max_events")) {
+		/* a script may lower its bound, never raise it past the run's (--max-events) */
+		u64 cap = r->o.max_events ? r->o.max_events : SCENARIO_MAX_EVENTS;
+		if ((ret = parse_num(r, "max_events", v, &n)))
+			return ret;
+		if (!n || n > cap)
+			return fail(r, BLAB_EPARSE, "max_events is 1 to %llu, the run's bound (--max-events)", (unsigned long long)cap);
+		r->tcfg.max_events = n;
 	} else if (KEY("commit")) {
 		if ((ret = parse_duration(r, v, &n)))
 			return ret;
@@ -1937,6 +1969,9 @@ int scenario_begin(const char *text, size_t len, const char *name, const struct 
 	r->tcfg.seed = o->seed ? o->seed : 1;
 	r->max_ops = o->max_ops ? o->max_ops : SCENARIO_MAX_OPS;
 	r->max_bytes = o->max_bytes ? o->max_bytes : SCENARIO_MAX_BYTES;
+	r->tcfg.max_events = o->max_events ? o->max_events : SCENARIO_MAX_EVENTS;
+	r->tcfg.max_cpu_s = o->max_cpu_s > 0 ? o->max_cpu_s : SCENARIO_MAX_CPU_S;
+	r->tcfg.cpu_deadline_s = cpuclock_s() + r->tcfg.max_cpu_s;
 	struct mkfs_options mo;
 	char label[BTRFS_LABEL_SIZE] = "";
 	char rootdir[4096] = "";

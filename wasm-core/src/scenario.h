@@ -32,6 +32,8 @@ struct scenario_options {
 	int no_final_commit; /* leave the last transaction running (a step of a player) */
 	u64 max_ops;   /* operations a run may do (each name of a brace range is one); 0: SCENARIO_MAX_OPS */
 	u64 max_bytes; /* bytes all `write` lines together may write; 0: SCENARIO_MAX_BYTES */
+	u64 max_events; /* simulated events timed sections and sleeps may run; 0: SCENARIO_MAX_EVENTS */
+	double max_cpu_s; /* seconds of CPU a run may take; 0: SCENARIO_MAX_CPU_S */
 	int keep_failed; /* on an error, still return the filesystem as the error left it, with its trace (result.failure) */
 	/* mkfs rootdir=DIR, a copy of a host directory (rootdir.h): the native CLI
 	 * sets both functions; without them (WASM, the fuzzers) the option is
@@ -51,6 +53,11 @@ struct scenario_options {
  * inodes. */
 #define SCENARIO_MAX_OPS 2000000ULL
 #define SCENARIO_MAX_BYTES (1ULL << 30)
+/* Simulated events (scheduler steps of timed sections and sleeps): about
+ * 20 seconds of CPU at the rate this machine runs them (see SECURITY.md). */
+#define SCENARIO_MAX_EVENTS 50000000ULL
+/* And whatever the script, five minutes of CPU. */
+#define SCENARIO_MAX_CPU_S 300.0
 
 /* One fsync of a run. */
 struct scenario_fsync {

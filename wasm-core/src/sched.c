@@ -1,4 +1,5 @@
 #include "sched.h"
+#include "wallclock.h"
 #include "splitmix.h"
 #include "array.h"
 #include <stdio.h>
@@ -84,10 +85,20 @@ struct sched {
 	struct sched_ev *heap;
 	size_t nheap, capheap;
 	int deadlock; /* a lock wait closed a cycle: fs->err says which */
+	u64 events, max_events; /* events run, and the bound on them (0: none) */
+	double cpu_deadline_s, max_cpu_s; /* the run's CPU-time bound (0: none) */
 };
 
 u64 sched_random(struct sched *s) { return splitmix64(&s->rng); }
 void sched_set_wakeup_ns(struct sched *s, u64 ns) { s->wakeup_ns = ns; }
+void sched_set_budget(struct sched *s, u64 used, u64 max, double cpu_deadline_s, double max_cpu_s)
+{
+	s->events = used;
+	s->max_events = max;
+	s->cpu_deadline_s = cpu_deadline_s;
+	s->max_cpu_s = max_cpu_s;
+}
+u64 sched_events(const struct sched *s) { return s->events; }
 void sched_set_lock_spin(struct sched *s, int on) { s->lock_spin = on; }
 void sched_set_jitter(struct sched *s, u32 pct) { s->jitter_pct = pct > 90 ? 90 : pct; }
 
@@ -551,6 +562,15 @@ int sched_run(struct sched *s, int (*stop)(struct sched *s, void *arg), void *ar
 			s->fs->clock_ns = until;
 			return 0;
 		}
+		if (s->max_events && s->events >= s->max_events)
+			return blab_fail(&s->fs->err, BLAB_EINVAL,
+					 "the run reached its bound of %llu simulated events at %llu ns of virtual time (--max-events, "
+					 "or a lower `set max_events=`)",
+					 (unsigned long long)s->max_events, (unsigned long long)s->now);
+		if (!(++s->events & 4095) && s->cpu_deadline_s > 0 && cpuclock_s() > s->cpu_deadline_s)
+			return blab_fail(&s->fs->err, BLAB_EINVAL,
+					 "the run reached its bound of %.0f seconds of CPU time at %llu ns of virtual time (--max-time)",
+					 s->max_cpu_s, (unsigned long long)s->now);
 		struct sched_ev e = pop(s);
 		s->now = e.time;
 		s->fs->clock_ns = e.time;

@@ -199,6 +199,12 @@ int sched_at(struct sched *s, u64 ns, sched_timer_fn fn, void *arg, u64 id);
 /* Runs events until stop(arg) is true before the next one, no event is
  * left, or the clock would pass until (0: no limit). 0, or a step's error. */
 int sched_run(struct sched *s, int (*stop)(struct sched *s, void *arg), void *arg, u64 until);
+/* A bound on the events sched_run may run (the run's cost: `--max-events`):
+ * used of max spent already (0: no bound). Past it sched_run fails with
+ * EINVAL, naming the bound; so it does past cpu_deadline_s (cpuclock_s,
+ * checked every 4096 events; 0: none), the run's CPU-time bound. */
+void sched_set_budget(struct sched *s, u64 used, u64 max, double cpu_deadline_s, double max_cpu_s);
+u64 sched_events(const struct sched *s);
 /* Whether an event is pending (besides the tasks blocked). */
 int sched_pending(const struct sched *s);
 /* A task woken from a wait (a wait queue, a lock handed to it) runs this

@@ -2377,6 +2377,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 		timed_free(&tm, threads, workers, nworkers);
 		return blab_fail(&fs->err, ret, "timed run: out of memory");
 	}
+	sched_set_budget(tm.s, st->events, cfg->max_events, cfg->cpu_deadline_s, cfg->max_cpu_s);
 	if (sleep_ns) {
 		tm.quit = 0;
 		ret = sched_run(tm.s, NULL, NULL, start + sleep_ns);
@@ -2384,6 +2385,7 @@ static int run(struct btrfs_fs_info *fs, const struct timed_config *cfg, struct 
 	}
 	if (!ret)
 		ret = sched_run(tm.s, section_done, &tm, fs->clock_ns + TIMED_LIMIT_NS);
+	st->events = sched_events(tm.s);
 	if (ret == BLAB_EDEADLK)
 		for (size_t i = 0; i < sched_ntasks(tm.s); i++) {
 			struct sched_task *t = sched_task(tm.s, (int)i);

@@ -93,6 +93,8 @@ struct timed_config {
 	int memory_pressure;           /* 0 none, 1 moderate, 2 heavy */
 	u64 delayed_background;        /* pending delayed items that wake the async worker (BTRFS_DELAYED_BACKGROUND, 128) */
 	int shrink_delalloc;           /* enum btrfs_shrink_delalloc: pages (5.11+) or inodes (5.10) */
+	u64 max_events;                /* simulated events all sections of a run may take (0: none) */
+	double cpu_deadline_s, max_cpu_s; /* the run's CPU-time bound (cpuclock_s; 0: none), and its length */
 };
 enum timed_log_copy {
 	LOG_COPY_PREALLOC = 0, /* seed 000's fix (this kernel has it): one extent buffer allocated before locking or joining the log */
@@ -115,6 +117,7 @@ struct timed_latency {
 /* What persists between sections of a run (plain data: a clone copies it). */
 struct timed_state {
 	u64 trans_started_ns;          /* when the running transaction began (commit interval) */
+	u64 events;                    /* simulated events run so far (against cfg->max_events) */
 	u64 sections;
 	u64 busy_ns;                   /* virtual time inside sections and sleeps */
 	u64 bytes_written;             /* by TOP_WRITE commands */

@@ -20,6 +20,10 @@ static inline double wallclock_ms_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/* Seconds of CPU the process has used (a run's time bound: a busy machine
+ * does not make a run fail sooner). */
+static inline double cpuclock_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
 /* Seconds on the monotonic clock (a progress line's, a server's uptime). */
 static inline double wallclock_s(void)
 {
