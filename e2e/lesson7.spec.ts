@@ -177,6 +177,15 @@ test.describe('at desktop width', () => {
     await expect(seed.locator('tr[data-snapshots="16"][data-metric="dirty"]')).toContainText('−37.7%');
     await expect(seed.locator('tr[data-snapshots="16"][data-metric="dirty"]')).toContainText('−49.0%');
     await expect(seed.locator('tr[data-snapshots="64"][data-metric="dirty"]')).toContainText('260 (deferred)');
+    // the caption's words and the note below all inside the table's scroll box, none cut at its edge
+    const cut = await seed.evaluate((t) => {
+      const box = t.parentElement!.getBoundingClientRect(), words = document.createRange();
+      words.selectNodeContents(t.querySelector('caption')!);
+      const note = document.getElementById(t.getAttribute('aria-describedby')!)!.getBoundingClientRect();
+      return { caption: words.getBoundingClientRect().right - box.right, note: note.right - box.right };
+    });
+    expect(cut.caption).toBeLessThanOrEqual(0);
+    expect(cut.note).toBeLessThanOrEqual(0);
   });
 
   test('export this state: the image after the relocation, its qgroups read back by the CLI, the group gone', async ({ page }) => {

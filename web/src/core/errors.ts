@@ -1,4 +1,5 @@
 // The core's error codes (wasm-core/src/errors.h), by name.
+import { namedInMessage } from '../model/names';
 export const CORE_ERRNO = {
   EINVAL: -1,
   ENOMEM: -2,
@@ -28,12 +29,12 @@ export function errorName(code: number): CoreErrorName {
   return 'EUNKNOWN';
 }
 
-/** A negative return code of the core, with the core's message. */
+/** A negative return code of the core, with the core's message (its trees named: model/names.ts's namedInMessage). */
 export class CoreError extends Error {
   readonly code: number;
   readonly errname: CoreErrorName;
   constructor(code: number, message: string) {
-    super(message || errorName(code));
+    super(namedInMessage(message) || errorName(code));
     this.name = 'CoreError';
     this.code = code;
     this.errname = errorName(code);

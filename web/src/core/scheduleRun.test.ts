@@ -149,6 +149,9 @@ describe('log_copy=direct: a picked interleaving deadlocks', () => {
     const r = scheduleRun(core, text, RUN, 1, DEADLOCK_ORDER.length);
     expect(r.failed).toMatchObject({ code: CORE_ERRNO.EDEADLK, name: 'EDEADLK' });
     expect(r.failed!.message).toMatch(/deadlock: A \(task \d+\) waits for the delayed node mutex of inode \d+, held by delayed-meta/);
+    // the page's message names the tree: "leaf N of the fs tree", never the core's "tree 5"
+    expect(r.failed!.message).toMatch(/delayed-meta \(task \d+\) waits to write-lock leaf \d+ of the fs tree, held by A/);
+    expect(r.failed!.message).not.toMatch(/\btree \d/);
     const name = new Map(r.names);
     const c = r.cycle!;
     expect(c.closed).toBe(true);

@@ -5,6 +5,7 @@
 // with the error that stopped it and a deadlock's cycle. Small and plain:
 // it crosses to the page.
 import { deadlockCycle, type DeadlockCycle } from '../model/deadlock';
+import { namedInMessage } from '../model/names';
 import { threadSections } from '../model/schedule';
 import { groupSteps } from '../model/steps';
 import { turnsAt, type TurnsView } from '../model/turns';
@@ -44,7 +45,7 @@ export function scheduleRun(core: Core, script: string, opts: RunOptions, sectio
     const m = core.metrics(h);
     const step = groupSteps(events, lines).find((s) => !s.final && s.line === sec.first);
     const known = m.failed && Object.hasOwn(CORE_ERRNO, m.failed.code) ? (m.failed.code as keyof typeof CORE_ERRNO) : null;
-    const failed: RunFailure | null = m.failed ? { code: known ? CORE_ERRNO[known] : 0, name: known ?? 'EUNKNOWN', message: m.failed.message } : null;
+    const failed: RunFailure | null = m.failed ? { code: known ? CORE_ERRNO[known] : 0, name: known ?? 'EUNKNOWN', message: namedInMessage(m.failed.message) } : null;
     return { ...(step ? turnsAt(step.events, sec, picks) : empty), failed, cycle: deadlockCycle(step?.events ?? events) };
   } finally {
     core.close(h);

@@ -3,6 +3,8 @@
 // hostile until shown otherwise, so a name that cannot be a path component
 // and a directory already on the path (a cycle) are refused here, before
 // the core is asked to resolve anything.
+import type { TreeDump } from './dump';
+
 export const ROOT_INO = 256n;
 
 export interface PathStep {
@@ -59,4 +61,46 @@ export function modeString(mode: number): string {
   special(6, 0o2000, 's', 'S');
   special(9, 0o1000, 't', 'T');
   return s;
+}
+
+const INODE_REF = 12; // BTRFS_INODE_REF_KEY
+
+/**
+ * Each inode's path, from the INODE_REF items (key: inode, INODE_REF, parent
+ * directory; summary "index N name X") of the dumps' fs and log trees, the
+ * later dumps' names winning: "/a" for 257 when /a is inode 257. Inodes whose
+ * chain of parents does not reach the root (a leaf folded out of the dump, a
+ * hostile cycle) have no path. Bounded: each chain at most 256 names deep.
+ */
+export function inodePaths(dumps: TreeDump[]): Map<bigint, string> {
+  const ref = new Map<bigint, { parent: bigint; name: string }>();
+  for (const d of dumps) for (const t of d.trees) {
+    if (t.id !== 5n && t.id !== 0xfffffffffffffffan) continue; // the fs tree and the log tree
+    for (const b of t.blocks) for (const e of b.entries) {
+      if (e.kind !== 'item' || e.key.type !== INODE_REF) continue;
+      const m = /^index \d+ name (.*)$/s.exec(e.summary);
+      if (m) ref.set(e.key.objectid, { parent: e.key.offset, name: visibleName(m[1]) });
+    }
+  }
+  const out = new Map<bigint, string>([[ROOT_INO, '/']]);
+  for (const ino of ref.keys()) {
+    const names: string[] = [];
+    let at: bigint | undefined = ino;
+    while (at !== undefined && at !== ROOT_INO && names.length < 256) {
+      const r = ref.get(at);
+      if (!r || r.parent === at) at = undefined;
+      else {
+        names.unshift(r.name);
+        at = r.parent;
+      }
+    }
+    if (at === ROOT_INO) out.set(ino, '/' + names.join('/'));
+  }
+  return out;
+}
+
+/** An inode as a sentence names it: "257 (/a)" when its path is known, else "257". */
+export function inodeWithPath(ino: bigint, paths?: Map<bigint, string>): string {
+  const p = paths?.get(ino);
+  return p ? `${ino} (${p})` : `${ino}`;
 }

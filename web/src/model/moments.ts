@@ -53,7 +53,9 @@ function marksOf(e: TraceEvent): Map<string, Mark> {
 function searchSentence(path: EventOf<'search'>[]): string {
   const last = path[path.length - 1];
   const via = path.length > 1 ? `${path.length - 1} node${path.length > 2 ? 's' : ''} down to ` : '';
-  return `${describeEvent(last).replace(/^Search the ([^:]+): /, `Search the $1 for (${keyText(last.key)}): ${via}`)}`;
+  // (LAST_FREE 0 0) sorts after every inode and subvolume number: the item before it holds the highest one in use
+  const why = last.key[0] === 0xffffffffffffff00n ? ', past every inode and subvolume number (the highest in use is just before it)' : '';
+  return `${describeEvent(last).replace(/^Search the ([^:]+): /, `Search the $1 for (${keyText(last.key)})${why}: ${via}`)}`;
 }
 
 /**

@@ -4,6 +4,7 @@ import { CancelledError, type CoreClient } from '../core/client';
 import type { Handle } from '../core/wasm';
 import { describeCrashPoint, type CrashPoint } from '../model/crashPoints';
 import type { TreeDump } from '../model/dump';
+import { inodePaths } from '../model/files';
 import { marksFor } from '../model/marks';
 import type { LessonAction, ReplayState } from '../model/lessonStore';
 import { keyText } from '../model/names';
@@ -113,6 +114,8 @@ export function LogReplayView({ core, script = '', image, reducedMotion, state, 
     return { logMarks: m, logFocus: item ? { bytenr: leaf.bytenr.toString(), slot: item.slot } : null };
   }, [data, cur, logTree]);
   const changes = useMemo(() => (cur ? itemChanges(cur, 5n) : null), [cur]);
+  // the files' names, from the fs tree and log before replay and the fs tree after it: "inode 257 (/a)"
+  const paths = useMemo(() => (data ? inodePaths([data.before, data.after]) : undefined), [data]);
   const passes = useMemo(() => (data ? passStarts(data.steps) : []), [data]);
   const fsMarks = useMemo(() => {
     const all = marksFor((cur?.events ?? []).filter((e) => 'tree' in e && e.tree === 5n));
@@ -175,7 +178,7 @@ export function LogReplayView({ core, script = '', image, reducedMotion, state, 
           <p className="step-text" role="status" aria-live="polite">
             {!hasLog ? (image ? 'This image has no pending log: a mount finds nothing to replay.' : 'No log at this crash point: the last commit is all there is (the fsyncs before it committed, or nothing was logged).')
               : step === 0 ? `The image as the ${image ? 'power cut' : 'crash'} left it: the last commit, and the log that fsync wrote. Replay has ${total} actions.`
-              : <><span className={`pass pass-${cur!.action.pass.replace(' ', '-')}`}>{cur!.action.pass}</span> {cur!.action.action}: {replaySaid(cur!.action)}.
+              : <><span className={`pass pass-${cur!.action.pass.replace(' ', '-')}`}>{cur!.action.pass}</span> {cur!.action.action}: {replaySaid(cur!.action, paths)}.
                 {' '}<span className="means">{replayMeans(cur!.action)}</span></>}
           </p>
           {changes && (changes.added.length + changes.changed.length + changes.removed.length > 0) && (

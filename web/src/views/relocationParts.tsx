@@ -5,6 +5,7 @@
 // pointers marked, the blocks a mode traces outlined and counted),
 // the three modes' dirty-extent counter with their qgroups, and the seed's
 // table beside our measured figures.
+import { useId } from 'react';
 import type { QgroupBalanceSeed } from '../lessons';
 import { percentChange, sharedBelow, SWAP_MODES, tracedBlocks, walkedBelow, type ModeRun, type QgroupSwapMode, type RelocChild, type RelocPicture, type RelocSlot } from '../model/relocation';
 import { treeName } from './relocation.sentences';
@@ -215,10 +216,12 @@ export function SeedFigures({ seed }: { seed: QgroupBalanceSeed }) {
   const snaps = [...new Set(seed.table.map((r) => r.snapshots))];
   const row = (n: number, metric: string) => seed.table.find((r) => r.snapshots === n && r.metric === metric);
   const fmt = (n: number) => n.toLocaleString('en');
+  const note = useId();
   return (
+    <>
     <div className="table-scroll" role="region" aria-label="The seed's table and ours (scrolls sideways)" tabIndex={0}>
-      <table className="reloc-seed-table" data-testid="seed004-table">
-        <caption className="hint">The seed: {seed.experiment}. ({seed.source}.) Ours: <code>{seed.measured.command}</code>, {seed.measured.setup}. Ours are the model's counts; this kernel has only the deferred mode, so only those have a kernel figure beside them.</caption>
+      <table className="reloc-seed-table" data-testid="seed004-table" aria-describedby={note}>
+        <caption className="hint">The seed's counts, the model's, the kernel's</caption>
         <thead>
           <tr><th scope="col">Snapshots</th><th scope="col">Count</th><th scope="col">Seed: v4.19-rc1</th><th scope="col">Seed: with the change</th><th scope="col">Seed: change</th>
             <th scope="col">Model: full</th><th scope="col">Model: subtree</th><th scope="col">Model: change</th><th scope="col">Model: deferred</th><th scope="col">Kernel 6.18</th></tr>
@@ -241,5 +244,7 @@ export function SeedFigures({ seed }: { seed: QgroupBalanceSeed }) {
         </tbody>
       </table>
     </div>
+    <p className="hint reloc-seed-note" id={note} data-testid="seed004-note">The seed: {seed.experiment}. ({seed.source}.) Ours: <code>{seed.measured.command}</code>, {seed.measured.setup}. Ours are the model's counts; this kernel has only the deferred mode, so only those have a kernel figure beside them.</p>
+    </>
   );
 }

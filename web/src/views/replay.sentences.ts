@@ -1,34 +1,35 @@
 // Each log replay action in a sentence with its numbers, and what it means
 // (LogReplayView). The actions are the core's (tree-log.h enum
 // btrfs_replay_action); their fields a, b, c are documented there.
+import { inodeWithPath } from '../model/files';
 import type { EventOf } from '../model/trace';
 import type { ReplayAction } from '../model/trace-schema.gen';
 
 type Replay = EventOf<'replay'>;
 
-/** What happened, with the action's own numbers. */
-const SAID: Record<Exclude<ReplayAction, `#${number}`>, (e: Replay) => string> = {
+/** What happened, with the action's own numbers; inodes as n gives them ("257 (/a)"). */
+const SAID: Record<Exclude<ReplayAction, `#${number}`>, (e: Replay, n: (ino: bigint) => string) => string> = {
   'pin block': (e) => `log block ${e.a} (level ${e.b}) is pinned`,
   'pin data': (e) => `data extent ${e.a} (${e.b} bytes) the log refers to is pinned`,
-  'inode new': (e) => `inode ${e.a} is not in the fs tree: its logged inode item is copied in (size ${e.b})`,
-  'inode overwrite': (e) => `inode ${e.a}'s inode item is replaced by the logged one (size ${e.b})`,
-  'inode keep': (e) => `inode ${e.a} was logged only so that it exists: the fs tree's inode item stays`,
-  'xattr delete': (e) => `inode ${e.a}: xattrs the log does not hold are deleted`,
-  'dir delete': (e) => `dir ${e.a}: a name of inode ${e.b} inside a logged index range is not in the log, and is deleted`,
-  truncate: (e) => `inode ${e.a} is cut at ${e.b}: ${e.c} bytes past the logged size go`,
-  'unlink conflict': (e) => `dir ${e.a}: inode ${e.b} loses a name the log gives to another inode`,
-  'link present': (e) => `dir ${e.a} already has inode ${e.b} at index ${e.c}: nothing to do`,
-  'link later': (e) => `dir ${e.a}, index ${e.c}: inode ${e.b}'s name is left for its INODE_REF, replayed in the next pass`,
-  'link no inode': (e) => `dir ${e.a}: inode ${e.b} is neither logged nor on disk, so its name is skipped`,
-  'link add': (e) => `dir ${e.a} gains inode ${e.b}'s name at index ${e.c}`,
-  'unlink old ref': (e) => `dir ${e.a}: a name of inode ${e.b} that the logged INODE_REF no longer has is removed`,
-  'xattr set': (e) => `inode ${e.a}: a logged xattr is set`,
-  'extent present': (e) => `inode ${e.a}: the extent at ${e.b} (${e.c} bytes) is already there`,
-  hole: (e) => `inode ${e.a}: a hole at ${e.b} (${e.c} bytes) is punched`,
-  extent: (e) => `inode ${e.a}: the logged extent at ${e.b} (${e.c} bytes) replaces what the fs tree had there`,
+  'inode new': (e, n) => `inode ${n(e.a)} is not in the fs tree: its logged inode item is copied in (size ${e.b})`,
+  'inode overwrite': (e, n) => `inode ${n(e.a)}'s inode item is replaced by the logged one (size ${e.b})`,
+  'inode keep': (e, n) => `inode ${n(e.a)} was logged only so that it exists: the fs tree's inode item stays`,
+  'xattr delete': (e, n) => `inode ${n(e.a)}: xattrs the log does not hold are deleted`,
+  'dir delete': (e, n) => `dir ${n(e.a)}: a name of inode ${n(e.b)} inside a logged index range is not in the log, and is deleted`,
+  truncate: (e, n) => `inode ${n(e.a)} is cut at ${e.b}: ${e.c} bytes past the logged size go`,
+  'unlink conflict': (e, n) => `dir ${n(e.a)}: inode ${n(e.b)} loses a name the log gives to another inode`,
+  'link present': (e, n) => `dir ${n(e.a)} already has inode ${n(e.b)} at index ${e.c}: nothing to do`,
+  'link later': (e, n) => `dir ${n(e.a)}, index ${e.c}: inode ${n(e.b)}'s name is left for its INODE_REF, replayed in the next pass`,
+  'link no inode': (e, n) => `dir ${n(e.a)}: inode ${n(e.b)} is neither logged nor on disk, so its name is skipped`,
+  'link add': (e, n) => `dir ${n(e.a)} gains inode ${n(e.b)}'s name at index ${e.c}`,
+  'unlink old ref': (e, n) => `dir ${n(e.a)}: a name of inode ${n(e.b)} that the logged INODE_REF no longer has is removed`,
+  'xattr set': (e, n) => `inode ${n(e.a)}: a logged xattr is set`,
+  'extent present': (e, n) => `inode ${n(e.a)}: the extent at ${e.b} (${e.c} bytes) is already there`,
+  hole: (e, n) => `inode ${n(e.a)}: a hole at ${e.b} (${e.c} bytes) is punched`,
+  extent: (e, n) => `inode ${n(e.a)}: the logged extent at ${e.b} (${e.c} bytes) replaces what the fs tree had there`,
   csum: (e) => `checksums of data at ${e.a} (${e.b} bytes) are copied into the csum tree`,
-  counts: (e) => `inode ${e.a}: link count set to ${e.b} from its names; its size (or bytes used) is ${e.c}`,
-  evict: (e) => `inode ${e.a} is left with no name, and is deleted`,
+  counts: (e, n) => `inode ${n(e.a)}: link count set to ${e.b} from its names; its size (or bytes used) is ${e.c}`,
+  evict: (e, n) => `inode ${n(e.a)} is left with no name, and is deleted`,
 };
 
 /** Why the action exists: what a learner needs to read a replay. */
@@ -56,10 +57,10 @@ export const REPLAY_MEANS: Record<Exclude<ReplayAction, `#${number}`>, string> =
   evict: 'An inode with no name left is deleted, as the kernel would after an unlink.',
 };
 
-/** One replay action told with its numbers. */
-export function replaySaid(e: Replay): string {
+/** One replay action told with its numbers, each inode with its path when paths has it (model/files.ts's inodePaths). */
+export function replaySaid(e: Replay, paths?: Map<bigint, string>): string {
   const f = SAID[e.action as keyof typeof SAID];
-  return f ? f(e) : `${e.action}`;
+  return f ? f(e, (ino) => inodeWithPath(ino, paths)) : `${e.action}`;
 }
 
 /** What the action means, or '' for an action this page does not know. */

@@ -2,6 +2,7 @@
 // events the timeline view (lesson 3) draws. A task is told by its number
 // here; the timeline (model/timeline.ts) tells it by its lane's name ("A",
 // "endio-write 2") through `who`.
+import { treeName } from '../model/names';
 import { formatBytes as size, formatNs as dur } from '../model/units';
 import type { EventOf, TraceKind } from '../model/trace';
 import type { Sentences } from './sentences';
@@ -17,7 +18,7 @@ export function waitWhat(cause: string, object: bigint): string {
   switch (cause) {
     case 'writeback': return `writeback of ${ino(object)} (its pages' bios)`;
     case 'ordered extent': return `the ordered extents of ${ino(object)} to complete`;
-    case 'tree lock': return `a lock on the ${object === 18446744073709551610n ? 'log tree' : object === 7n ? 'csum tree' : object === 5n ? 'fs tree' : `tree ${object}`}`;
+    case 'tree lock': return `a lock on the ${treeName(object)}`;
     case 'transaction commit': return `the commit of transaction ${object}`;
     case 'transaction writers': return `the transaction's other writers (transaction ${object})`;
     case 'log sync': return `another task's log sync (log transaction ${object})`;
