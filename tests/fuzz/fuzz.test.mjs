@@ -1,7 +1,7 @@
 // The libFuzzer targets of wasm-core/fuzz, each run briefly on a copy of its
 // seed corpus: a crash, a leak, a sanitizer report or a slow input fails it.
 // BTRFSLAB_FUZZ_SECONDS sets the time per target (7 s by default, about a
-// minute in all); node bench/run.mjs fuzz runs them for long.
+// minute and a quarter in all); node bench/run.mjs fuzz runs them for long.
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -287,6 +287,52 @@ static struct btrfs_fs_info *open_image(const char *cmd, const char *path)
 	return fs;
 }
 
+/* open_image for a command that writes an image from this one: the layout
+ * validated (btrfs_open_rw), for balance no reloc tree a kernel balance left
+ * (the kernel's to finish: said before what check says of them), and the
+ * image clean by check; or NULL with the refusal printed. */
+static struct btrfs_fs_info *open_image_rw(const char *cmd, const char *path)
+{
+	struct blab_device dev;
+	struct blab_err err = {0};
+	if (image_read_file(&dev, path, &err)) {
+		fail_err(cmd, &err);
+		return NULL;
+	}
+	struct btrfs_fs_info *fs = btrfs_open(&dev, &err);
+	if (!fs) {
+		fail_err(cmd, &err);
+		return NULL;
+	}
+	fs->trace.enabled = 0;
+	if (!strcmp(cmd, "balance") && btrfs_reloc_trees_left(fs, "balance")) {
+		fprintf(stderr, "btrfslab %s: %s: %s; nothing written\n", cmd, path, fs->err.msg);
+		btrfs_fs_free(fs);
+		return NULL;
+	}
+	if (btrfs_load_block_groups(fs) || btrfs_verify_layout(fs, NULL)) { /* btrfs_open_rw's */
+		fprintf(stderr, "btrfslab %s: %s: refusing the image: %s\n", cmd, path, fs->err.msg);
+		btrfs_fs_free(fs);
+		return NULL;
+	}
+	if (btrfs_check_clean(fs, path)) {
+		fprintf(stderr, "btrfslab %s: refusing the image: %s\n", cmd, fs->err.msg);
+		btrfs_fs_free(fs);
+		return NULL;
+	}
+	return fs;
+}
+
+/* Before a writer writes its result: the result clean by check (else a bug
+ * of ours, and nothing is written). */
+static int result_clean(const char *cmd, struct btrfs_fs_info *fs)
+{
+	if (!btrfs_check_clean(fs, "the result"))
+		return 0;
+	fprintf(stderr, "btrfslab %s: %s; nothing written (a btrfs-lab bug: please report it with the image)\n", cmd, fs->err.msg);
+	return 1;
+}
+
 static int parse_tree_id(const char *s, u64 *id)
 {
 	static const struct {
@@ -640,7 +686,7 @@ static int cmd_replay(int argc, char **argv, int variant)
 	}
 	if (!image || !out)
 		return fprintf(stderr, "btrfslab replay: usage: replay IMAGE -o OUT [--trace OUT.jsonl]\n"), 2;
-	struct btrfs_fs_info *fs = open_image("replay", image);
+	struct btrfs_fs_info *fs = open_image_rw("replay", image);
 	if (!fs)
 		return 1;
 	fs->trace.enabled = trace != NULL;
@@ -651,7 +697,11 @@ static int cmd_replay(int argc, char **argv, int variant)
 	int failed = btrfs_replay_log(fs, &st);
 	double ms = wallclock_ms_since(&t0);
 	if (failed) {
-		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
+		fprintf(stderr, "btrfslab replay: %s: %s; nothing written\n", image, fs->err.msg[0] ? fs->err.msg : blab_errname(failed));
+		btrfs_fs_free(fs);
+		return 1;
+	}
+	if (result_clean("replay", fs)) {
 		btrfs_fs_free(fs);
 		return 1;
 	}
@@ -734,7 +784,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 	}
 	if (!image || !out)
 		return fprintf(stderr, "btrfslab balance: usage: balance [-m] [-d] [-s] [usage=N] IMAGE -o OUT [--trace OUT.jsonl]\n"), 2;
-	struct btrfs_fs_info *fs = open_image("balance", image);
+	struct btrfs_fs_info *fs = open_image_rw("balance", image);
 	if (!fs)
 		return 1;
 	fs->trace.enabled = trace != NULL;
@@ -743,15 +793,21 @@ static int cmd_balance(int argc, char **argv, int variant)
 	int rc = 0;
 	btrfs_qgroup_set_swap_mode(fs, swap);
 	struct timespec t0 = wallclock_now();
-	if (btrfs_reloc_trees_left(fs, "balance") || btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
-	    btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st)) {
-		fprintf(stderr, "btrfslab balance: %s: %s\n", image, fs->err.msg);
+	int failed;
+	if ((failed = btrfs_reloc_trees_left(fs, "balance")) || (failed = btrfs_replay_log(fs, &rs)) ||
+	    (!fs->bg_loaded && (failed = btrfs_load_block_groups(fs))) ||
+	    (failed = btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st))) {
+		fprintf(stderr, "btrfslab balance: %s: %s; nothing written\n", image, fs->err.msg[0] ? fs->err.msg : blab_errname(failed));
 		btrfs_fs_free(fs);
 		return 1;
 	}
 	/* the balance's time: up to its last commit, as the kernel's balance ends (the image file written after it is
 	 * ours to make, like a copy of the kernel's image, and timed apart) */
 	double ms = wallclock_ms_since(&t0);
+	if (result_clean("balance", fs)) {
+		btrfs_fs_free(fs);
+		return 1;
+	}
 	if (trace)
 		rc |= write_trace(trace, &fs->trace, "balance");
 	struct blab_err err = {0};

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const core = join(dirname(fileURLToPath(import.meta.url)), '..');
 const B = process.env.BTRFSLAB_FUZZ_B || 'build';
-export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario'];
+export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario', 'balance', 'replay_check'];
 
 /** The seed corpus directory of a target. */
 export function seedDir(target) {
