@@ -293,30 +293,12 @@ static struct btrfs_fs_info *open_image(const char *cmd, const char *path)
  * image clean by check; or NULL with the refusal printed. */
 static struct btrfs_fs_info *open_image_rw(const char *cmd, const char *path)
 {
-	struct blab_device dev;
-	struct blab_err err = {0};
-	if (image_read_file(&dev, path, &err)) {
-		fail_err(cmd, &err);
+	struct btrfs_fs_info *fs = open_image(cmd, path);
+	if (!fs)
 		return NULL;
-	}
-	struct btrfs_fs_info *fs = btrfs_open(&dev, &err);
-	if (!fs) {
-		fail_err(cmd, &err);
-		return NULL;
-	}
-	fs->trace.enabled = 0;
-	if (!strcmp(cmd, "balance") && btrfs_reloc_trees_left(fs, "balance")) {
-		fprintf(stderr, "btrfslab %s: %s: %s; nothing written\n", cmd, path, fs->err.msg);
-		btrfs_fs_free(fs);
-		return NULL;
-	}
-	if (btrfs_load_block_groups(fs) || btrfs_verify_layout(fs, NULL)) { /* btrfs_open_rw's */
-		fprintf(stderr, "btrfslab %s: %s: refusing the image: %s\n", cmd, path, fs->err.msg);
-		btrfs_fs_free(fs);
-		return NULL;
-	}
-	if (btrfs_check_clean(fs, path)) {
-		fprintf(stderr, "btrfslab %s: refusing the image: %s\n", cmd, fs->err.msg);
+	if ((!strcmp(cmd, "balance") && btrfs_reloc_trees_left(fs, "balance")) || btrfs_verify_writable(fs) ||
+	    btrfs_check_clean(fs, NULL)) {
+		fprintf(stderr, "btrfslab %s: %s: refusing the image: %s; nothing written\n", cmd, path, fs->err.msg);
 		btrfs_fs_free(fs);
 		return NULL;
 	}

@@ -4,7 +4,6 @@
  * types from the input's last byte: -m, -d, -s or all). A balance that
  * succeeds and leaves an image check does not pass is a finding (abort). */
 #include "fuzz.h"
-#include "../src/block-group.h"
 #include "../src/check.h"
 #include "../src/relocation.h"
 #include "../src/tree-log.h"
@@ -20,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				    BTRFS_BLOCK_GROUP_SYSTEM, BTRFS_BLOCK_GROUP_TYPE_MASK};
 	struct btrfs_replay_stats rs = {0};
 	struct btrfs_reloc_stats st = {0};
-	if (!btrfs_reloc_trees_left(fs, "balance") && !btrfs_load_block_groups(fs) && !btrfs_verify_layout(fs, NULL) &&
+	if (!btrfs_reloc_trees_left(fs, "balance") && !btrfs_verify_writable(fs) &&
 	    !btrfs_check_clean(fs, "the image") && !btrfs_replay_log(fs, &rs) && !btrfs_balance(fs, masks[data[size - 1] & 3], 100, &st) &&
 	    btrfs_check_clean(fs, "the balanced image")) {
 		fprintf(stderr, "balance exited 0 with a bad image: %s\n", fs->err.msg);

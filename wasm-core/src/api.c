@@ -9,7 +9,6 @@
 #include "inode.h"
 #include "scenario.h"
 #include "checkpoint.h"
-#include "block-group.h"
 #include <stdlib.h>
 
 #define MAX_HANDLES 64
@@ -264,10 +263,8 @@ int blab_replay_steps(int h, u32 steps)
 	if (!fs)
 		return blab_fail(&last_err, BLAB_EINVAL, "no open filesystem %d", h);
 	struct btrfs_replay_stats st = {.stop_after = steps};
-	/* a replay writes: the layout it relies on first (btrfs_open_rw's) */
-	int ret = btrfs_load_block_groups(fs);
-	if (!ret && btrfs_verify_layout(fs, NULL))
-		ret = fs->err.code;
+	/* a replay writes: the layout it relies on first */
+	int ret = btrfs_verify_writable(fs);
 	if (!ret)
 		ret = btrfs_replay_log(fs, &st);
 	if (ret)

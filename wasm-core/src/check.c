@@ -515,8 +515,8 @@ int btrfs_check_clean(struct btrfs_fs_info *fs, const char *what)
 	if (!strncmp(first, "ERROR: ", 7))
 		first += 7;
 	int len = (int)strcspn(first, "\n");
-	blab_fail(&fs->err, BLAB_ECORRUPT, "%s: check finds %d error%s, the first: %.*s (btrfslab check lists them)", what, n,
-		  n == 1 ? "" : "s", len > 300 ? 300 : len, first);
+	blab_fail(&fs->err, BLAB_ECORRUPT, "%s%scheck finds %d error%s, the first: %.*s (btrfslab check lists them)", what ? what : "",
+		  what ? ": " : "", n, n == 1 ? "" : "s", len > 300 ? 300 : len, first);
 	sb_free(&out);
 	return BLAB_ECORRUPT;
 }

@@ -12,7 +12,7 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
 /* The file system part: returns the number of problems found (written to out). */
 int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags);
 /* 0 when btrfs_check_fs finds nothing; else ECORRUPT in fs->err naming what
- * (the image, or a command's result), the count and the first problem. What
+ * (the image, or a command's result; NULL: nothing), the count and the first problem. What
  * balance and replay ask of their input, and of their output before it is
  * written. */
 int btrfs_check_clean(struct btrfs_fs_info *fs, const char *what);

@@ -932,10 +932,16 @@ int btrfs_verify_layout(struct btrfs_fs_info *fs, struct strbuf *out)
 	return v.problems;
 }
 
+int btrfs_verify_writable(struct btrfs_fs_info *fs)
+{
+	int ret = btrfs_load_block_groups(fs);
+	return ret ? ret : btrfs_verify_layout(fs, NULL) ? fs->err.code : 0;
+}
+
 struct btrfs_fs_info *btrfs_open_rw(struct blab_device *dev, struct blab_err *err)
 {
 	struct btrfs_fs_info *fs = btrfs_open(dev, err);
-	if (fs && (btrfs_load_block_groups(fs) || btrfs_verify_layout(fs, NULL))) {
+	if (fs && btrfs_verify_writable(fs)) {
 		if (err)
 			*err = fs->err;
 		btrfs_fs_free(fs);

@@ -54,8 +54,11 @@ struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err);
  * fs->err (ECORRUPT, naming what and where) and 1 is returned. 0: none. */
 struct strbuf;
 int btrfs_verify_layout(struct btrfs_fs_info *fs, struct strbuf *out);
-/* btrfs_open for a writer: the block groups loaded and btrfs_verify_layout
- * passed, or NULL with *err naming the first problem. */
+/* What a writer asks of an open image: the block groups loaded and
+ * btrfs_verify_layout passed. 0, or the error (fs->err names it). */
+int btrfs_verify_writable(struct btrfs_fs_info *fs);
+/* btrfs_open for a writer: btrfs_verify_writable passed, or NULL with *err
+ * naming the first problem. */
 struct btrfs_fs_info *btrfs_open_rw(struct blab_device *dev, struct blab_err *err);
 /* A copy of src's root (its dir index too) whose node is fs's cached
  * block of the same bytenr. NULL on ENOMEM (fs->err set). */
