@@ -3,24 +3,22 @@
 // BTRFSLAB_FUZZ_SECONDS sets the time per target (7 s by default, about a
 // minute and a quarter in all); node bench/run.mjs fuzz runs them for long.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { buildFuzzers, runFuzzer, TARGETS } from '../../wasm-core/fuzz/run.mjs';
+import { buildFuzzers, copySeeds, runFuzzer, TARGETS } from '../../wasm-core/fuzz/run.mjs';
 
 const seconds = Number(process.env.BTRFSLAB_FUZZ_SECONDS || 7);
 const tmp = mkdtempSync(join(tmpdir(), 'btrfslab-fuzz-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-const corpus = fileURLToPath(new URL('../../wasm-core/fuzz/corpus/', import.meta.url));
 
 describe(`libFuzzer targets, ${seconds} s each`, () => {
   before(() => buildFuzzers());
   for (const t of TARGETS) {
     test(t, () => {
       const dir = join(tmp, t);
-      cpSync(join(corpus, t === 'scenario' ? 'scripts' : 'images'), dir, { recursive: true });
+      copySeeds(t, dir);
       const r = runFuzzer(t, dir, { seconds, artifacts: join(tmp, `crash-${t}-`) });
       assert.equal(r.status, 0, `${t}: libFuzzer exited ${r.status}\n${r.tail}`);
       assert.ok(r.executions > 0, `${t} ran no input`);

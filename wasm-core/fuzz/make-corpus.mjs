@@ -67,7 +67,8 @@ function run(name, script) {
   return img;
 }
 
-rmSync(out, { recursive: true, force: true });
+rmSync(images, { recursive: true, force: true }); // corpus/min (long runs' minimized inputs) stays
+rmSync(scripts, { recursive: true, force: true });
 mkdirSync(images, { recursive: true });
 mkdirSync(scripts, { recursive: true });
 try {

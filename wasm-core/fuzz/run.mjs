@@ -2,7 +2,7 @@
 // bench/fuzz.bench.mjs. BTRFSLAB_FUZZ_B names the build directory inside
 // wasm-core (default build; the binaries go to $B/fuzz/).
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,6 +13,14 @@ export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 're
 /** The seed corpus directory of a target. */
 export function seedDir(target) {
   return join(core, 'fuzz', 'corpus', target === 'scenario' ? 'scripts' : 'images');
+}
+
+/** Copies a target's seeds into dir: seedDir's, and the small inputs a long
+ * run of the target kept (corpus/min/TARGET, minimized, when there is one). */
+export function copySeeds(target, dir) {
+  cpSync(seedDir(target), dir, { recursive: true });
+  const min = join(core, 'fuzz', 'corpus', 'min', target);
+  if (existsSync(min)) cpSync(min, dir, { recursive: true });
 }
 
 /** make fuzz (incremental); throws with make's output on failure. */
