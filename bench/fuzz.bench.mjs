@@ -9,10 +9,10 @@
 //   BTRFSLAB_FUZZ_B        the build directory in wasm-core (default build)
 // Crash inputs are left in bench/results/fuzz/ and fail the run after every
 // target has had its turn.
-import { cpSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildFuzzers, fuzzCommand, runFuzzerAsync, seedDir, TARGETS } from '../wasm-core/fuzz/run.mjs';
+import { buildFuzzers, copySeeds, fuzzCommand, runFuzzerAsync, TARGETS } from '../wasm-core/fuzz/run.mjs';
 
 export const name = 'fuzzing: executions per libFuzzer target (ASan+UBSan)';
 
@@ -31,7 +31,7 @@ export async function run({ dir }) {
   async function worker() {
     for (let t; (t = queue.shift());) {
       const d = join(work, t);
-      if (!existsSync(d)) cpSync(seedDir(t), d, { recursive: true });
+      if (!existsSync(d)) copySeeds(t, d);
       const opts = { seconds, runs, artifacts: join(crashes, `${t}-`), log: join(work, `${t}.log`) };
       console.log(`${t}: ${fuzzCommand(t, d, opts).join(' ')}`);
       const t0 = Date.now();

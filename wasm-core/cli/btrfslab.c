@@ -296,6 +296,34 @@ static struct btrfs_fs_info *open_image(const char *cmd, const char *path)
 	return fs;
 }
 
+/* open_image for a command that writes an image from this one: the layout
+ * validated (btrfs_open_rw), for balance no reloc tree a kernel balance left
+ * (the kernel's to finish: said before what check says of them), and the
+ * image clean by check; or NULL with the refusal printed. */
+static struct btrfs_fs_info *open_image_rw(const char *cmd, const char *path)
+{
+	struct btrfs_fs_info *fs = open_image(cmd, path);
+	if (!fs)
+		return NULL;
+	if ((!strcmp(cmd, "balance") && btrfs_reloc_trees_left(fs, "balance")) || btrfs_verify_writable(fs) ||
+	    btrfs_check_clean(fs, NULL)) {
+		fprintf(stderr, "btrfslab %s: %s: refusing the image: %s; nothing written\n", cmd, path, fs->err.msg);
+		btrfs_fs_free(fs);
+		return NULL;
+	}
+	return fs;
+}
+
+/* Before a writer writes its result: the result clean by check (else a bug
+ * of ours, and nothing is written). */
+static int result_clean(const char *cmd, struct btrfs_fs_info *fs)
+{
+	if (!btrfs_check_clean(fs, "the result"))
+		return 0;
+	fprintf(stderr, "btrfslab %s: %s; nothing written (a btrfs-lab bug: please report it with the image)\n", cmd, fs->err.msg);
+	return 1;
+}
+
 static int parse_tree_id(const char *s, u64 *id)
 {
 	static const struct {
@@ -672,7 +700,7 @@ static int cmd_replay(int argc, char **argv, int variant)
 	}
 	if (!image || !out)
 		return fprintf(stderr, "btrfslab replay: usage: replay IMAGE -o OUT [--trace OUT.jsonl]\n"), 2;
-	struct btrfs_fs_info *fs = open_image("replay", image);
+	struct btrfs_fs_info *fs = open_image_rw("replay", image);
 	if (!fs)
 		return 1;
 	fs->trace.enabled = trace != NULL;
@@ -683,7 +711,11 @@ static int cmd_replay(int argc, char **argv, int variant)
 	int failed = btrfs_replay_log(fs, &st);
 	double ms = wallclock_ms_since(&t0);
 	if (failed) {
-		fprintf(stderr, "btrfslab replay: %s: %s\n", image, fs->err.msg);
+		fprintf(stderr, "btrfslab replay: %s: %s; nothing written\n", image, fs->err.msg[0] ? fs->err.msg : blab_errname(failed));
+		btrfs_fs_free(fs);
+		return 1;
+	}
+	if (result_clean("replay", fs)) {
 		btrfs_fs_free(fs);
 		return 1;
 	}
@@ -766,7 +798,7 @@ static int cmd_balance(int argc, char **argv, int variant)
 	}
 	if (!image || !out)
 		return fprintf(stderr, "btrfslab balance: usage: balance [-m] [-d] [-s] [usage=N] IMAGE -o OUT [--trace OUT.jsonl]\n"), 2;
-	struct btrfs_fs_info *fs = open_image("balance", image);
+	struct btrfs_fs_info *fs = open_image_rw("balance", image);
 	if (!fs)
 		return 1;
 	fs->trace.enabled = trace != NULL;
@@ -775,15 +807,21 @@ static int cmd_balance(int argc, char **argv, int variant)
 	int rc = 0;
 	btrfs_qgroup_set_swap_mode(fs, swap);
 	struct timespec t0 = wallclock_now();
-	if (btrfs_reloc_trees_left(fs, "balance") || btrfs_replay_log(fs, &rs) || (!fs->bg_loaded && btrfs_load_block_groups(fs)) ||
-	    btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st)) {
-		fprintf(stderr, "btrfslab balance: %s: %s\n", image, fs->err.msg);
+	int failed;
+	if ((failed = btrfs_reloc_trees_left(fs, "balance")) || (failed = btrfs_replay_log(fs, &rs)) ||
+	    (!fs->bg_loaded && (failed = btrfs_load_block_groups(fs))) ||
+	    (failed = btrfs_balance(fs, mask ? mask : BTRFS_BLOCK_GROUP_TYPE_MASK, usage, &st))) {
+		fprintf(stderr, "btrfslab balance: %s: %s; nothing written\n", image, fs->err.msg[0] ? fs->err.msg : blab_errname(failed));
 		btrfs_fs_free(fs);
 		return 1;
 	}
 	/* the balance's time: up to its last commit, as the kernel's balance ends (the image file written after it is
 	 * ours to make, like a copy of the kernel's image, and timed apart) */
 	double ms = wallclock_ms_since(&t0);
+	if (result_clean("balance", fs)) {
+		btrfs_fs_free(fs);
+		return 1;
+	}
 	if (trace)
 		rc |= write_trace(trace, &fs->trace, "balance");
 	struct blab_err err = {0};

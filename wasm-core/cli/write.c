@@ -387,7 +387,7 @@ int cmd_write(int argc, char **argv, int variant)
 	struct blab_err err = {0};
 	if (image_read_file(&idev, image, &err))
 		return fprintf(stderr, "btrfslab write: %s\n", err.msg), 1;
-	struct btrfs_fs_info *fs = btrfs_open(&idev, &err);
+	struct btrfs_fs_info *fs = btrfs_open_rw(&idev, &err);
 	if (!fs)
 		return fprintf(stderr, "btrfslab write: %s is not a filesystem to write: %s\n", image, err.msg), 1;
 	u64 claimed = btrfs_super_total_bytes(fs->super), fs_bytes;

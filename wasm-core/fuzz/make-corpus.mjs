@@ -5,7 +5,8 @@
 // (fixed --seed and --time: the same bytes every time); mkfs.btrfs's at
 // three node sizes (fixed UUID and source times); one of ours the kernel
 // changed (loop-mounted read-write, when this machine can); the crafted
-// hostile images and scripts of tests/cli/make-hostile.mjs; the lessons'
+// hostile images and scripts of tests/cli/make-hostile.mjs and those of
+// tests/cli/hostile-writers.mjs (balance's and replay's); the lessons'
 // scenarios. Every image is checked to round-trip through BLFZ and open.
 //   node wasm-core/fuzz/make-corpus.mjs
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -66,7 +67,8 @@ function run(name, script) {
   return img;
 }
 
-rmSync(out, { recursive: true, force: true });
+rmSync(images, { recursive: true, force: true }); // corpus/min (long runs' minimized inputs) stays
+rmSync(scripts, { recursive: true, force: true });
 mkdirSync(images, { recursive: true });
 mkdirSync(scripts, { recursive: true });
 try {
@@ -110,6 +112,10 @@ try {
     if (c.kind === 'script') copyFileSync(c.file, join(scripts, `hostile-${c.name}.txt`));
     else if (!c.huge && !c.deep && statSync(c.file).size <= 256 * 2 ** 20) add(`hostile-${c.name}`, c.file, { mustOpen: false });
   }
+
+  // the crafted images the writers (balance, replay) must refuse
+  const { makeWriterCases } = await import('../../tests/cli/hostile-writers.mjs');
+  for (const c of makeWriterCases(join(tmp, 'writers'))) add(`writers-${c.name}`, c.img, { mustOpen: false });
 
   const lessons = join(here, '..', '..', 'lessons');
   for (const l of readdirSync(lessons)) {

@@ -2,19 +2,27 @@
 // bench/fuzz.bench.mjs. BTRFSLAB_FUZZ_B names the build directory inside
 // wasm-core (default build; the binaries go to $B/fuzz/).
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const core = join(dirname(fileURLToPath(import.meta.url)), '..');
 const B = process.env.BTRFSLAB_FUZZ_B || 'build';
-export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario', 'serve_request', 'write_plan', 'qgroup'];
+export const TARGETS = ['open_ls', 'cat', 'check', 'dump_tree', 'dump_json', 'replay', 'extract', 'scenario', 'serve_request', 'write_plan', 'qgroup', 'balance', 'replay_check'];
 // the seed corpus of the targets that do not take images
 const SEEDS = { scenario: 'scripts', serve_request: 'requests', write_plan: 'plans' };
 
 /** The seed corpus directory of a target. */
 export function seedDir(target) {
   return join(core, 'fuzz', 'corpus', SEEDS[target] || 'images');
+}
+
+/** Copies a target's seeds into dir: seedDir's, and the small inputs a long
+ * run of the target kept (corpus/min/TARGET, minimized, when there is one). */
+export function copySeeds(target, dir) {
+  cpSync(seedDir(target), dir, { recursive: true });
+  const min = join(core, 'fuzz', 'corpus', 'min', target);
+  if (existsSync(min)) cpSync(min, dir, { recursive: true });
 }
 
 /** make fuzz (incremental); throws with make's output on failure. */

@@ -263,7 +263,10 @@ int blab_replay_steps(int h, u32 steps)
 	if (!fs)
 		return blab_fail(&last_err, BLAB_EINVAL, "no open filesystem %d", h);
 	struct btrfs_replay_stats st = {.stop_after = steps};
-	int ret = btrfs_replay_log(fs, &st);
+	/* a replay writes: the layout it relies on first */
+	int ret = btrfs_verify_writable(fs);
+	if (!ret)
+		ret = btrfs_replay_log(fs, &st);
 	if (ret)
 		last_err = fs->err;
 	return ret;

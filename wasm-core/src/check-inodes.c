@@ -25,7 +25,7 @@ struct ic {
 	struct btrfs_root *root;
 	struct strbuf *out;
 	int *errors;
-	struct u64map *drefs; /* data extent bytenr -> references counted */
+	struct u64map *drefs; /* data extent bytenr -> references counted, and the disk_num_bytes they give (u64[2]) */
 	struct u64map *leaves; /* leaf bytenr -> the subvolume whose walk counts its file extents */
 	u64 leaf;              /* the leaf of the item being walked */
 	struct u64map entries; /* inode -> DIR_INDEX entries naming it, in this subvolume */
@@ -279,9 +279,19 @@ static void item(struct ic *c, const struct btrfs_key *k, const u8 *p, u32 sz)
 		u64 *by = u64map_get(c->leaves, c->leaf);
 		if (!by && (by = u64map_put(c->leaves, c->leaf)))
 			*by = c->root->objectid;
-		u64 *n = by && *by == c->root->objectid ? u64map_put(c->drefs, bytenr) : NULL;
-		if (n)
+		u64 *n = by && *by == c->root->objectid ? u64map_put(c->drefs, bytenr) : NULL, dlen = btrfs_file_extent_disk_num_bytes(p);
+		if (n) {
 			(*n)++;
+			if (!n[1])
+				n[1] = dlen;
+			else if (n[1] != dlen)
+				bad(c, "EXTENT_DATA %" PRIu64 ": data extent %" PRIu64 " of disk_num_bytes %" PRIu64 ", another file extent gives %" PRIu64,
+				    k->offset, bytenr, dlen, n[1]);
+		}
+		if (!btrfs_file_extent_compression(p) && (btrfs_file_extent_offset(p) + num < num || btrfs_file_extent_offset(p) + num > dlen))
+			bad(c, "EXTENT_DATA %" PRIu64 ": offset %" PRIu64 " and %" PRIu64 " bytes reach past its data extent %" PRIu64
+			       " of %" PRIu64 " bytes",
+			    k->offset, btrfs_file_extent_offset(p), num, bytenr, dlen);
 		if (btrfs_file_extent_type(p) == BTRFS_FILE_EXTENT_REG && !(c->have_item && (c->in.flags & 1 /* NODATASUM */))) {
 			u64 ss = c->fs->sectorsize, s = bytenr + btrfs_file_extent_offset(p);
 			u8 sec[4096];
@@ -480,6 +490,9 @@ static void check_data_refs(struct btrfs_fs_info *fs, struct u64map *drefs, stru
 		    (btrfs_extent_flags(p) & BTRFS_EXTENT_FLAG_DATA)) {
 			u64 *n = u64map_get(drefs, k.objectid);
 			u64 have = n ? *n : 0;
+			if (n && n[1] && n[1] != k.offset && ++*errors <= 200)
+				sb_printf(out, "ERROR: data extent %" PRIu64 " len %" PRIu64 ": its file extents give disk_num_bytes %" PRIu64 "\n",
+					  k.objectid, k.offset, n[1]);
 			if (have != btrfs_extent_refs(p) && ++*errors <= 200)
 				sb_printf(out, "ERROR: data extent %" PRIu64 " len %" PRIu64 ": the extent tree counts %" PRIu64
 					       " references, file extents make %" PRIu64 "\n",
@@ -525,7 +538,7 @@ int btrfs_check_inodes(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 {
 	int errors = 0;
 	struct u64map drefs, leaves;
-	u64map_init(&drefs, sizeof(u64));
+	u64map_init(&drefs, 2 * sizeof(u64));
 	u64map_init(&leaves, sizeof(u64));
 	for (size_t i = 0; i < fs->nroots; i++) {
 		struct btrfs_root *r = fs->roots[i];

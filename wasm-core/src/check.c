@@ -585,6 +585,7 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	check_log(&c);
 	c.errors += btrfs_check_roots(fs, out);
 	c.errors += btrfs_check_volumes(fs, out);
+	c.errors += btrfs_verify_layout(fs, out); /* what the writers refuse at open */
 	c.errors += btrfs_check_inodes(fs, out, flags);
 	fs->trace.enabled = trace;
 	u64map_free(&c.blocks);
@@ -593,4 +594,22 @@ int btrfs_check_fs(struct btrfs_fs_info *fs, struct strbuf *out, int flags)
 	if (c.errors > 200)
 		sb_printf(out, "... and %d more errors\n", c.errors - 200);
 	return c.errors;
+}
+
+int btrfs_check_clean(struct btrfs_fs_info *fs, const char *what)
+{
+	struct strbuf out = {0};
+	int n = btrfs_check_fs(fs, &out, 0);
+	if (!n) {
+		sb_free(&out);
+		return 0;
+	}
+	const char *first = out.s ? out.s : "";
+	if (!strncmp(first, "ERROR: ", 7))
+		first += 7;
+	int len = (int)strcspn(first, "\n");
+	blab_fail(&fs->err, BLAB_ECORRUPT, "%s%scheck finds %d error%s, the first: %.*s (btrfslab check lists them)", what ? what : "",
+		  what ? ": " : "", n, n == 1 ? "" : "s", len > 300 ? 300 : len, first);
+	sb_free(&out);
+	return BLAB_ECORRUPT;
 }

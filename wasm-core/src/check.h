@@ -16,6 +16,11 @@ int btrfs_check_roots(struct btrfs_fs_info *fs, struct strbuf *out);
 /* Chunks, block groups, dev extents and devices, and the superblock's totals
  * (after btrfs_load_block_groups). */
 int btrfs_check_volumes(struct btrfs_fs_info *fs, struct strbuf *out);
+/* 0 when btrfs_check_fs finds nothing; else ECORRUPT in fs->err naming what
+ * (the image, or a command's result; NULL: nothing), the count and the first problem. What
+ * balance and replay ask of their input, and of their output before it is
+ * written. */
+int btrfs_check_clean(struct btrfs_fs_info *fs, const char *what);
 /* Counts one problem in *errors and writes "ERROR: " prefix message to out,
  * for the first 200 problems (both check passes report this way). */
 #include <stdarg.h>

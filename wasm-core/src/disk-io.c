@@ -10,6 +10,9 @@
 #include "volumes.h"
 #include "delayed-ref.h"
 #include "array.h"
+#include "block-group.h"
+#include "check.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -369,6 +372,15 @@ static int load_roots(struct btrfs_fs_info *fs)
 	int ret;
 	for (ret = btrfs_cursor_first(fs, fs->tree_root, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c)) {
 		const struct btrfs_key *k = &c.key;
+		if (k->objectid == BTRFS_ORPHAN_OBJECTID && k->type == BTRFS_ORPHAN_ITEM_KEY) {
+			/* a deleted subvolume, for the cleaner: only one with an orphan item, as
+			 * the kernel's btrfs_find_orphan_roots (a root item of refs 0 without one
+			 * stays, and a directory may still name it); in key order, as at mount */
+			struct btrfs_root *r = btrfs_get_root(fs, k->offset);
+			if (r && r->in_root_tree && !btrfs_root_refs(r->item) && btrfs_root_shareable(r) && !r->dead_seq)
+				r->dead_seq = ++fs->dead_seq;
+			continue;
+		}
 		if (k->type != BTRFS_ROOT_ITEM_KEY)
 			continue;
 		if (c.size < BTRFS_ROOT_ITEM_V1_SIZE)
@@ -395,8 +407,6 @@ static int load_roots(struct btrfs_fs_info *fs)
 		r->commit_level = btrfs_level(r->node);
 		btrfs_disk_key_to_cpu(&r->commit_drop_progress, r->item + BTRFS_ROOT_DROP_PROGRESS_OFF);
 		r->commit_drop_level = btrfs_root_drop_level(r->item);
-		if (!btrfs_root_refs(r->item) && btrfs_root_shareable(r)) /* deleted: the cleaner's, in key order as at mount */
-			r->dead_seq = ++fs->dead_seq;
 	}
 	return ret < 0 ? ret : 0;
 }
@@ -690,4 +700,252 @@ struct btrfs_fs_info *btrfs_power_cut(struct btrfs_fs_info *fs, struct blab_err 
 	trace_free(&after->trace);
 	after->trace = trace;
 	return after;
+}
+
+/* ---- what the writers rely on (btrfs_verify_layout) ---- */
+
+struct layout_check {
+	struct btrfs_fs_info *fs;
+	struct strbuf *out; /* check's report, or NULL: the first problem goes to fs->err */
+	int problems;
+};
+
+static void layout_problem(struct layout_check *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void layout_problem(struct layout_check *v, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (v->out) {
+		btrfs_check_vreport(v->out, &v->problems, "", fmt, ap);
+	} else if (!v->problems++) {
+		char msg[BLAB_ERRMSG_MAX];
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		blab_fail(&v->fs->err, BLAB_ECORRUPT, "%s", msg);
+	}
+	va_end(ap);
+}
+
+static const char *chunk_type_name(u64 type, char *buf, size_t n)
+{
+	static const struct {
+		u64 bit;
+		const char *name;
+	} names[] = {{BTRFS_BLOCK_GROUP_DATA, "DATA"}, {BTRFS_BLOCK_GROUP_SYSTEM, "SYSTEM"}, {BTRFS_BLOCK_GROUP_METADATA, "METADATA"},
+		     {BTRFS_BLOCK_GROUP_DUP, "DUP"}, {BTRFS_BLOCK_GROUP_RAID1, "RAID1"}};
+	size_t at = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (type & names[i].bit)
+			at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s", at ? "|" : "", names[i].name);
+	if (type & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_DUP | BTRFS_BLOCK_GROUP_RAID1) || !at)
+		snprintf(buf + (at < n ? at : n - 1), at < n ? n - at : 1, "%s0x%llx", at ? "|" : "", (unsigned long long)type);
+	return buf;
+}
+
+/* The sys_chunk_array's chunks (read_sys_array parsed them, so they are
+ * whole): SYSTEM only, as the kernel's btrfs_read_sys_array demands. */
+static void verify_sys_array(struct layout_check *v)
+{
+	struct btrfs_fs_info *fs = v->fs;
+	u32 size = btrfs_super_sys_array_size(fs->super), off = 0;
+	const u8 *arr = fs->super + BTRFS_SUPER_SYS_ARRAY_OFF;
+	char tn[64];
+	while (off + BTRFS_DISK_KEY_SIZE + BTRFS_CHUNK_SIZE_BASE <= size) {
+		struct btrfs_key key;
+		btrfs_disk_key_to_cpu(&key, arr + off);
+		const u8 *c = arr + off + BTRFS_DISK_KEY_SIZE;
+		u64 type = btrfs_chunk_type(c);
+		if ((type & BTRFS_BLOCK_GROUP_TYPE_MASK) != BTRFS_BLOCK_GROUP_SYSTEM)
+			layout_problem(v, "superblock: sys_chunk_array chunk at logical %llu has type %s: the array holds SYSTEM chunks only",
+				       (unsigned long long)key.offset, chunk_type_name(type, tn, sizeof(tn)));
+		off += BTRFS_DISK_KEY_SIZE + btrfs_chunk_item_size(btrfs_chunk_num_stripes(c));
+	}
+}
+
+/* The chunk tree's items against the map (the sys_chunk_array's copy wins
+ * where both hold a chunk: they must agree). */
+static void verify_chunk_tree(struct layout_check *v)
+{
+	struct btrfs_fs_info *fs = v->fs;
+	struct btrfs_item_cursor c;
+	struct btrfs_key from = {BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY, 0};
+	char t1[64], t2[64];
+	int ret;
+	struct blab_err saved = fs->err;
+	for (ret = btrfs_cursor_first(fs, fs->chunk_root, &from, &c); ret == 0; ret = btrfs_cursor_next(fs, &c)) {
+		if (c.key.type != BTRFS_CHUNK_ITEM_KEY)
+			continue;
+		struct btrfs_chunk_map m;
+		const struct btrfs_chunk_map *have = btrfs_find_chunk(fs, c.key.offset);
+		if (!have || btrfs_parse_chunk(fs, c.key.offset, c.data, c.size, &m))
+			continue; /* the open took every chunk it could parse */
+		if (have->logical != m.logical || have->length != m.length || have->type != m.type || have->num_stripes != m.num_stripes)
+			layout_problem(v, "chunk tree item (FIRST_CHUNK_TREE CHUNK_ITEM %llu): length %llu type %s, but the sys_chunk_array's "
+					  "copy has length %llu type %s",
+				       (unsigned long long)c.key.offset, (unsigned long long)m.length, chunk_type_name(m.type, t1, sizeof(t1)),
+				       (unsigned long long)have->length, chunk_type_name(have->type, t2, sizeof(t2)));
+		else
+			for (u16 s = 0; s < m.num_stripes; s++)
+				if (m.stripes[s].physical != have->stripes[s].physical)
+					layout_problem(v, "chunk tree item (FIRST_CHUNK_TREE CHUNK_ITEM %llu): stripe %u at physical %llu, but the "
+							  "sys_chunk_array's copy has it at %llu",
+						       (unsigned long long)c.key.offset, s, (unsigned long long)m.stripes[s].physical,
+						       (unsigned long long)have->stripes[s].physical);
+	}
+	fs->err = saved; /* a chunk the open could not parse was refused there */
+}
+
+struct stripe_at {
+	u64 physical, end, logical;
+	u16 stripe;
+};
+
+static int cmp_stripe(const void *a, const void *b)
+{
+	const struct stripe_at *x = a, *y = b;
+	return x->physical < y->physical ? -1 : x->physical > y->physical;
+}
+
+/* Each chunk: one known type, its logical range not wrapping, its stripes
+ * within total_bytes, no two stripes (of it or of any chunk) sharing a byte. */
+static void verify_chunks(struct layout_check *v)
+{
+	struct btrfs_fs_info *fs = v->fs;
+	u64 total = btrfs_super_total_bytes(fs->super);
+	int mixed = (btrfs_super_incompat_flags(fs->super) & BTRFS_FEATURE_INCOMPAT_MIXED_GROUPS) != 0;
+	char tn[64];
+	size_t n = 0;
+	struct stripe_at *all = calloc(fs->nchunks * 2 + 1, sizeof(*all));
+	if (!all) {
+		layout_problem(v, "out of memory for the stripes of %zu chunks", fs->nchunks);
+		return;
+	}
+	for (size_t i = 0; i < fs->nchunks; i++) {
+		const struct btrfs_chunk_map *m = &fs->chunks[i];
+		u64 t = m->type & BTRFS_BLOCK_GROUP_TYPE_MASK;
+		int ok = t == BTRFS_BLOCK_GROUP_DATA || t == BTRFS_BLOCK_GROUP_METADATA || t == BTRFS_BLOCK_GROUP_SYSTEM ||
+			 (mixed && t == (BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA));
+		if (!ok || (m->type & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_PROFILE_MASK)))
+			layout_problem(v, "chunk at logical %llu has type %s: one of DATA, METADATA or SYSTEM%s", (unsigned long long)m->logical,
+				       chunk_type_name(m->type, tn, sizeof(tn)), mixed ? " (or DATA|METADATA)" : "");
+		if (m->logical + m->length < m->logical)
+			layout_problem(v, "chunk at logical %llu length %llu wraps past 2^64", (unsigned long long)m->logical,
+				       (unsigned long long)m->length);
+		if ((m->type & BTRFS_BLOCK_GROUP_DUP) && m->num_stripes != 2)
+			layout_problem(v, "chunk at logical %llu is DUP with %u stripes (2 expected)", (unsigned long long)m->logical, m->num_stripes);
+		for (u16 s = 0; s < m->num_stripes; s++) {
+			u64 p = m->stripes[s].physical, end = p + m->length;
+			if (end < p || end > total)
+				layout_problem(v, "chunk at logical %llu: stripe %u at physical %llu length %llu ends past the superblock's "
+						  "total_bytes %llu",
+					       (unsigned long long)m->logical, s, (unsigned long long)p, (unsigned long long)m->length,
+					       (unsigned long long)total);
+			all[n++] = (struct stripe_at){p, end < p ? (u64)-1 : end, m->logical, s};
+		}
+	}
+	qsort(all, n, sizeof(*all), cmp_stripe);
+	for (size_t i = 1; i < n; i++)
+		if (all[i].physical < all[i - 1].end)
+			layout_problem(v, "chunk at logical %llu stripe %u (physical %llu) overlaps chunk at logical %llu stripe %u "
+					  "(physical %llu to %llu)%s",
+				       (unsigned long long)all[i].logical, all[i].stripe, (unsigned long long)all[i].physical,
+				       (unsigned long long)all[i - 1].logical, all[i - 1].stripe, (unsigned long long)all[i - 1].physical,
+				       (unsigned long long)all[i - 1].end, all[i].logical == all[i - 1].logical ? ": its two copies share bytes" : "");
+	free(all);
+}
+
+struct root_at {
+	u64 bytenr;
+	char name[48];
+};
+
+static int cmp_root_at(const void *a, const void *b)
+{
+	const struct root_at *x = a, *y = b;
+	return x->bytenr < y->bytenr ? -1 : x->bytenr > y->bytenr;
+}
+
+/* Every tree's root block is its own: a block that is two trees' root is
+ * freed by the first one's COW while the other still holds it. */
+static void verify_roots_unique(struct layout_check *v)
+{
+	struct btrfs_fs_info *fs = v->fs;
+	size_t n = 0, cap = fs->nroots + fs->nreloc_left + 3;
+	struct root_at *all = calloc(cap, sizeof(*all));
+	if (!all) {
+		layout_problem(v, "out of memory for the root blocks of %zu trees", fs->nroots);
+		return;
+	}
+	all[n].bytenr = btrfs_super_root(fs->super);
+	snprintf(all[n++].name, sizeof(all->name), "the superblock's root tree");
+	all[n].bytenr = btrfs_super_chunk_root(fs->super);
+	snprintf(all[n++].name, sizeof(all->name), "the superblock's chunk tree");
+	if (btrfs_super_log_root(fs->super)) {
+		all[n].bytenr = btrfs_super_log_root(fs->super);
+		snprintf(all[n++].name, sizeof(all->name), "the superblock's log root tree");
+	}
+	for (size_t i = 0; i < fs->nroots; i++) {
+		const struct btrfs_root *r = fs->roots[i];
+		if (!r->in_root_tree || !r->node)
+			continue;
+		all[n].bytenr = r->node->start;
+		snprintf(all[n++].name, sizeof(all->name), "ROOT_ITEM of tree %llu", (unsigned long long)r->objectid);
+	}
+	for (size_t i = 0; i < fs->nreloc_left; i++) {
+		const struct btrfs_root *r = fs->reloc_left[i].root;
+		if (!r->node)
+			continue;
+		all[n].bytenr = r->node->start;
+		snprintf(all[n++].name, sizeof(all->name), "TREE_RELOC ROOT_ITEM %llu", (unsigned long long)r->item_offset);
+	}
+	qsort(all, n, sizeof(*all), cmp_root_at);
+	for (size_t i = 1; i < n; i++)
+		if (all[i].bytenr == all[i - 1].bytenr)
+			layout_problem(v, "%s and %s name the same root block %llu: each tree needs its own", all[i - 1].name, all[i].name,
+				       (unsigned long long)all[i].bytenr);
+	free(all);
+}
+
+/* Each loaded block group has its chunk's type and profile. */
+static void verify_block_groups(struct layout_check *v)
+{
+	struct btrfs_fs_info *fs = v->fs;
+	const u64 mask = BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_PROFILE_MASK;
+	char t1[64], t2[64];
+	for (size_t i = 0; fs->bg_loaded && i < fs->nbgs; i++) {
+		const struct btrfs_block_group *bg = &fs->bgs[i];
+		const struct btrfs_chunk_map *m = btrfs_find_chunk(fs, bg->start);
+		if (m && (bg->flags & mask) != (m->type & mask))
+			layout_problem(v, "block group %llu has type %s, its chunk %s", (unsigned long long)bg->start,
+				       chunk_type_name(bg->flags, t1, sizeof(t1)), chunk_type_name(m->type, t2, sizeof(t2)));
+	}
+}
+
+int btrfs_verify_layout(struct btrfs_fs_info *fs, struct strbuf *out)
+{
+	struct layout_check v = {.fs = fs, .out = out};
+	verify_sys_array(&v);
+	verify_chunk_tree(&v);
+	verify_chunks(&v);
+	verify_roots_unique(&v);
+	verify_block_groups(&v);
+	return v.problems;
+}
+
+int btrfs_verify_writable(struct btrfs_fs_info *fs)
+{
+	int ret = btrfs_load_block_groups(fs);
+	return ret ? ret : btrfs_verify_layout(fs, NULL) ? fs->err.code : 0;
+}
+
+struct btrfs_fs_info *btrfs_open_rw(struct blab_device *dev, struct blab_err *err)
+{
+	struct btrfs_fs_info *fs = btrfs_open(dev, err);
+	if (fs && btrfs_verify_writable(fs)) {
+		if (err)
+			*err = fs->err;
+		btrfs_fs_free(fs);
+		return NULL;
+	}
+	return fs;
 }

@@ -42,6 +42,24 @@ int btrfs_write_tree_block(struct btrfs_fs_info *fs, struct extent_buffer *eb);
  * superblock, chunk tree, root tree and every root in it. Returns NULL with
  * *err filled on failure. */
 struct btrfs_fs_info *btrfs_open(struct blab_device *dev, struct blab_err *err);
+/* What every command that writes an image (balance, replay, write) relies on,
+ * checked once at open: each tree's root block named once (superblock, root
+ * items, reloc trees), the sys_chunk_array holding SYSTEM chunks only and
+ * agreeing with the chunk tree, one known type per chunk, no two stripes
+ * overlapping (a DUP chunk's two copies either), every stripe within the
+ * superblock's total_bytes, and, when the block groups are loaded, each
+ * block group of its chunk's type. The readers open what they can read and
+ * leave these to check. With out, every problem is an "ERROR: " line there
+ * (check's form) and the count is returned; without, the first one is
+ * fs->err (ECORRUPT, naming what and where) and 1 is returned. 0: none. */
+struct strbuf;
+int btrfs_verify_layout(struct btrfs_fs_info *fs, struct strbuf *out);
+/* What a writer asks of an open image: the block groups loaded and
+ * btrfs_verify_layout passed. 0, or the error (fs->err names it). */
+int btrfs_verify_writable(struct btrfs_fs_info *fs);
+/* btrfs_open for a writer: btrfs_verify_writable passed, or NULL with *err
+ * naming the first problem. */
+struct btrfs_fs_info *btrfs_open_rw(struct blab_device *dev, struct blab_err *err);
 /* A copy of src's root (its dir index too) whose node is fs's cached
  * block of the same bytenr. NULL on ENOMEM (fs->err set). */
 struct btrfs_root *btrfs_clone_root(struct btrfs_fs_info *fs, const struct btrfs_root *src);

@@ -269,6 +269,11 @@ static int relocate_shared_block(struct reloc_control *rc, u64 bytenr, int level
 			return ret;
 		if (!ret)
 			continue;
+		if (!btrfs_root_refs(r->item) && !r->dead_seq)
+			return blab_fail(&fs->err, BLAB_ENOTSUP, "tree block %llu (level %d) is in subvolume %llu, whose root item has refs 0 "
+							       "but no orphan item (deleted, but never to be dropped by the cleaner): "
+							       "btrfs-lab's balance does not relocate such a tree",
+					 (unsigned long long)bytenr, level, (unsigned long long)r->objectid);
 		if (!btrfs_root_refs(r->item))
 			return blab_fail(&fs->err, BLAB_EIO, "tree block %llu (level %d) is in deleted subvolume %llu, which the cleaner "
 							    "should have dropped before relocation",
@@ -614,6 +619,19 @@ static int delete_free_space_items(struct btrfs_fs_info *fs, u64 start, u64 len)
 }
 
 /* The empty group's items and its chunk gone, in the running transaction. */
+/* Deletes one of a removed group's items: a missing one is named (an image's
+ * chunk without its DEV_EXTENT, say), not a bare ENOENT. */
+static int delete_group_item(struct btrfs_fs_info *fs, u64 start, struct btrfs_root *root, const struct btrfs_key *key,
+			     const char *what, const char *tree)
+{
+	int ret = btrfs_delete_item(fs, root, key);
+	if (ret == BLAB_ENOENT)
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "removing block group %llu: its %s (%llu %u %llu) is not in the %s tree",
+				 (unsigned long long)start, what, (unsigned long long)key->objectid, key->type,
+				 (unsigned long long)key->offset, tree);
+	return ret;
+}
+
 static int remove_block_group(struct btrfs_fs_info *fs, size_t bgi)
 {
 	struct btrfs_block_group bg = fs->bgs[bgi];
@@ -624,12 +642,13 @@ static int remove_block_group(struct btrfs_fs_info *fs, size_t bgi)
 	struct btrfs_key bgk = {bg.start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg.length},
 			 ck = {BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY, bg.start};
 	int ret;
-	if ((ret = btrfs_delete_item(fs, fs->extent_root, &bgk)) || (ret = delete_free_space_items(fs, bg.start, bg.length)) ||
-	    (ret = btrfs_delete_item(fs, fs->chunk_root, &ck)))
+	if ((ret = delete_group_item(fs, bg.start, fs->extent_root, &bgk, "BLOCK_GROUP_ITEM", "extent")) ||
+	    (ret = delete_free_space_items(fs, bg.start, bg.length)) ||
+	    (ret = delete_group_item(fs, bg.start, fs->chunk_root, &ck, "CHUNK_ITEM", "chunk")))
 		return ret;
 	for (u16 s = 0; s < map.num_stripes; s++) {
 		struct btrfs_key dk = {map.stripes[s].devid, BTRFS_DEV_EXTENT_KEY, map.stripes[s].physical};
-		if ((ret = btrfs_delete_item(fs, fs->dev_root, &dk)))
+		if ((ret = delete_group_item(fs, bg.start, fs->dev_root, &dk, "DEV_EXTENT", "dev")))
 			return ret;
 	}
 	/* the maps: deleting items may have allocated, so find them again */
@@ -788,6 +807,11 @@ int btrfs_balance(struct btrfs_fs_info *fs, u64 mask, int usage, struct btrfs_re
 	for (size_t i = fs->nbgs; i-- > 0;) {
 		const struct btrfs_block_group *bg = &fs->bgs[i];
 		if (!(bg->flags & mask & BTRFS_BLOCK_GROUP_TYPE_MASK))
+			continue;
+		/* the chunk's own type too: a SYSTEM chunk moves only when asked for
+		 * (btrfs_verify_layout refuses a block group that disagrees with it) */
+		const struct btrfs_chunk_map *cm = btrfs_find_chunk(fs, bg->start);
+		if (cm && (cm->type & BTRFS_BLOCK_GROUP_SYSTEM) && !(mask & BTRFS_BLOCK_GROUP_SYSTEM))
 			continue;
 		/* usage=N: groups used below N% of their size (usage=0: empty ones) */
 		u64 thresh = usage >= 100 ? bg->length : usage <= 0 ? 1 : bg->length / 100 * (u64)usage;

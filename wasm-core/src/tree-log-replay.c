@@ -643,6 +643,29 @@ static int replay_xattr(struct replay *r, const struct btrfs_key *lk, const u8 *
 	return 0;
 }
 
+/* Whether the csum tree holds a checksum for every sector of [start, start + len):
+ * 0, or ECORRUPT naming the first sector without one. */
+static int csums_cover(struct replay *r, const struct btrfs_key *lk, u64 start, u64 len)
+{
+	struct btrfs_fs_info *fs = r->fs;
+	u64 end = start + len, cur = start;
+	while (cur < end) {
+		struct btrfs_path path;
+		u64 is, ie;
+		int ret = btrfs_find_csum_item(fs, fs->csum_root, cur, end, &path, &is, &ie);
+		if (ret && ret != BLAB_ENOENT)
+			return ret;
+		if (ret || is > cur || ie <= cur)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu EXTENT_DATA %llu) of subvolume %llu: disk bytes %llu to %llu "
+				    "have no checksum, in the log or the csum tree",
+				    (unsigned long long)lk->objectid, (unsigned long long)lk->offset, (unsigned long long)r->root->objectid,
+				    (unsigned long long)cur, (unsigned long long)(ret || is > end ? end : is));
+		cur = ie;
+	}
+	fs->err.code = 0;
+	return 0;
+}
+
 /* Copies the log's checksums of [start, start + len) into the csum tree. */
 static int replay_csums(struct replay *r, const struct btrfs_key *lk, u64 start, u64 len)
 {
@@ -655,6 +678,9 @@ static int replay_csums(struct replay *r, const struct btrfs_key *lk, u64 start,
 		u64 is, ie;
 		if ((ret = btrfs_find_csum_item(fs, &r->log, cur, end, &path, &is, &ie)))
 			return ret == BLAB_ENOENT ? 0 : ret;
+		if (ie <= is)
+			return blab_fail(&fs->err, BLAB_ECORRUPT, "log csum item (EXTENT_CSUM EXTENT_CSUM %llu) of subvolume %llu's log "
+				    "runs past 2^64", (unsigned long long)is, (unsigned long long)r->root->objectid);
 		u64 s = is > cur ? is : cur, e = ie < end ? ie : end;
 		u32 n = (u32)((e - s) / ss);
 		/* the log's checksums replace the tree's where the log has them (an
@@ -690,6 +716,12 @@ static int replay_extent(struct replay *r, const struct btrfs_key *lk, const u8 
 		return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu EXTENT_DATA %llu) has extent type %u",
 				 (unsigned long long)ino, (unsigned long long)start, type);
 	}
+	/* a file offset is a loff_t: the kernel's files end before 2^63 */
+	if (end < start || end > (1ULL << 63) - 1 || (start & (fs->sectorsize - 1)))
+		return blab_fail(&fs->err, BLAB_ECORRUPT, "log item (%llu EXTENT_DATA %llu) of subvolume %llu: %s", (unsigned long long)ino,
+				 (unsigned long long)start, (unsigned long long)r->root->objectid,
+				 start & (fs->sectorsize - 1) ? "the file offset is not sector aligned"
+							      : "the extent ends past the largest file offset, 2^63-1");
 	if (btrfs_file_extent_compression(p) && type != BTRFS_FILE_EXTENT_INLINE)
 		return blab_fail(&fs->err, BLAB_ENOTSUP, "log item (%llu EXTENT_DATA %llu): compressed extents are not supported",
 				 (unsigned long long)ino, (unsigned long long)start);
@@ -731,6 +763,8 @@ static int replay_extent(struct replay *r, const struct btrfs_key *lk, const u8 
 		if (ret)
 			return ret;
 		if (type == BTRFS_FILE_EXTENT_REG && (ret = replay_csums(r, lk, bytenr + off, end - start)))
+			return ret;
+		if (type == BTRFS_FILE_EXTENT_REG && !(in.flags & 1 /* NODATASUM */) && (ret = csums_cover(r, lk, bytenr + off, end - start)))
 			return ret;
 	}
 	ev(r, lk, BTRFS_REPLAY_EXTENT, ino, start, end - start);
