@@ -77,7 +77,7 @@ describe('writers refuse hostile images', () => {
     const c = byName['531-refs0-no-orphan'];
     for (const cmd of [['balance', '-m'], ['balance', '-d'], ['balance']]) {
       const r = write(cmd, c.img);
-      if (r.status === 1) assert.match(r.stderr, /refs 0 but no orphan item/);
+      if (r.status === 1) assert.match(r.stderr, /refs 0 but no orphan[_ ]item/i);
       else assert.match(cli('dump-tree', '-t', 'root', join(dir, `out-${nOut - 1}.img`)).stdout, /\(256 ROOT_ITEM /, 'the snapshot kept');
     }
     // its files are there to read

@@ -28,28 +28,6 @@ static void vbad(struct vc *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A block group type as dump-tree prints it: "DATA", "METADATA|DUP", "DATA|METADATA". */
-static const char *type_name(u64 t, char *buf, size_t n)
-{
-	static const struct {
-		u64 bit;
-		const char *name;
-	} bits[] = {{BTRFS_BLOCK_GROUP_DATA, "DATA"},       {BTRFS_BLOCK_GROUP_SYSTEM, "SYSTEM"},   {BTRFS_BLOCK_GROUP_METADATA, "METADATA"},
-		    {BTRFS_BLOCK_GROUP_RAID0, "RAID0"},     {BTRFS_BLOCK_GROUP_RAID1, "RAID1"},     {BTRFS_BLOCK_GROUP_DUP, "DUP"},
-		    {BTRFS_BLOCK_GROUP_RAID10, "RAID10"},   {BTRFS_BLOCK_GROUP_RAID5, "RAID5"},     {BTRFS_BLOCK_GROUP_RAID6, "RAID6"},
-		    {BTRFS_BLOCK_GROUP_RAID1C3, "RAID1C3"}, {BTRFS_BLOCK_GROUP_RAID1C4, "RAID1C4"}};
-	size_t at = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-		if (t & bits[i].bit) {
-			at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s", at ? "|" : "", bits[i].name);
-			t &= ~bits[i].bit;
-		}
-	if (t || !at)
-		snprintf(buf + (at < n ? at : n - 1), at < n ? n - at : 1, "%s0x%" PRIx64, at ? "|" : "", t);
-	return buf;
-}
-
 /* Chunks against the BLOCK_GROUP_ITEMs of the extent tree (read here, not
  * from the loaded block groups: an image whose block groups do not load is
  * checked too). */
@@ -68,8 +46,8 @@ static void chunks_and_block_groups(struct vc *c)
 		if (!m || m->logical != start || m->length != len)
 			vbad(c, "block group %" PRIu64 " len %" PRIu64 " has no chunk of the same start and length", start, len);
 		else if (m->type != flags)
-			vbad(c, "block group %" PRIu64 " is typed %s but its chunk is %s", start, type_name(flags, a, sizeof(a)),
-			     type_name(m->type, b, sizeof(b)));
+			vbad(c, "block group %" PRIu64 " is typed %s but its chunk is %s", start, btrfs_bg_type_name(flags, a, sizeof(a)),
+			     btrfs_bg_type_name(m->type, b, sizeof(b)));
 	}
 	if (ret < 0)
 		vbad(c, "extent tree: %s", fs->err.msg);

@@ -725,23 +725,6 @@ static void layout_problem(struct layout_check *v, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *chunk_type_name(u64 type, char *buf, size_t n)
-{
-	static const struct {
-		u64 bit;
-		const char *name;
-	} names[] = {{BTRFS_BLOCK_GROUP_DATA, "DATA"}, {BTRFS_BLOCK_GROUP_SYSTEM, "SYSTEM"}, {BTRFS_BLOCK_GROUP_METADATA, "METADATA"},
-		     {BTRFS_BLOCK_GROUP_DUP, "DUP"}, {BTRFS_BLOCK_GROUP_RAID1, "RAID1"}};
-	size_t at = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (type & names[i].bit)
-			at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s", at ? "|" : "", names[i].name);
-	if (type & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_DUP | BTRFS_BLOCK_GROUP_RAID1) || !at)
-		snprintf(buf + (at < n ? at : n - 1), at < n ? n - at : 1, "%s0x%llx", at ? "|" : "", (unsigned long long)type);
-	return buf;
-}
-
 /* The sys_chunk_array's chunks (read_sys_array parsed them, so they are
  * whole): SYSTEM only, as the kernel's btrfs_read_sys_array demands. */
 static void verify_sys_array(struct layout_check *v)
@@ -757,7 +740,7 @@ static void verify_sys_array(struct layout_check *v)
 		u64 type = btrfs_chunk_type(c);
 		if ((type & BTRFS_BLOCK_GROUP_TYPE_MASK) != BTRFS_BLOCK_GROUP_SYSTEM)
 			layout_problem(v, "superblock: sys_chunk_array chunk at logical %llu has type %s: the array holds SYSTEM chunks only",
-				       (unsigned long long)key.offset, chunk_type_name(type, tn, sizeof(tn)));
+				       (unsigned long long)key.offset, btrfs_bg_type_name(type, tn, sizeof(tn)));
 		off += BTRFS_DISK_KEY_SIZE + btrfs_chunk_item_size(btrfs_chunk_num_stripes(c));
 	}
 }
@@ -782,8 +765,8 @@ static void verify_chunk_tree(struct layout_check *v)
 		if (have->logical != m.logical || have->length != m.length || have->type != m.type || have->num_stripes != m.num_stripes)
 			layout_problem(v, "chunk tree item (FIRST_CHUNK_TREE CHUNK_ITEM %llu): length %llu type %s, but the sys_chunk_array's "
 					  "copy has length %llu type %s",
-				       (unsigned long long)c.key.offset, (unsigned long long)m.length, chunk_type_name(m.type, t1, sizeof(t1)),
-				       (unsigned long long)have->length, chunk_type_name(have->type, t2, sizeof(t2)));
+				       (unsigned long long)c.key.offset, (unsigned long long)m.length, btrfs_bg_type_name(m.type, t1, sizeof(t1)),
+				       (unsigned long long)have->length, btrfs_bg_type_name(have->type, t2, sizeof(t2)));
 		else
 			for (u16 s = 0; s < m.num_stripes; s++)
 				if (m.stripes[s].physical != have->stripes[s].physical)
@@ -827,7 +810,7 @@ static void verify_chunks(struct layout_check *v)
 			 (mixed && t == (BTRFS_BLOCK_GROUP_DATA | BTRFS_BLOCK_GROUP_METADATA));
 		if (!ok || (m->type & ~(BTRFS_BLOCK_GROUP_TYPE_MASK | BTRFS_BLOCK_GROUP_PROFILE_MASK)))
 			layout_problem(v, "chunk at logical %llu has type %s: one of DATA, METADATA or SYSTEM%s", (unsigned long long)m->logical,
-				       chunk_type_name(m->type, tn, sizeof(tn)), mixed ? " (or DATA|METADATA)" : "");
+				       btrfs_bg_type_name(m->type, tn, sizeof(tn)), mixed ? " (or DATA|METADATA)" : "");
 		if (m->logical + m->length < m->logical)
 			layout_problem(v, "chunk at logical %llu length %llu wraps past 2^64", (unsigned long long)m->logical,
 				       (unsigned long long)m->length);
@@ -917,7 +900,7 @@ static void verify_block_groups(struct layout_check *v)
 		const struct btrfs_chunk_map *m = btrfs_find_chunk(fs, bg->start);
 		if (m && (bg->flags & mask) != (m->type & mask))
 			layout_problem(v, "block group %llu has type %s, its chunk %s", (unsigned long long)bg->start,
-				       chunk_type_name(bg->flags, t1, sizeof(t1)), chunk_type_name(m->type, t2, sizeof(t2)));
+				       btrfs_bg_type_name(bg->flags, t1, sizeof(t1)), btrfs_bg_type_name(m->type, t2, sizeof(t2)));
 	}
 }
 

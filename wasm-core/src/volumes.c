@@ -2,6 +2,8 @@
 #include "block-group.h"
 #include "ctree.h"
 #include "array.h"
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static int chunk_holds(const void *logical, const void *elem)
@@ -289,4 +291,26 @@ int btrfs_load_chunk_tree(struct btrfs_fs_info *fs)
 			return ret;
 	}
 	return ret < 0 ? ret : 0;
+}
+
+/* A block group type as dump-tree prints it: "DATA", "METADATA|DUP", "DATA|METADATA". */
+const char *btrfs_bg_type_name(u64 t, char *buf, size_t n)
+{
+	static const struct {
+		u64 bit;
+		const char *name;
+	} bits[] = {{BTRFS_BLOCK_GROUP_DATA, "DATA"},       {BTRFS_BLOCK_GROUP_SYSTEM, "SYSTEM"},   {BTRFS_BLOCK_GROUP_METADATA, "METADATA"},
+		    {BTRFS_BLOCK_GROUP_RAID0, "RAID0"},     {BTRFS_BLOCK_GROUP_RAID1, "RAID1"},     {BTRFS_BLOCK_GROUP_DUP, "DUP"},
+		    {BTRFS_BLOCK_GROUP_RAID10, "RAID10"},   {BTRFS_BLOCK_GROUP_RAID5, "RAID5"},     {BTRFS_BLOCK_GROUP_RAID6, "RAID6"},
+		    {BTRFS_BLOCK_GROUP_RAID1C3, "RAID1C3"}, {BTRFS_BLOCK_GROUP_RAID1C4, "RAID1C4"}};
+	size_t at = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if (t & bits[i].bit) {
+			at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s", at ? "|" : "", bits[i].name);
+			t &= ~bits[i].bit;
+		}
+	if (t || !at)
+		snprintf(buf + (at < n ? at : n - 1), at < n ? n - at : 1, "%s0x%" PRIx64, at ? "|" : "", t);
+	return buf;
 }

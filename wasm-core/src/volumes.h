@@ -31,4 +31,7 @@ int btrfs_find_free_dev_extent(struct btrfs_fs_info *fs, u64 len, u64 *physical)
  * type has BTRFS_BLOCK_GROUP_DUP): chunk map, block group, CHUNK and
  * DEV_EXTENT items when the trees exist. Returns 0 with *logical. */
 int btrfs_alloc_chunk(struct btrfs_fs_info *fs, u64 type, u64 length, u64 *logical);
+/* A block group or chunk type as dump-tree prints it ("DATA", "METADATA|DUP",
+ * "DATA|METADATA"), unknown bits as hex; written into buf (n bytes). */
+const char *btrfs_bg_type_name(u64 type, char *buf, size_t n);
 #endif
