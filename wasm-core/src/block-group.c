@@ -259,6 +259,11 @@ int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_grou
 
 /* ---- block group items ---- */
 
+u64 btrfs_block_group_used_on_disk(const struct btrfs_fs_info *fs, const struct btrfs_block_group *bg)
+{
+	return bg->used - btrfs_ordered_reserved_in(fs, bg->start, bg->length);
+}
+
 int btrfs_write_block_group_items(struct btrfs_fs_info *fs)
 {
 	for (size_t i = 0; i < fs->nbgs; i++) {
@@ -267,7 +272,7 @@ int btrfs_write_block_group_items(struct btrfs_fs_info *fs)
 			continue;
 		struct btrfs_key key = {bg->start, BTRFS_BLOCK_GROUP_ITEM_KEY, bg->length};
 		u8 item[BTRFS_BLOCK_GROUP_ITEM_SIZE];
-		btrfs_set_block_group_used(item, bg->used - btrfs_ordered_reserved_in(fs, bg->start, bg->length));
+		btrfs_set_block_group_used(item, btrfs_block_group_used_on_disk(fs, bg));
 		btrfs_set_block_group_chunk_objectid(item, BTRFS_FIRST_CHUNK_TREE_OBJECTID);
 		btrfs_set_block_group_flags(item, bg->flags);
 		/* clear first: changing the tree may allocate and dirty this group again */

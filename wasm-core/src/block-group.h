@@ -31,6 +31,10 @@ void btrfs_exclude_range_partial(struct btrfs_fs_info *fs, u64 start, u64 len);
  * commit: free ranges and pinned ones, merged. *out is malloc'd. */
 int btrfs_bg_free_after_commit(struct btrfs_fs_info *fs, struct btrfs_block_group *bg, struct free_range **out, size_t *n);
 /* Inserts the items of new block groups and updates changed ones. */
+/* A group's used bytes as its item and the superblock count them: less the
+ * space reserved for ordered extents still in flight (their extent items are
+ * not in the tree yet). */
+u64 btrfs_block_group_used_on_disk(const struct btrfs_fs_info *fs, const struct btrfs_block_group *bg);
 int btrfs_write_block_group_items(struct btrfs_fs_info *fs);
 /* Loads block groups and their free space from the extent tree of an opened
  * image (needed before changing it). */

@@ -181,7 +181,7 @@ int btrfs_commit_transaction(struct btrfs_fs_info *fs)
 
 	u64 used = 0;
 	for (size_t i = 0; i < fs->nbgs; i++)
-		used += fs->bgs[i].used;
+		used += btrfs_block_group_used_on_disk(fs, &fs->bgs[i]); /* as its item says */
 	u8 *s = fs->super;
 	btrfs_set_super_generation(s, fs->generation);
 	btrfs_set_super_root(s, fs->tree_root->node->start);
