@@ -426,12 +426,12 @@ int cmd_write(int argc, char **argv, int variant)
 		int is_loop = access(loopdir, F_OK) == 0;
 		struct stat ok;
 		if (!is_loop && !(device_ok && !stat(device_ok, &ok) && S_ISBLK(ok.st_mode) && ok.st_rdev == dst.st_rdev))
-			return close(img), fprintf(stderr,
+			return free(loops), close(img), fprintf(stderr,
 						   "btrfslab write: %s (%s) is not a loop device: to write to it, name it again with "
 						   "--device-ok %s (everything on it will be lost)\n",
 						   device, name, device), 1;
 		if (mounted_on(dst.st_rdev, why, sizeof(why)))
-			return close(img), fprintf(stderr, "btrfslab write: refusing %s: %s (unmount it first)\n", device, why), 1;
+			return free(loops), close(img), fprintf(stderr, "btrfslab write: refusing %s: %s (unmount it first)\n", device, why), 1;
 		if (held(dst.st_rdev, why, sizeof(why)))
 			return free(loops), close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, %s\n", device, why), 1;
 		/* another loop device over the same file is the same storage: in use if it is */
@@ -448,16 +448,21 @@ int cmd_write(int argc, char **argv, int variant)
 				snprintf(what, sizeof(what), "another program holds it open exclusively");
 			if (ofd >= 0)
 				close(ofd);
-			if (what[0])
-				return free(loops), close(img), fprintf(stderr,
-									"btrfslab write: refusing %s: it is in use: its backing file also backs "
-									"/dev/%s, and %s\n", device, o->name, what), 1;
+			if (what[0]) {
+				/* print before freeing: o points into loops */
+				fprintf(stderr, "btrfslab write: refusing %s: it is in use: its backing file also backs /dev/%s, and %s\n",
+					device, o->name, what);
+				return free(loops), close(img), 1;
+			}
 		}
 	} else {
 		for (size_t k = 0; k < nloops; k++)
-			if (loop_backed_by(&loops[k], dst.st_dev, dst.st_ino))
-				return free(loops), close(img), fprintf(stderr, "btrfslab write: refusing %s: it is in use, it backs /dev/%s (detach it first)\n",
-									device, loops[k].name), 1;
+			if (loop_backed_by(&loops[k], dst.st_dev, dst.st_ino)) {
+				/* print before freeing: the name is in loops */
+				fprintf(stderr, "btrfslab write: refusing %s: it is in use, it backs /dev/%s (detach it first)\n", device,
+					loops[k].name);
+				return free(loops), close(img), 1;
+			}
 	}
 	free(loops);
 	int fd = open(device, O_RDWR | O_CLOEXEC | (is_blk ? O_EXCL : 0));
